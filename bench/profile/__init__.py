@@ -1,0 +1,1 @@
+"""Profiles: tables and figures of the papers from result rows."""

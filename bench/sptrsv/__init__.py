@@ -1,0 +1,1 @@
+"""Parallel sparse triangular solve: DAG, schedules, schedulers, kernels driver (sptrsv-elasticity paper)."""

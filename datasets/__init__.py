@@ -1,0 +1,1 @@
+"""Data sets: the papers' matrices and tensors, readers, synthetic stand-ins, downloads."""

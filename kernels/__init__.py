@@ -1,0 +1,1 @@
+"""Cython kernels (OpenMP); nothing but kernels lives here."""
