@@ -1,0 +1,135 @@
+"""The `spbench` command: run sweeps, profile results, manage data sets, report the machine."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+
+
+class UsageFailure(click.ClickException):
+    """A one-line error about the user's input; exit code 2 like click's own usage errors."""
+
+    exit_code = 2
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="spbench")
+def main():
+    """Benchmarks for sparse HPC kernels: distributed sparse Tucker and parallel SpTrSV."""
+
+
+@main.command()
+@click.argument("config_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results folder (default results/<name>/).")
+@click.option("--execution", type=click.Choice(["measured", "simulate"]), default=None,
+              help="Override the config's execution.")
+@click.option("--repeats", type=int, default=None, help="Timed runs per point (override).")
+@click.option("--runs", type=int, default=None, help="Independent repetitions of each point (override).")
+@click.option("--barrier", type=click.Choice(["auto", "spin", "omp"]), default=None,
+              help="BSP barrier for SpTrSV (override).")
+@click.option("--fallback", type=click.Choice(["error", "standin"]), default=None,
+              help="What to do when a real data set is not cached and cannot be fetched (override).")
+@click.option("--resume/--fresh", default=True, help="Skip stored runs (default) or start over.")
+@click.option("--dry-run", is_flag=True, help="Print the points and exit.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, resume, dry_run, quiet):
+    """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run."""
+    from .config import ConfigError, load_config
+    from .runner import RunError, run_sweep
+    from .sweep import expand
+
+    try:
+        config = load_config(config_file).with_overrides(execution=execution, repeats=repeats, runs=runs,
+                                                          barrier=barrier, fallback=fallback)
+    except ConfigError as exc:
+        raise UsageFailure(str(exc)) from None
+    points = expand(config)
+    if dry_run:
+        for i, p in enumerate(points, 1):
+            click.echo(f"{i:4d}  {p.label}")
+        click.echo(f"{len(points)} points, {config.repeats} timed runs each, execution {config.execution}")
+        return
+    out = out_dir or Path("results") / config.name
+    try:
+        summary = run_sweep(config, out, fresh=not resume, quiet=quiet)
+    except RunError as exc:
+        raise UsageFailure(str(exc)) from None
+    except KeyboardInterrupt:
+        click.echo(f"\nspbench: interrupted; stored runs are kept in {out}, rerun the same command to resume",
+                   err=True)
+        sys.exit(130)
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "none"
+    if not quiet:
+        click.echo(f"spbench: {summary.total} points: {summary.skipped} already stored, {summary.ran} run "
+                   f"({statuses}); results in {out}", err=True)
+    if summary.unavailable:
+        raise click.ClickException(f"{len(summary.unavailable)} data set(s) unavailable: "
+                                   + "; ".join(summary.unavailable))
+
+
+@main.command()
+@click.argument("results_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "plots_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("plots"),
+              help="Where the tables and figures go (one folder per sweep).")
+def profile(results_dir, plots_dir):
+    """Tables and figures from RESULTS_DIR (one sweep folder, or a folder of them)."""
+    from .profile.report import write_profile
+    from .results import find_result_dirs, load_rows
+
+    folders = find_result_dirs(results_dir)
+    if not folders:
+        raise UsageFailure(f"{results_dir}: no results here (expected a folder with runs/ or folders of them)")
+    for folder in folders:
+        try:
+            df = load_rows(folder)
+        except ValueError as exc:
+            raise UsageFailure(str(exc)) from None
+        if df.empty:
+            click.echo(f"spbench: {folder}: no rows yet, skipped", err=True)
+            continue
+        written = write_profile(df, plots_dir / folder.name)
+        click.echo(f"{folder.name}: {len(df)} rows → {plots_dir / folder.name} ({len(written)} files)")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def info(as_json):
+    """Machine, build and MPI facts (what every results folder's meta.json records)."""
+    from .machine import machine_facts
+
+    facts = machine_facts()
+    if as_json:
+        click.echo(json.dumps(facts, indent=1, sort_keys=True))
+        return
+    omp, mpi, git = facts["openmp"], facts["mpi"], facts["git"]
+    lines = [
+        f"spbench      {facts['spbench']}",
+        f"host         {facts['host']}",
+        f"cpu          {facts['cpu']} ({facts['arch']})",
+        f"cores        {facts['cores']} usable, {facts['logical_cpus']} logical",
+        f"memory       {facts['memory_gib']} GiB",
+        f"openmp       {'enabled' if omp.get('enabled') else 'disabled'}, {omp.get('threads')} threads"
+        + (f" ({omp['error']})" if omp.get("error") else ""),
+        f"mpi          {mpi.get('library') or 'unavailable: ' + str(mpi.get('error'))}"
+        + (f" (MPI {mpi['standard']})" if mpi.get("standard") else ""),
+        f"git          {git.get('sha') or 'not a git checkout'}" + (" (dirty)" if git.get("dirty") else ""),
+    ]
+    lines += [f"{name:<12} {ver or 'not installed'}" for name, ver in facts["versions"].items()]
+    click.echo("\n".join(lines))
+
+
+def _attach_datasets():
+    from .dataset_commands import datasets
+
+    main.add_command(datasets)
+
+
+_attach_datasets()
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""YAML sweep configs → frozen dataclasses, with one-line errors naming the file, the key and what was expected.
+
+The keys are those of DESIGN.md §3.  Everything a run needs is checked here, before anything is
+written: unknown keys, wrong types, empty axes, cores/ranks < 1, unknown algorithms and data sets
+that cannot be resolved (unknown registry names, missing local files).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+EXPERIMENTS = ("sptrsv", "tucker")
+EXECUTIONS = ("measured", "simulate")
+FALLBACKS = ("error", "standin")
+BARRIERS = ("auto", "spin", "omp")
+
+#: the sweep axes each experiment knows, with the check every value must pass
+AXES = {
+    "sptrsv": ("algorithm", "cores"),
+    "tucker": ("algorithm", "ranks", "K"),
+}
+TOP_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", "repeats", "runs",
+            "execution", "fallback", "barrier", "params", "seed", "description")
+
+
+class ConfigError(ValueError):
+    """A config that cannot be run; the message is one line naming the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One validated sweep (DESIGN.md §3): what to run, on which data, how often."""
+
+    name: str
+    experiment: str
+    datasets: tuple  # of spbench.datasets.registry.Dataset
+    sweep: tuple  # ((axis, (values...)), ...) in file order
+    include: tuple = ()  # tuple of dicts: extra points
+    exclude: tuple = ()  # tuple of dicts: points matching all given keys are dropped
+    repeats: int = 100  # timed runs per point (paper §5.1)
+    runs: int = 1  # independent repetitions of each point (the `repeat` column)
+    execution: str = "measured"
+    fallback: str = "error"  # a real data set that is not cached: error, or use its stand-in
+    barrier: str = "auto"
+    params: dict = field(default_factory=dict)  # per-algorithm parameters
+    seed: int = 0
+    description: str = ""
+    source: str = "<config>"
+    raw: dict = field(default_factory=dict)  # the parsed YAML, copied into meta.json
+
+    def with_overrides(self, **overrides) -> "Config":
+        """CLI flags given explicitly win over the file (STYLE.md: YAML keys mirror flags)."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        checked = _check_scalars(self.source, given)
+        return replace(self, **checked)
+
+
+def load_config(path) -> Config:
+    """Read and validate a YAML config; raise ConfigError with a one-line message."""
+    path = Path(path)
+    src = str(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{src}: cannot read config ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{src}:{where} {problem}") from None
+    return parse_config(data, src, base_dir=path.parent)
+
+
+def parse_config(data: Any, src: str = "<config>", base_dir: Path | None = None) -> Config:
+    """Validate an already-parsed mapping (the YAML document)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{src}: expected a mapping of keys at top level, got {_kind(data)}")
+    unknown = [k for k in data if k not in TOP_KEYS]
+    if unknown:
+        raise ConfigError(f"{src}: unknown key '{unknown[0]}' (expected one of: {', '.join(TOP_KEYS)})")
+    for key in ("name", "experiment", "datasets", "sweep"):
+        if key not in data:
+            raise ConfigError(f"{src}: missing key '{key}'")
+    name = data["name"]
+    if not isinstance(name, str) or not name or any(c in name for c in "/\\") or name.startswith("."):
+        raise ConfigError(f"{src}: key 'name': expected a non-empty string usable as a folder name, got {name!r}")
+    experiment = data["experiment"]
+    if experiment not in EXPERIMENTS:
+        raise ConfigError(f"{src}: key 'experiment': expected one of {', '.join(EXPERIMENTS)}, got {experiment!r}")
+    if experiment == "tucker":
+        raise ConfigError(f"{src}: key 'experiment': 'tucker' is not implemented in this version yet "
+                          f"(expected 'sptrsv')")
+    scalars = _check_scalars(src, {k: data[k] for k in ("repeats", "runs", "execution", "fallback",
+                                                         "barrier", "seed") if k in data})
+    sweep = _check_sweep(src, experiment, data["sweep"])
+    include = _check_point_list(src, experiment, "include", data.get("include", []))
+    exclude = _check_point_list(src, experiment, "exclude", data.get("exclude", []))
+    params = _check_params(src, experiment, data.get("params", {}))
+    datasets = _check_datasets(src, data["datasets"], base_dir)
+    names = {d.name for d in datasets}
+    for key, items in (("include", include), ("exclude", exclude)):
+        for i, item in enumerate(items):
+            if "dataset" in item and item["dataset"] not in names:
+                raise ConfigError(f"{src}: key '{key}[{i}].dataset': expected one of the config's data sets "
+                                  f"({', '.join(sorted(names))}), got {item['dataset']!r}")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ConfigError(f"{src}: key 'description': expected a string, got {_kind(description)}")
+    return Config(name=name, experiment=experiment, datasets=datasets, sweep=sweep, include=include,
+                  exclude=exclude, params=params, description=description, source=src, raw=data,
+                  **scalars)
+
+
+def _kind(value) -> str:
+    return "nothing" if value is None else type(value).__name__ + f" {value!r}"
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_scalars(src: str, values: dict) -> dict:
+    out = {}
+    for key, value in values.items():
+        if key in ("repeats", "runs"):
+            if not _is_int(value) or value < 1:
+                raise ConfigError(f"{src}: key '{key}': expected an integer >= 1, got {_kind(value)}")
+        elif key == "seed":
+            if not _is_int(value) or value < 0:
+                raise ConfigError(f"{src}: key 'seed': expected an integer >= 0, got {_kind(value)}")
+        elif key in ("execution", "fallback", "barrier"):
+            allowed = {"execution": EXECUTIONS, "fallback": FALLBACKS, "barrier": BARRIERS}[key]
+            if value == "simulated" and key == "execution":
+                value = "simulate"
+            if value not in allowed:
+                raise ConfigError(f"{src}: key '{key}': expected one of {', '.join(allowed)}, got {_kind(value)}")
+            if key == "execution" and value == "simulate":
+                raise ConfigError(f"{src}: key 'execution': 'simulate' needs the cost model, which is not "
+                                  f"implemented in this version yet (expected 'measured')")
+        out[key] = value
+    return out
+
+
+def _algorithms(experiment: str) -> tuple:
+    if experiment == "sptrsv":
+        from .sptrsv.schedulers import SCHEDULERS
+        return ("serial",) + tuple(SCHEDULERS)
+    return ()
+
+
+def _check_axis_value(src: str, experiment: str, where: str, axis: str, value):
+    if axis == "algorithm":
+        known = _algorithms(experiment)
+        if not isinstance(value, str) or value not in known:
+            raise ConfigError(f"{src}: key '{where}': expected an algorithm out of {', '.join(known)}, "
+                              f"got {_kind(value)}")
+    elif axis in ("cores", "ranks", "K"):
+        if not _is_int(value) or value < 1:
+            raise ConfigError(f"{src}: key '{where}': expected an integer >= 1, got {_kind(value)}")
+    return value
+
+
+def _check_sweep(src: str, experiment: str, sweep) -> tuple:
+    axes = AXES[experiment]
+    if not isinstance(sweep, dict) or not sweep:
+        raise ConfigError(f"{src}: key 'sweep': expected a mapping of axes ({', '.join(axes)}) to lists")
+    out = []
+    for axis, values in sweep.items():
+        if axis not in axes:
+            raise ConfigError(f"{src}: key 'sweep.{axis}': unknown axis (expected one of: {', '.join(axes)})")
+        if not isinstance(values, list):
+            values = [values]
+        if not values:
+            raise ConfigError(f"{src}: key 'sweep.{axis}': expected a non-empty list")
+        checked = tuple(_check_axis_value(src, experiment, f"sweep.{axis}[{i}]", axis, v)
+                        for i, v in enumerate(values))
+        if len(set(checked)) != len(checked):
+            raise ConfigError(f"{src}: key 'sweep.{axis}': expected distinct values, got {list(checked)}")
+        out.append((axis, checked))
+    missing = [a for a in axes if a not in dict(out)]
+    if missing:
+        raise ConfigError(f"{src}: key 'sweep': missing axis '{missing[0]}'")
+    return tuple(out)
+
+
+def _check_point_list(src: str, experiment: str, key: str, items) -> tuple:
+    if not isinstance(items, list):
+        raise ConfigError(f"{src}: key '{key}': expected a list of mappings, got {_kind(items)}")
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not item:
+            raise ConfigError(f"{src}: key '{key}[{i}]': expected a non-empty mapping of axis to value")
+        for axis, value in item.items():
+            if axis == "dataset":
+                if not isinstance(value, str):
+                    raise ConfigError(f"{src}: key '{key}[{i}].dataset': expected a data set name")
+                continue
+            if axis not in AXES[experiment]:
+                raise ConfigError(f"{src}: key '{key}[{i}].{axis}': unknown axis "
+                                  f"(expected one of: dataset, {', '.join(AXES[experiment])})")
+            _check_axis_value(src, experiment, f"{key}[{i}].{axis}", axis, value)
+        if key == "include" and any(a not in item for a in AXES[experiment]):
+            absent = [a for a in AXES[experiment] if a not in item]
+            raise ConfigError(f"{src}: key '{key}[{i}]': missing axis '{absent[0]}'")
+        out.append(dict(item))
+    return tuple(out)
+
+
+def _check_params(src: str, experiment: str, params) -> dict:
+    if not isinstance(params, dict):
+        raise ConfigError(f"{src}: key 'params': expected a mapping of algorithm to parameters")
+    known = _algorithms(experiment)
+    for alg, values in params.items():
+        if alg not in known:
+            raise ConfigError(f"{src}: key 'params.{alg}': unknown algorithm (expected one of: {', '.join(known)})")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{src}: key 'params.{alg}': expected a mapping of parameter to value")
+        for pname, pval in values.items():
+            if not isinstance(pval, (int, float, str, bool)):
+                raise ConfigError(f"{src}: key 'params.{alg}.{pname}': expected a number, string or "
+                                  f"boolean, got {_kind(pval)}")
+    return {alg: dict(v) for alg, v in params.items()}
+
+
+def _check_datasets(src: str, entries, base_dir: Path | None) -> tuple:
+    from spbench.datasets.registry import DatasetError, resolve
+
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{src}: key 'datasets': expected a non-empty list")
+    out = []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, dict) and set(entry) == {"path"} and base_dir is not None:
+            p = Path(str(entry["path"])).expanduser()
+            if not p.is_absolute() and not p.exists():
+                p = base_dir / p
+            entry = {"path": str(p)}
+        try:
+            out.append(resolve(entry))
+        except DatasetError as exc:
+            raise ConfigError(f"{src}: key 'datasets[{i}]': {exc}") from None
+    names = [d.name for d in out]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise ConfigError(f"{src}: key 'datasets': data set '{dup}' is listed twice")
+    return tuple(out)

@@ -1,0 +1,194 @@
+"""``spbench datasets``: list, show, generate and fetch the SpTrSV data sets (DESIGN.md section 7)."""
+from __future__ import annotations
+
+import time
+
+import click
+
+from spbench.datasets import synthetic
+from spbench.datasets.errors import DatasetError
+from spbench.datasets.matrix_market import MATRIX_SUFFIXES, write_matrix
+from spbench.datasets.registry import (SUITESPARSE, fetch_suitesparse, list_datasets, parse_value,
+                                       resolve, suitesparse_dir)
+from spbench.datasets.transforms import lower_triangle
+
+
+def _params(pairs: tuple[str, ...]) -> dict:
+    """``("grid=200", "seed=1")`` -> {"grid": 200, "seed": 1}; values read as YAML scalars."""
+    out = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise click.BadParameter(f"expected key=value, got {pair!r}", param_hint="'-p'")
+        out[key.strip()] = parse_value(value.strip())
+    return out
+
+
+def _entry(name: str, pairs: tuple[str, ...]):
+    """A config-style entry from the command line: a file path, a bare name or a name with params."""
+    if name.endswith(MATRIX_SUFFIXES):
+        if pairs:
+            raise click.UsageError("-p parameters apply to generators, not to files")
+        return {"path": name}
+    params = _params(pairs)
+    return {name: params} if params else name
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _table(headers: list[str], rows: list[list[str]], right: list[bool]) -> str:
+    """Plain-text table; ``right`` says which columns are right-aligned (numbers)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = []
+    for cells in [headers, *rows]:
+        lines.append("  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip())
+    return "\n".join(lines)
+
+
+@click.group("datasets")
+def datasets():
+    """The SpTrSV data sets: the paper's SuiteSparse matrices and the synthetic generators."""
+
+
+@datasets.command("list")
+def list_command():
+    """Table of the registry (Table A.1; nnz of the lower triangle) and the generators (at defaults)."""
+    rows = list_datasets()
+    headers = ["name", "kind", "n", "nnz", "avg wavefront", "cached", "stand-in / description"]
+    cells = [[r["name"], r["kind"], _fmt(r["n"]), _fmt(r["nnz"]), _fmt(r["avg_wavefront"]), _fmt(r["cached"]),
+              r["standin"] or r["description"]] for r in rows]
+    click.echo(_table(headers, cells, [False, False, True, True, True, False, False]))
+    click.echo(f"\ncache: {suitesparse_dir()}  (SuiteSparse sizes from the paper's Table A.1)")
+
+
+@datasets.command("show")
+@click.argument("name")
+@click.option("-p", "--param", "pairs", multiple=True, metavar="KEY=VALUE", help="Generator parameter (repeatable).")
+@click.option("--fetch/--no-fetch", default=True, show_default=True, help="Download a SuiteSparse matrix not cached.")
+@click.option("--standin", is_flag=True, help="Use the synthetic stand-in when the real matrix is unavailable.")
+def show_command(name, pairs, fetch, standin):
+    """Statistics of the lower triangle of NAME (registry name, generator or .mtx file)."""
+    try:
+        ds = resolve(_entry(name, pairs))
+        start = time.perf_counter()
+        loaded = ds.load(fetch=fetch, standin=standin)
+        L = lower_triangle(loaded.matrix)
+        elapsed = time.perf_counter() - start
+    except DatasetError as exc:
+        raise click.ClickException(str(exc)) from None
+    n = L.shape[0]
+    facts = [("name", loaded.name), ("kind", ds.kind), ("source", loaded.source), ("checksum", loaded.checksum),
+             ("n", _fmt(n)), ("nnz (full)", _fmt(int(loaded.matrix.nnz))), ("nnz (lower)", _fmt(int(L.nnz))),
+             ("nnz/row (lower)", f"{L.nnz / max(n, 1):.2f}")]
+    facts += _wavefront_facts(L)
+    if ds.kind == "suitesparse":
+        m = SUITESPARSE[ds.name]
+        facts += [("paper n / nnz / avg wavefront", f"{m.n:,} / {m.nnz:,} / {m.avg_wavefront:,}")]
+        if loaded.source == "synthetic":
+            facts += [("stand-in", m.standin_label())]
+    facts += [("load time", f"{elapsed:.2f} s")]
+    width = max(len(k) for k, _ in facts)
+    for key, value in facts:
+        click.echo(f"{key.ljust(width)}  {value}")
+
+
+def _wavefront_facts(L) -> list[tuple[str, str]]:
+    """Wavefront count and average size from the DAG module, when it is installed."""
+    try:
+        from spbench.sptrsv.dag import DAG
+    except ImportError:
+        return []
+    dag = DAG(L)
+    wavefronts = dag.wavefronts
+    count = wavefronts if isinstance(wavefronts, int) else len(wavefronts)
+    return [("wavefronts", _fmt(count)), ("avg wavefront", f"{dag.avg_wavefront:,.1f}")]
+
+
+@datasets.command("generate")
+@click.argument("name")
+@click.option("-p", "--param", "pairs", multiple=True, metavar="KEY=VALUE", help="Generator parameter (repeatable).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="FILE.mtx or FILE.mtx.gz")
+def generate_command(name, pairs, output):
+    """Write the full symmetric matrix of generator NAME (or a registry matrix's stand-in) to a file."""
+    try:
+        if name in SUITESPARSE:
+            if pairs:
+                raise DatasetError(f"{name}: the stand-in of a registry matrix takes no -p parameters")
+            m = SUITESPARSE[name]
+            gen, params, label = m.standin, m.standin_params, f"{name} stand-in {m.standin_label()}"
+        else:
+            ds = resolve(_entry(name, pairs))
+            if ds.kind != "synthetic":
+                raise DatasetError(f"{name}: not a generator; expected one of {', '.join(synthetic.GENERATORS)}")
+            gen = ds.params["generator"]
+            params = {k: v for k, v in ds.params.items() if k != "generator"}
+            label = ds.name
+        A = synthetic.generate(gen, params)
+        comment = f" spbench {label} (generator version {synthetic.GENERATOR_VERSION}, sha256 {synthetic.checksum(gen, params)})"
+        write_matrix(output, A, comment=comment)
+    except DatasetError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote {output}: {label}, n {A.shape[0]:,}, nnz {A.nnz:,}")
+
+
+class _Progress:
+    """Download progress on stderr: one line per file, rewritten in place."""
+
+    def __init__(self, name: str):
+        self.name, self.last, self.shown = name, 0.0, False
+
+    def __call__(self, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if done and total != done and now - self.last < 0.2:
+            return
+        self.last = now
+        size = f"{done / 1e6:.1f}" + (f"/{total / 1e6:.1f} MB ({100 * done / total:.0f}%)" if total else " MB")
+        click.echo(f"\r{self.name}: {size}", nl=False, err=True)
+        self.shown = True
+
+    def end(self) -> None:
+        """Finish the progress line, if one was started."""
+        if self.shown:
+            click.echo("", err=True)
+            self.shown = False
+
+
+@datasets.command("fetch")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--url-base", default=None, help="Mirror of https://sparse.tamu.edu/MM (<base>/<Group>/<Name>.tar.gz).")
+@click.option("--timeout", default=60.0, show_default=True, help="Seconds without data before giving up.")
+def fetch_command(names, url_base, timeout):
+    """Download SuiteSparse matrices NAMES into the cache, verify them and parse them to .npz."""
+    failed = []
+    for name in names:
+        progress = _Progress(name)
+        try:
+            _check_fetchable(name)
+            path = fetch_suitesparse(name, base=url_base, timeout=timeout, progress=progress)
+            progress.end()
+            loaded = resolve(name).load(fetch=False)
+        except DatasetError as exc:
+            progress.end()
+            click.echo(f"error: {exc}", err=True)
+            failed.append(name)
+            continue
+        click.echo(f"{name}: {path} (n {loaded.matrix.shape[0]:,}, sha256 {loaded.checksum})")
+    if failed:
+        raise click.ClickException(f"could not fetch {len(failed)} of {len(names)}: {', '.join(failed)}")
+
+
+def _check_fetchable(name: str) -> None:
+    """DatasetError unless ``name`` is a registry matrix (unknown names get close-name hints)."""
+    if name in SUITESPARSE:
+        return
+    if resolve(name).kind == "synthetic":
+        raise DatasetError(f"{name} is a generator: nothing to fetch")
+    raise DatasetError(f"{name}: not a SuiteSparse matrix of the registry")

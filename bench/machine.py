@@ -1,0 +1,134 @@
+"""Machine and build facts for `spbench info` and every results folder's meta.json (STYLE.md, asv).
+
+MPI is probed in a subprocess: the CLI process never imports mpi4py.MPI (DESIGN.md §4), so a
+broken or absent MPI runtime cannot take the CLI down with it.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import subprocess
+import sys
+from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+PACKAGES = ("numpy", "scipy", "Cython", "mpi4py", "pandas", "matplotlib", "click", "PyYAML")
+
+_MPI_PROBE = """
+import mpi4py
+mpi4py.rc.initialize = False
+mpi4py.rc.finalize = False
+from mpi4py import MPI
+print(MPI.Get_library_version().rstrip(chr(0)).strip().splitlines()[0])
+print("%d.%d" % MPI.Get_version())
+"""
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (affinity- and cgroup-aware where the OS tells)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:
+        n = os.cpu_count() or 1
+    quota = Path("/sys/fs/cgroup/cpu.max")
+    try:
+        q, period = quota.read_text().split()
+        if q != "max":
+            n = max(1, min(n, int(int(q) // int(period))))
+    except (OSError, ValueError):
+        pass
+    return n
+
+
+def memory_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    return None
+
+
+def package_versions() -> dict:
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name.lower()] = version(name)
+        except PackageNotFoundError:
+            out[name.lower()] = None
+    return out
+
+
+@lru_cache(maxsize=1)
+def mpi_info() -> dict:
+    """MPI library vendor line and standard version, read in a child process (never initialized here)."""
+    try:
+        res = subprocess.run([sys.executable, "-c", _MPI_PROBE], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"library": None, "standard": None, "error": str(exc)}
+    if res.returncode != 0:
+        last = (res.stderr.strip().splitlines() or ["mpi4py failed"])[-1]
+        return {"library": None, "standard": None, "error": last}
+    lines = res.stdout.strip().splitlines()
+    return {"library": lines[0] if lines else None, "standard": lines[1] if len(lines) > 1 else None}
+
+
+def openmp_info() -> dict:
+    """Whether kernels were built with OpenMP and how many threads a parallel region gets."""
+    try:
+        from spbench.kernels import _build_info
+    except ImportError as exc:
+        return {"enabled": False, "threads": None, "error": f"kernels not built: {exc}"}
+    return {"enabled": _build_info.openmp_enabled(), "threads": _build_info.max_threads(),
+            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+            "OMP_PROC_BIND": os.environ.get("OMP_PROC_BIND"), "OMP_PLACES": os.environ.get("OMP_PLACES")}
+
+
+@lru_cache(maxsize=1)
+def git_state() -> dict:
+    """Commit and dirty flag of the source tree spbench was installed from (None outside git)."""
+    src = Path(__file__).resolve().parent
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True, timeout=10)
+        if sha.returncode != 0:
+            return {"sha": None, "dirty": None}
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=src,
+                                capture_output=True, text=True, timeout=10)
+        return {"sha": sha.stdout.strip(), "dirty": bool(status.stdout.strip())}
+    except (OSError, subprocess.TimeoutExpired):
+        return {"sha": None, "dirty": None}
+
+
+def machine_facts(with_mpi: bool = True) -> dict:
+    """Everything meta.json and `spbench info` report about this machine and build."""
+    from spbench import __version__
+
+    facts = {
+        "host": socket.gethostname(),
+        "cpu": cpu_model(),
+        "arch": platform.machine(),
+        "cores": usable_cores(),
+        "logical_cpus": os.cpu_count(),
+        "memory_gib": memory_gib(),
+        "os": platform.platform(),
+        "spbench": __version__,
+        "openmp": openmp_info(),
+        "versions": package_versions(),
+        "git": git_state(),
+    }
+    if with_mpi:
+        facts["mpi"] = mpi_info()
+    return facts

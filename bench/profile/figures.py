@@ -1,0 +1,180 @@
+"""Figures of paper 2 (SpTrSV) from result rows, one function per figure.
+
+Each function writes ``<name>.png``, ``<name>.pdf`` and ``<name>.csv`` (exactly the plotted
+points) into ``out_dir`` and returns the written paths. Measured and simulated rows are never
+pooled: a frame holding both gets one set of files per execution, ``<name>_<execution>.*``;
+the title always names the execution.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from spbench.profile.perfprofile import (  # noqa: E402
+    DEFAULT_TAUS, check_columns, executions, performance_profile, series_labels)
+from spbench.profile.tables import (  # noqa: E402
+    SERIAL, atomic_output, serial_times, speedups, write_csv)
+
+
+def _split_by_execution(df: pd.DataFrame, name: str) -> list[tuple[str, pd.DataFrame, str]]:
+    """(execution, its rows, file stem) per execution value present in ``df``.
+
+    ``algorithm`` of the rows is replaced by its curve label over all of ``df``, so that every
+    execution's figure names and colours a series alike.
+    """
+    kinds = executions(df)
+    df = df.assign(algorithm=series_labels(df).to_numpy()).drop(columns="kernel", errors="ignore")
+    values = sorted(set(kinds))
+    return [(kind, df[(kinds == kind).to_numpy()], name if len(values) == 1 else f"{name}_{kind}")
+            for kind in values]
+
+
+def _colors(df: pd.DataFrame) -> dict[str, object]:
+    """One fixed colour per curve label of ``df``, so every figure of a sweep agrees."""
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    return {label: cycle[i % len(cycle)] for i, label in enumerate(sorted(set(series_labels(df))))}
+
+
+def _title(df: pd.DataFrame, what: str, execution: str) -> str:
+    configs = sorted(set(df["config"].dropna().astype(str))) if "config" in df.columns else []
+    where = f"{configs[0]}, " if len(configs) == 1 else ""
+    return f"{what}\n{where}{execution}"
+
+
+def _save(fig: plt.Figure, out_dir: Path, stem: str, points: pd.DataFrame) -> list[Path]:
+    paths = []
+    for fmt in ("png", "pdf"):
+        path = out_dir / f"{stem}.{fmt}"
+        metadata = {"CreationDate": None} if fmt == "pdf" else None
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=150, metadata=metadata)
+        paths.append(path)
+    plt.close(fig)
+    paths.append(write_csv(points, out_dir / f"{stem}.csv"))
+    return paths
+
+
+def speedup_points(df: pd.DataFrame, band: Sequence[float] = (25, 75)) -> pd.DataFrame:
+    """Points of Figure 6.1 for rows of one execution.
+
+    Per (algorithm, cores): the geometric mean over datasets of the speed-up over serial
+    (:func:`~spbench.profile.tables.speedups`) and the ``band`` percentiles of those speed-ups
+    (numpy's linear interpolation). Columns: ``algorithm, cores, datasets,
+    speedup_geomean, speedup_p<lo>, speedup_p<hi>``.
+    """
+    lo, hi = _check_band(band)
+    s = speedups(df)
+    groups = s.groupby(["algorithm", "cores"], sort=True)["speedup"]
+    return pd.DataFrame({
+        "datasets": groups.size(),
+        "speedup_geomean": groups.agg(lambda v: float(np.exp(np.log(v).mean()))),
+        f"speedup_p{lo:g}": groups.agg(lambda v: float(np.percentile(v, lo))),
+        f"speedup_p{hi:g}": groups.agg(lambda v: float(np.percentile(v, hi))),
+    }).reset_index()
+
+
+def _check_band(band: Sequence[float]) -> tuple[float, float]:
+    lo, hi = (float(b) for b in band)
+    if not 0 <= lo <= hi <= 100:
+        raise ValueError(f"band must be two percentiles 0 <= lo <= hi <= 100, got {tuple(band)}")
+    return lo, hi
+
+
+def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
+                     band: Sequence[float] = (25, 75)) -> list[Path]:
+    """Figure 6.1 (and 1.1): geometric-mean speed-up over serial against the core count.
+
+    One line with markers per algorithm, shaded between the ``band`` percentiles over datasets
+    (paper: 25–75 in Figure 6.1, 10–90 in Figure 1.1), and a horizontal line at 1. Writes
+    ``speedup.png/.pdf/.csv``; the CSV holds :func:`speedup_points` plus ``execution``.
+    Without an ok ``serial`` run there is no baseline: the figure is skipped with a warning
+    (likewise datasets lacking one are dropped with a warning).
+    """
+    check_columns(df)
+    lo, hi = _check_band(band)
+    out_dir = Path(out_dir)
+    colors = _colors(df)
+    written: list[Path] = []
+    for execution, rows, stem in _split_by_execution(df, "speedup"):
+        baseline = serial_times(rows)
+        if baseline.empty:
+            warnings.warn(f"no ok '{SERIAL}' rows ({execution}): no serial baseline, "
+                          f"speed-up figure {stem} skipped", stacklevel=2)
+            continue
+        ok = rows[rows["status"] == "ok"]
+        lacking = sorted(set(ok["dataset"].astype(str)) - set(baseline.index))
+        if lacking:
+            warnings.warn(f"datasets without a serial baseline ({execution}) left out of "
+                          f"{stem}: {', '.join(lacking)}", stacklevel=2)
+        points = speedup_points(rows, band)
+        if points.empty:
+            warnings.warn(f"no ok non-serial rows ({execution}): speed-up figure {stem} skipped",
+                          stacklevel=2)
+            continue
+        lo_col, hi_col = f"speedup_p{lo:g}", f"speedup_p{hi:g}"
+        fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+        for algorithm, curve in points.groupby("algorithm", sort=True):
+            color = colors.get(algorithm)
+            ax.plot(curve["cores"], curve["speedup_geomean"], marker="o", color=color,
+                    label=algorithm)
+            ax.fill_between(curve["cores"], curve[lo_col], curve[hi_col], color=color,
+                            alpha=0.2, linewidth=0)
+        ax.axhline(1.0, color="0.4", linestyle="--", linewidth=0.8)
+        ax.set_xticks(sorted(points["cores"].unique()))
+        ax.set_xlabel("cores")
+        ax.set_ylabel("speed-up over serial (geometric mean)")
+        ax.set_title(_title(rows, f"SpTrSV speed-up over serial, band p{lo:g}–p{hi:g}",
+                            execution), fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        points.insert(0, "execution", execution)
+        written += _save(fig, out_dir, stem, points)
+    return written
+
+
+def performance_profile_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
+                               taus: Sequence[float] | np.ndarray = DEFAULT_TAUS, *,
+                               exclude: Iterable[str] = ("serial",),
+                               min_cores: int = 2) -> list[Path]:
+    """Figure 5.1: performance profiles, fraction of runs within τ × best against τ.
+
+    Step curves per algorithm of :func:`~spbench.profile.perfprofile.performance_profile`
+    (``exclude`` and ``min_cores`` are passed on), x from the first to the last τ (1 to 3 by
+    default), y from 0 to 1. Writes ``perfprofile.png/.pdf/.csv``; the CSV holds the profile
+    plus ``execution``. Skipped with a warning when there is no parallel instance.
+    """
+    check_columns(df)
+    taus = np.asarray(taus, dtype=float)
+    out_dir = Path(out_dir)
+    colors = _colors(df)
+    written: list[Path] = []
+    for execution, rows, stem in _split_by_execution(df, "perfprofile"):
+        profile = performance_profile(rows, taus, exclude=exclude, min_cores=min_cores)
+        if profile.empty:
+            warnings.warn(f"no instance to profile ({execution}, cores >= {min_cores}, "
+                          f"without {sorted(set(exclude))}): {stem} skipped", stacklevel=2)
+            continue
+        fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+        for algorithm, curve in profile.groupby("algorithm", sort=True):
+            ax.step(curve["tau"], curve["fraction"], where="post", color=colors.get(algorithm),
+                    label=algorithm, clip_on=False)
+        if taus[-1] > taus[0]:
+            ax.set_xlim(taus[0], taus[-1])
+        ax.set_ylim(0.0, 1.0)
+        ax.set_xlabel("threshold τ (× best time on the same matrix and core count)")
+        ax.set_ylabel("fraction of runs within τ × best")
+        ax.set_title(_title(rows, "SpTrSV performance profile", execution), fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+        profile.insert(0, "execution", execution)
+        written += _save(fig, out_dir, stem, profile)
+    return written

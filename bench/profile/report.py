@@ -1,0 +1,98 @@
+"""``spbench profile`` for one SpTrSV sweep: tables, figures and a REPORT.md linking them."""
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from spbench.profile.figures import performance_profile_figure, speedup_vs_cores
+from spbench.profile.perfprofile import check_columns, executions
+from spbench.profile.tables import SERIAL, format_markdown, sptrsv_summary, write_table, write_text
+
+FIGURES = (
+    ("speedup", "Speed-up over serial (paper Figure 6.1)", speedup_vs_cores),
+    ("perfprofile", "Performance profile (paper Figure 5.1)", performance_profile_figure),
+)
+
+
+def _check_one_sweep(df: pd.DataFrame) -> str:
+    if df is None or len(df) == 0:
+        raise ValueError("no result rows to profile (empty frame)")
+    check_columns(df)
+    if "experiment" in df.columns:
+        others = sorted(set(df["experiment"].dropna().astype(str)) - {"sptrsv"})
+        if others:
+            raise ValueError(f"write_profile profiles SpTrSV rows; got experiment(s) {others}")
+    configs = sorted(set(df["config"].dropna().astype(str))) if "config" in df.columns else []
+    if len(configs) > 1:
+        raise ValueError(f"rows of several sweeps {configs}; profile one sweep at a time")
+    return configs[0] if configs else "sweep"
+
+
+def _row_counts(df: pd.DataFrame) -> list[str]:
+    kinds = executions(df)
+    ok = (df["status"] == "ok").to_numpy()
+    lines = [f"- {len(df)} result rows."]
+    for kind in sorted(set(kinds)):
+        mine = (kinds == kind).to_numpy()
+        lines.append(f"- {kind}: {int(mine.sum())} rows, {int((mine & ok).sum())} with status ok.")
+    failed = df.loc[~ok, "status"].astype(str).value_counts().sort_index()
+    if failed.empty:
+        lines.append("- No row was left out: every row has status ok.")
+    else:
+        detail = ", ".join(f"{status} {count}" for status, count in failed.items())
+        total = int(failed.sum())
+        lines.append(f"- {total} row{'s' if total != 1 else ''} left out of medians and figures "
+                     f"because the status is not ok ({detail}).")
+    if len(set(kinds)) > 1:
+        lines.append("- Measured and simulated rows are plotted in separate figures.")
+    return lines
+
+
+def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
+    """Write the profile of ONE SpTrSV sweep into ``out_dir`` (created) and return the paths.
+
+    Files: ``summary.md/.csv`` (:func:`~spbench.profile.tables.sptrsv_summary`), the figures
+    ``speedup.*`` (Figure 6.1) and ``perfprofile.*`` (Figure 5.1), one set per execution when
+    measured and simulated rows are both present, and ``REPORT.md`` embedding them with
+    relative links. A sweep with no ok parallel rows (say serial only) gets the table and a note
+    instead of figures. Raises ValueError for an empty frame, several sweeps or non-SpTrSV rows.
+    """
+    name = _check_one_sweep(df)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary = sptrsv_summary(df)
+    written = write_table(summary, out_dir / "summary")
+    notes: list[str] = []
+    sections: list[str] = []
+    ok = df["status"] == "ok"
+    if not (ok & (df["algorithm"].astype(str) != SERIAL)).any():
+        notes.append("No ok rows of a parallel algorithm: no figures, only the summary table.")
+    else:
+        for stem, heading, draw in FIGURES:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                paths = draw(df, out_dir)
+            for w in caught:
+                notes.append(str(w.message))
+                warnings.warn(w.message, stacklevel=2)
+            written += paths
+            for png in (p for p in paths if p.suffix == ".png"):
+                title = heading if png.stem == stem else f"{heading}, {png.stem[len(stem) + 1:]}"
+                sections += [f"## {title}", "",
+                             f"![{heading}]({png.name})", "",
+                             f"[PDF]({png.with_suffix('.pdf').name}) · "
+                             f"[plotted points (CSV)]({png.with_suffix('.csv').name})", ""]
+    lines = [f"# SpTrSV profile: {name}", "", "## Rows", "", *_row_counts(df), ""]
+    if notes:
+        lines += ["## Notes", "", *(f"- {n}" for n in notes), ""]
+    lines += sections
+    keys = ", ".join(summary.columns[:list(summary.columns).index("execution") + 1])
+    lines += ["## Summary", "",
+              f"Per ({keys}): times in ms are medians over the ok rows; speed-up is over the "
+              "dataset's serial run of the same execution.", "",
+              format_markdown(summary), "[CSV](summary.csv)", ""]
+    written.append(write_text(out_dir / "REPORT.md", "\n".join(lines)))
+    return written

@@ -1,0 +1,166 @@
+"""Tables from result rows: speed-up over serial, the SpTrSV summary, Markdown + CSV output.
+
+Speed-ups are derived here at profile time, never stored (DESIGN §5). Every file is written
+atomically: a temporary file in the target folder, then ``os.replace``.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import numbers
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from spbench.profile.perfprofile import check_columns, executions, run_times
+
+STATUSES = ("ok", "error", "timeout", "skipped", "invalid")
+SERIAL = "serial"
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success move it onto ``path``.
+
+    The temporary name ends with ``suffix`` (default: ``path``'s own suffix) so that writers
+    that infer the format from the name (matplotlib) see the right extension.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.",
+                               suffix=path.suffix if suffix is None else suffix)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically and return the path."""
+    with atomic_output(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """Write ``df`` without its index as CSV to ``path`` atomically, full precision."""
+    return write_text(path, df.to_csv(index=False, lineterminator="\n"))
+
+
+def _cell(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return ""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        v = float(value)
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v.is_integer() and abs(v) < 1e15:
+            return str(int(v))
+        return f"{v:.1f}" if abs(v) >= 1000 else f"{v:.4g}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def format_markdown(df: pd.DataFrame) -> str:
+    """``df`` as a GitHub Markdown table (numbers right-aligned, about 4 significant digits)."""
+    header = [str(c).replace("|", "\\|") for c in df.columns]
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+               for c in df.columns]
+    align = ["---:" if right else ":---" for right in numeric]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    for row in df.itertuples(index=False, name=None):
+        lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_table(df: pd.DataFrame, path_stem: str | os.PathLike) -> list[Path]:
+    """Write ``df`` as ``<path_stem>.md`` (Markdown) and ``<path_stem>.csv``; return both paths."""
+    stem = Path(path_stem)
+    md = write_text(stem.with_name(stem.name + ".md"), format_markdown(df))
+    csv = write_csv(df, stem.with_name(stem.name + ".csv"))
+    return [md, csv]
+
+
+def serial_times(df: pd.DataFrame) -> pd.Series:
+    """Serial baseline per dataset (Figures 1.1 and 6.1: speed-up over Serial).
+
+    The :func:`~spbench.profile.perfprofile.run_times` time of algorithm ``serial`` at cores 1;
+    a dataset whose serial rows all ran at a higher core count uses its lowest one (the serial
+    kernel is single-threaded whatever ``cores`` says). Datasets without an ok serial run are
+    absent. Index: dataset; rows must share one execution.
+    """
+    times = run_times(df[df["algorithm"].astype(str) == SERIAL])
+    times = times[times["algorithm"] == SERIAL]
+    first = times.sort_values(["dataset", "cores"]).drop_duplicates("dataset")
+    return first.set_index("dataset")["solve_time"].rename("serial_time")
+
+
+def speedups(df: pd.DataFrame) -> pd.DataFrame:
+    """Speed-up over serial of every non-serial (dataset, cores, algorithm) of one execution.
+
+    speed-up = :func:`serial_times` of the dataset / the algorithm's median time there.
+    Datasets without a serial baseline are left out. Columns: ``dataset, cores, algorithm,
+    solve_time, serial_time, speedup``.
+    """
+    times = run_times(df)
+    times = times[times["algorithm"] != SERIAL]
+    out = times.merge(serial_times(df).reset_index(), on="dataset", how="inner")
+    out["speedup"] = out["serial_time"] / out["solve_time"]
+    return out.sort_values(["algorithm", "cores", "dataset"], ignore_index=True)
+
+
+def sptrsv_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """SpTrSV summary per (dataset, algorithm, kernel, cores, execution).
+
+    Columns: the keys, ``n, nnz, wavefronts, supersteps`` (first value recorded),
+    ``solve_ms`` (median ``solve_time`` of the ok rows, ms), ``speedup`` (over the dataset's
+    serial baseline of the same execution, see :func:`serial_times`), ``schedule_ms`` (median
+    ``schedule_time`` of the ok rows, ms) and one count column per status. ``kernel`` is a key
+    only when the rows have that column.
+    """
+    check_columns(df)
+    d = pd.DataFrame({
+        "dataset": df["dataset"].astype(str),
+        "algorithm": df["algorithm"].astype(str),
+        "cores": df["cores"].astype(int),
+        "execution": executions(df),
+        "status": df["status"].astype(str),
+    }, index=df.index)
+    keys = ["dataset", "algorithm", "cores", "execution"]
+    if "kernel" in df.columns:
+        d["kernel"] = df["kernel"].astype(object).where(df["kernel"].notna(), "").astype(str)
+        keys = ["dataset", "algorithm", "kernel", "cores", "execution"]
+    ok = d["status"] == "ok"
+    for col in ("n", "nnz", "wavefronts", "supersteps"):
+        d[col] = pd.to_numeric(df[col], errors="coerce") if col in df.columns else np.nan
+    for col, src in (("solve_ms", "solve_time"), ("schedule_ms", "schedule_time")):
+        values = (pd.to_numeric(df[src], errors="coerce") if src in df.columns
+                  else pd.Series(np.nan, index=df.index))
+        d[col] = (values * 1e3).where(ok)
+    groups = d.groupby(keys, sort=True)
+    out = groups[["n", "nnz", "wavefronts", "supersteps"]].first()
+    out["solve_ms"] = groups["solve_ms"].median()
+    out["schedule_ms"] = groups["schedule_ms"].median()
+    counts = groups["status"].value_counts().unstack(fill_value=0)
+    extra = sorted(c for c in counts.columns if c not in STATUSES)
+    counts = counts.reindex(columns=[*STATUSES, *extra], fill_value=0).astype(int)
+    out = out.join(counts).reset_index()
+    baseline = pd.Series(np.nan, index=out.index)
+    for kind in out["execution"].unique():
+        serial = serial_times(df[(executions(df) == kind).to_numpy()])
+        rows = out["execution"] == kind
+        baseline[rows] = out.loc[rows, "dataset"].map(serial) * 1e3
+    out.insert(out.columns.get_loc("solve_ms") + 1, "speedup", baseline / out["solve_ms"])
+    for col in ("n", "nnz", "wavefronts", "supersteps"):
+        if (out[col].dropna() % 1 == 0).all():
+            out[col] = out[col].astype("Int64")
+    return out

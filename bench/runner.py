@@ -1,0 +1,196 @@
+"""Run a sweep: points → runs → one stored row each, resumable, with progress on stderr.
+
+Data flows one way (DESIGN.md §1): the runner asks the experiment to prepare each data set once,
+runs every point not already stored with a final status, writes each row atomically as soon as it
+exists, and moves rows that no longer belong to the sweep (changed code or data) aside.
+"""
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import machine
+from .config import Config
+from .results import FINAL_STATUSES, ResultStore
+from .sweep import SCHEMA_VERSION, Point, expand, run_id, run_parameters
+
+
+class RunError(RuntimeError):
+    """A sweep that cannot start (bad machine for it, unavailable data); one-line message."""
+
+
+def code_version(experiment: str) -> str:
+    """Hash of the sources a run's numbers depend on: kernels and the experiment's package."""
+    root = Path(__file__).resolve().parent
+    kernels = Path(__import__("spbench.kernels", fromlist=["_"]).__file__).resolve().parent
+    files = sorted((root / experiment).rglob("*.py")) + sorted(kernels.glob("*.pyx")) + sorted(kernels.glob("*.h"))
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.name.encode())
+        digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _experiment(name: str):
+    if name == "sptrsv":
+        from .sptrsv.runner import SptrsvExperiment
+        return SptrsvExperiment()
+    raise RunError(f"experiment '{name}' has no runner in this version")
+
+
+def _fmt_duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+@dataclass
+class Progress:
+    """Points done/total, the current point, elapsed time and an ETA, one line each on stderr."""
+
+    total: int
+    quiet: bool = False
+    stream: object = None
+    done: int = 0
+    ran: int = 0
+    run_seconds: float = 0.0
+    start: float = field(default_factory=time.monotonic)
+
+    def _say(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=self.stream or sys.stderr, flush=True)
+
+    def note(self, text: str) -> None:
+        self._say(f"spbench: {text}")
+
+    def skip(self, point: Point) -> None:
+        self.done += 1
+
+    def begin(self, point: Point) -> float:
+        elapsed = time.monotonic() - self.start
+        remaining = self.total - self.done
+        eta = f"ETA {_fmt_duration(self.run_seconds / self.ran * remaining)}" if self.ran else "ETA ?"
+        self._say(f"[{self.done + 1}/{self.total}] {point.label} · elapsed {_fmt_duration(elapsed)} · {eta}")
+        return time.monotonic()
+
+    def end(self, started: float, status: str) -> None:
+        self.done += 1
+        self.ran += 1
+        self.run_seconds += time.monotonic() - started
+        if status != "ok":
+            self._say(f"    status: {status}")
+
+
+@dataclass
+class SweepSummary:
+    total: int = 0
+    skipped: int = 0
+    ran: int = 0
+    statuses: dict = field(default_factory=dict)
+    superseded: int = 0
+    unavailable: list = field(default_factory=list)
+
+
+def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = False,
+              stream=None) -> SweepSummary:
+    """Run every point of the sweep that is not stored yet; return what happened."""
+    experiment = _experiment(config.experiment)
+    points = expand(config)
+    experiment.check_points(config, points)
+    store = ResultStore(out_dir)
+    if fresh:
+        store.fresh()
+    store.clean_stale()
+    _write_meta(store, config)
+    stored = store.done()
+    version = code_version(config.experiment)
+    git = machine.git_state()
+    host = machine.machine_facts(with_mpi=False)["host"]
+    progress = Progress(total=len(points), quiet=quiet, stream=stream)
+    summary = SweepSummary(total=len(points))
+    wanted: set = set()
+    by_dataset: dict = {}
+    for p in points:
+        by_dataset.setdefault(p.dataset.name, []).append(p)
+    for ds_points in by_dataset.values():
+        dataset = ds_points[0].dataset
+        try:
+            prepared = experiment.prepare(dataset, config)
+        except Exception as exc:  # a data set we cannot load: report, keep going with the others
+            summary.unavailable.append(f"{dataset.name}: {exc}")
+            progress.note(f"data set {dataset.name} unavailable: {exc}")
+            progress.done += len(ds_points)
+            continue
+        for point in ds_points:
+            params = run_parameters(config, point)
+            rid = run_id(params, prepared.checksum, version)
+            wanted.add(rid)
+            if stored.get(rid) in FINAL_STATUSES:
+                summary.skipped += 1
+                progress.skip(point)
+                continue
+            started = progress.begin(point)
+            row = {
+                "run_id": rid, "schema_version": SCHEMA_VERSION, "experiment": config.experiment,
+                "config": config.name, "dataset": dataset.name, "dataset_source": prepared.source,
+                "dataset_checksum": prepared.checksum, "repeat": point.repeat,
+                "execution": "measured" if config.execution == "measured" else "simulated",
+                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "git_sha": git.get("sha"), "git_dirty": git.get("dirty"), "host": host,
+                "code_version": version, "params": params["algorithm_params"], **point.axes,
+            }
+            try:
+                row.update(experiment.run(point, prepared, config))
+                row.setdefault("error", None)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:
+                row.update(status="error", error=f"{type(exc).__name__}: {exc}")
+            store.write_row(row)
+            summary.ran += 1
+            summary.statuses[row["status"]] = summary.statuses.get(row["status"], 0) + 1
+            progress.end(started, row["status"])
+    if not summary.unavailable:
+        summary.superseded = _move_superseded(store, wanted)
+        if summary.superseded:
+            progress.note(f"moved {summary.superseded} rows of an older code/data version to "
+                          f"{store.runs / 'superseded'}")
+    return summary
+
+
+def _move_superseded(store: ResultStore, wanted: set) -> int:
+    """Rows not produced by this sweep's current points (code or data changed) go to runs/superseded/."""
+    moved = 0
+    for frag in store.runs.glob("*.json") if store.runs.is_dir() else []:
+        if frag.stem not in wanted:
+            target = store.runs / "superseded" / frag.name
+            target.parent.mkdir(exist_ok=True)
+            frag.replace(target)
+            moved += 1
+    return moved
+
+
+def _write_meta(store: ResultStore, config: Config) -> None:
+    """meta.json: machine, versions, git state, the config; a different machine is recorded, not hidden."""
+    facts = machine.machine_facts()
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    meta = store.read_meta()
+    if meta is None:
+        meta = {"sweep": config.name, "created_at": now, "machine": facts, "config": config.raw,
+                "config_file": config.source}
+    else:
+        old = meta.get("machine", {})
+        same = all(old.get(k) == facts.get(k) for k in ("host", "cpu", "cores"))
+        if not same:
+            others = meta.setdefault("other_machines", [])
+            others.append({"at": now, "machine": facts})
+            print(f"spbench: warning: {store.root} holds rows from another machine "
+                  f"({old.get('host')}, {old.get('cpu')}); rows carry their host", file=sys.stderr)
+        meta["config"] = config.raw
+    meta["updated_at"] = now
+    store.write_meta(meta)

@@ -1,0 +1,155 @@
+"""Measured SpTrSV runs: schedule, validate, reorder, time the kernel (sptrsv-elasticity §5.1)."""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+from spbench.kernels import _sptrsv
+from spbench.sptrsv.dag import DAG, check_lower
+from spbench.sptrsv.schedule import reorder, validate
+from spbench.sptrsv.schedulers import SCHEDULERS
+
+DEFAULT_BARRIER = "spin"
+BARRIERS = {"spin": _sptrsv.BARRIER_SPIN, "omp": _sptrsv.BARRIER_OMP}
+WARMUP_RUNS = 2
+RESIDUAL_TOL = 1e-12
+
+
+def prepare_lower(A) -> sp.csr_matrix:
+    """Lower triangle of any square scipy sparse matrix as int32 CSR, sorted, duplicates summed, diagonal last.
+
+    Raises ValueError when a diagonal entry is missing or zero, or a value is not finite.
+    """
+    if not sp.issparse(A):
+        raise ValueError(f"expected a scipy sparse matrix, got {type(A).__name__}")
+    n, m = A.shape
+    if n != m:
+        raise ValueError(f"matrix must be square, got shape {A.shape}")
+    if n == 0:
+        raise ValueError("matrix is empty (n = 0)")
+    L = sp.tril(A, format="csr").astype(np.float64)
+    L.sum_duplicates()
+    L.sort_indices()
+    if L.nnz >= 2**31:
+        raise ValueError(f"nnz = {L.nnz} does not fit the int32 kernels")
+    lengths = np.diff(L.indptr)
+    last = np.where(lengths > 0, L.indptr[1:] - 1, 0)
+    has_diag = (lengths > 0) & (L.indices[last] == np.arange(n))
+    missing = np.flatnonzero(~has_diag)
+    if missing.size:
+        raise ValueError(f"diagonal entry ({missing[0]}, {missing[0]}) is missing "
+                         f"({missing.size} rows without a diagonal)")
+    zero = np.flatnonzero(L.data[last] == 0)
+    if zero.size:
+        raise ValueError(f"diagonal entry ({zero[0]}, {zero[0]}) is zero: the matrix is singular")
+    if not np.all(np.isfinite(L.data)):
+        raise ValueError("matrix has non-finite values")
+    out = sp.csr_matrix((np.ascontiguousarray(L.data),
+                         np.ascontiguousarray(L.indices, dtype=np.int32),
+                         np.ascontiguousarray(L.indptr, dtype=np.int32)), shape=(n, n))
+    out.indices = out.indices.astype(np.int32, copy=False)
+    out.indptr = out.indptr.astype(np.int32, copy=False)
+    check_lower(out)
+    return out
+
+
+def available_cores() -> int:
+    """Hardware threads this process may run on: affinity mask (else os.cpu_count()) or OpenMP places.
+
+    With OMP_PROC_BIND/OMP_PLACES set, libgomp pins the main thread to one place when the kernels
+    load, so the mask then shows 1 CPU; the number of places is the count that matters.
+    """
+    try:
+        mask = len(os.sched_getaffinity(0))
+    except AttributeError:
+        mask = os.cpu_count() or 1
+    return max(mask, _sptrsv.omp_num_places())
+
+
+def backward_error(L: sp.csr_matrix, x: np.ndarray, b: np.ndarray) -> float:
+    """Normwise backward error ‖Lx − b‖∞ / (‖L‖∞ ‖x‖∞ + ‖b‖∞)."""
+    r = np.abs(L @ x - b).max()
+    norm_L = np.abs(L).sum(axis=1).max()
+    denom = norm_L * np.abs(x).max() + np.abs(b).max()
+    return float(r / denom) if denom > 0 else float(r)
+
+
+def _barrier_name(barrier: str) -> str:
+    name = DEFAULT_BARRIER if barrier == "auto" else barrier
+    if name not in BARRIERS:
+        raise ValueError(f"barrier must be one of 'auto', {', '.join(map(repr, BARRIERS))}; "
+                         f"got {barrier!r}")
+    return name
+
+
+def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str = "auto",
+                params: dict | None = None) -> dict:
+    """One measured point: 2 untimed then `repeats` timed solves of L x = 1 (§5.1), checked by backward error."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    if cores < 1:
+        raise ValueError(f"cores must be >= 1, got {cores}")
+    if algorithm == "serial":
+        if cores != 1:
+            raise ValueError(f"algorithm 'serial' runs on 1 core, got cores = {cores}")
+        if params:
+            raise ValueError(f"algorithm 'serial' takes no parameters, got {sorted(params)}")
+    elif algorithm not in SCHEDULERS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; known: serial, "
+                         f"{', '.join(sorted(SCHEDULERS))}")
+    barrier_name = None if algorithm == "serial" else _barrier_name(barrier)
+    have = available_cores()
+    if cores > have:
+        raise ValueError(f"cores = {cores} exceeds the {have} hardware threads available to this "
+                         "process; measure at most that many, or use execution: simulate")
+    L = prepare_lower(L)
+    dag = DAG(L)
+    n = dag.n
+    b = np.ones(n)
+    times = np.empty(WARMUP_RUNS + repeats)
+    if algorithm == "serial":
+        kernel, supersteps, schedule_time = "serial", 1, 0.0
+        x = np.zeros(n)
+        with threadpool_limits(limits=1, user_api="blas"):
+            _sptrsv.serial_solve_timed(L.indptr, L.indices, L.data, b, x, times)
+    else:
+        kernel = "bsp"
+        start = time.perf_counter()
+        schedule = SCHEDULERS[algorithm](dag, cores, **(params or {}))
+        schedule_time = time.perf_counter() - start
+        if schedule.n_cores != cores:
+            raise ValueError(f"scheduler {algorithm!r} returned a schedule for {schedule.n_cores} "
+                             f"cores, asked for {cores}")
+        validate(schedule, dag)
+        supersteps = schedule.n_supersteps
+        L_perm, perm, block_ptr = reorder(schedule, L)
+        x_perm = np.zeros(n)
+        with threadpool_limits(limits=1, user_api="blas"):
+            team = _sptrsv.bsp_solve_timed(L_perm.indptr, L_perm.indices, L_perm.data, b[perm],
+                                           x_perm, block_ptr, supersteps, cores,
+                                           BARRIERS[barrier_name], times)
+        if team != cores:
+            raise RuntimeError(f"OpenMP started {team} threads, asked for {cores} (check "
+                               "OMP_THREAD_LIMIT; kernels built without OpenMP run 1 thread only)")
+        x = np.empty(n)
+        x[perm] = x_perm
+    solve_times = times[WARMUP_RUNS:]
+    residual = backward_error(L, x, b)
+    return {
+        "kernel": kernel,
+        "cores": int(cores),
+        "n": n,
+        "nnz": dag.nnz,
+        "wavefronts": dag.wavefronts,
+        "supersteps": int(supersteps),
+        "schedule_time": float(schedule_time),
+        "solve_time": float(np.median(solve_times)),
+        "solve_times": [float(t) for t in solve_times],
+        "residual": residual,
+        "status": "ok" if residual <= RESIDUAL_TOL else "invalid",
+        "barrier": barrier_name,
+    }

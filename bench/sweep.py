@@ -1,0 +1,92 @@
+"""Expand a config into points: the cartesian product of data sets and axes, then include/exclude.
+
+A point is one (data set, axis values, repeat index); its stable key and its `run_id` (a content
+hash of the canonical parameters, the data set checksum and the code version, DESIGN.md §5) let
+a rerun skip what is already stored.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+
+from .config import Config
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run to make: a data set, the axis values (algorithm, cores, ...) and the repeat index."""
+
+    dataset: object  # spbench.datasets.registry.Dataset
+    values: tuple  # ((axis, value), ...) in the config's axis order
+    repeat: int = 0
+
+    @property
+    def axes(self) -> dict:
+        return dict(self.values)
+
+    @property
+    def label(self) -> str:
+        """Human-readable point name for progress lines and --dry-run."""
+        vals = " ".join(f"{k}={v}" for k, v in self.values)
+        rep = f" repeat={self.repeat}" if self.repeat else ""
+        return f"{self.dataset.name} {vals}{rep}"
+
+
+def _matches(values: dict, dataset_name: str, pattern: dict) -> bool:
+    return all((dataset_name == v) if k == "dataset" else (values.get(k) == v) for k, v in pattern.items())
+
+
+def _normalize(config: Config, values: dict) -> dict:
+    """Serial SpTrSV does not depend on the core count: it is one point at cores = 1."""
+    if config.experiment == "sptrsv" and values.get("algorithm") == "serial":
+        values = dict(values, cores=1)
+    return values
+
+
+def expand(config: Config) -> list[Point]:
+    """All points of a sweep, in a stable order, each exactly once."""
+    axes = [a for a, _ in config.sweep]
+    combos = [dict(zip(axes, vals)) for vals in itertools.product(*(v for _, v in config.sweep))]
+    points, seen = [], set()
+    for ds in config.datasets:
+        candidates = [c for c in combos if not any(_matches(c, ds.name, ex) for ex in config.exclude)]
+        candidates += [{a: inc[a] for a in axes} for inc in config.include
+                       if inc.get("dataset", ds.name) == ds.name]
+        for values in candidates:
+            values = _normalize(config, values)
+            key = (ds.name, tuple((a, values[a]) for a in axes))
+            if key in seen:
+                continue
+            seen.add(key)
+            for rep in range(config.runs):
+                points.append(Point(dataset=ds, values=key[1], repeat=rep))
+    return points
+
+
+def run_parameters(config: Config, point: Point) -> dict:
+    """The canonical parameters that define a run (what its run_id hashes, besides data and code)."""
+    axes = point.axes
+    params = {
+        "experiment": config.experiment,
+        "dataset": point.dataset.name,
+        "axes": axes,
+        "repeat": point.repeat,
+        "repeats": config.repeats,
+        "execution": config.execution,
+        "algorithm_params": config.params.get(axes.get("algorithm"), {}),
+        "seed": config.seed,
+    }
+    if config.experiment == "sptrsv":
+        params["barrier"] = config.barrier
+    return params
+
+
+def run_id(parameters: dict, dataset_checksum: str, code_version: str) -> str:
+    """Content hash of parameters + data set checksum + code version + schema version."""
+    blob = json.dumps({"p": parameters, "data": dataset_checksum, "code": code_version,
+                       "schema": SCHEMA_VERSION}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]

@@ -1,0 +1,386 @@
+"""The SpTrSV paper's 33 SuiteSparse matrices, the generators, and resolving config entries.
+
+Table A.1 of "Elasticity in parallel sparse triangular solve" lists each matrix's size, the
+nonzeros of its lower triangle and the average wavefront size; groups are from REFERENCES.md
+(recalled, not checked: a wrong group shows up as an HTTP 404 on first download). SuiteSparse
+publishes no checksums, so ``sha256`` is None and the first download's hash is recorded.
+
+Every matrix has a synthetic stand-in, documented as approximate: the generator family that is
+closest to the problem (3D elasticity for 3D structural FEM, Laplacians for scalar PDEs, random
+geometric graphs for unstructured or randomly ordered ones) with rows scaled to n/15 clipped to
+[1e4, 1e5]. It matches neither nnz per row nor wavefront structure exactly.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+import scipy.sparse as sp
+import yaml
+
+from . import synthetic
+from .errors import DatasetError
+from .fetch import download, file_sha256, recorded_checksum, verify_file
+from .matrix_market import MATRIX_SUFFIXES, matrix_stem, read_matrix
+
+__all__ = ["DatasetError", "Dataset", "LoadedMatrix", "SuiteSparseMatrix", "SUITESPARSE",
+           "resolve", "list_datasets", "fetch_suitesparse", "is_cached", "data_dir", "suitesparse_dir"]
+
+DEFAULT_URL_BASE = "https://sparse.tamu.edu/MM"
+
+
+def data_dir() -> Path:
+    """The data cache: ``$SPBENCH_DATA``, default ``~/.cache/spbench``."""
+    return Path(os.environ.get("SPBENCH_DATA") or "~/.cache/spbench").expanduser()
+
+
+def suitesparse_dir() -> Path:
+    """Where SuiteSparse tarballs, parsed ``.npz`` files and ``checksums.json`` live."""
+    return data_dir() / "suitesparse"
+
+
+def url_base() -> str:
+    """SuiteSparse's Matrix Market base URL, overridable by ``$SPBENCH_SUITESPARSE_URL`` (mirrors)."""
+    return (os.environ.get("SPBENCH_SUITESPARSE_URL") or DEFAULT_URL_BASE).rstrip("/")
+
+
+@dataclass(frozen=True)
+class SuiteSparseMatrix:
+    """One row of the paper's Table A.1 plus where to get it and its synthetic stand-in."""
+
+    name: str
+    group: str
+    n: int
+    nnz: int
+    avg_wavefront: int
+    problem: str
+    standin: str
+    standin_params: dict = field(hash=False)
+    sha256: str | None = None
+
+    def url(self, base: str | None = None) -> str:
+        """``<base>/<Group>/<Name>.tar.gz``."""
+        return f"{(base or url_base()).rstrip('/')}/{self.group}/{self.name}.tar.gz"
+
+    def standin_label(self) -> str:
+        """The stand-in recipe as a row name, e.g. ``elasticity3d[grid=28]``."""
+        return synthetic.label(self.standin, self.standin_params)
+
+
+def _standin(family: str, n: int, **extra) -> tuple[str, dict]:
+    """Stand-in recipe: ``family`` with rows about n/15, clipped to [1e4, 1e5]."""
+    target = min(1e5, max(1e4, n / 15))
+    if family in ("lap2d-5pt", "lap2d-9pt"):
+        size = {"grid": int(round(target ** 0.5))}
+    elif family in ("lap3d-7pt", "lap3d-27pt"):
+        size = {"grid": int(round(target ** (1 / 3)))}
+    elif family == "elasticity3d":
+        size = {"grid": int(round((target / 3) ** (1 / 3)))}
+    else:
+        size = {"n": int(round(target, -3))}
+    return family, {**size, **extra}
+
+
+def _m(name, group, n, nnz, wavefront, problem, family, **extra) -> SuiteSparseMatrix:
+    fam, params = _standin(family, n, **extra)
+    return SuiteSparseMatrix(name, group, n, nnz, wavefront, problem, fam, params)
+
+
+_ELAST = "elasticity3d"
+SUITESPARSE: dict[str, SuiteSparseMatrix] = {m.name: m for m in [
+    _m("af_0_k101", "Schenk_AFE", 503625, 9027150, 74, "sheet metal forming (structural)", _ELAST),
+    _m("af_shell7", "Schenk_AFE", 504855, 9046865, 135, "sheet metal forming (structural)", _ELAST),
+    _m("apache2", "GHS_psdef", 715176, 2766523, 1077, "3D finite differences (7-point)", "lap3d-7pt"),
+    _m("audikw_1", "GHS_psdef", 943695, 39297771, 203, "3D structural FEM", _ELAST),
+    _m("bmw7st_1", "GHS_psdef", 141347, 3740507, 199, "3D structural FEM (car body)", _ELAST),
+    _m("bmwcra_1", "GHS_psdef", 148770, 5396386, 204, "3D structural FEM (crankshaft)", _ELAST),
+    _m("bone010", "Oberwolfach", 986703, 36326514, 470, "3D trabecular bone FEM", _ELAST),
+    _m("boneS01", "Oberwolfach", 127224, 3421188, 156, "3D trabecular bone FEM", _ELAST),
+    _m("boneS10", "Oberwolfach", 914898, 28191660, 386, "3D trabecular bone FEM", _ELAST),
+    _m("Bump_2911", "Janna", 2911419, 65320659, 283, "3D geomechanical FEM", _ELAST),
+    _m("bundle_adj", "Mazaheri", 513351, 10360701, 57039, "bundle adjustment (unstructured)", "rgg-spd", avg_degree=38.0),
+    _m("consph", "Williams", 83334, 3046907, 139, "3D FEM, concentric spheres", _ELAST),
+    _m("Dubcova3", "UTEP", 146689, 1891669, 44, "2D PDE, higher-order FEM", "lap2d-9pt"),
+    _m("ecology2", "McRae", 999999, 2997995, 500, "2D 5-point grid (landscape ecology)", "lap2d-5pt"),
+    _m("Emilia_923", "Janna", 923136, 20964171, 176, "3D geomechanical FEM", _ELAST),
+    _m("Fault_639", "Janna", 638802, 14626683, 143, "3D geomechanical FEM (faulted reservoir)", _ELAST),
+    _m("Flan_1565", "Janna", 1564794, 59485419, 200, "3D structural FEM (steel flange, hexahedra)", _ELAST),
+    _m("G3_circuit", "AMD", 1585478, 4623152, 611, "circuit simulation (unstructured)", "rgg-spd", avg_degree=4.0),
+    _m("Geo_1438", "Janna", 1437960, 32297325, 246, "3D geomechanical FEM", _ELAST),
+    _m("hood", "GHS_psdef", 220542, 5494489, 365, "3D structural FEM (car hood)", _ELAST),
+    _m("Hook_1498", "Janna", 1498023, 31207734, 95, "3D structural FEM (steel hook)", _ELAST),
+    _m("inline_1", "GHS_psdef", 503712, 18660027, 287, "3D structural FEM (inline skate)", _ELAST),
+    _m("ldoor", "GHS_psdef", 952203, 23737339, 141, "3D structural FEM (car door)", _ELAST),
+    _m("msdoor", "INPRO", 415863, 10328399, 59, "3D structural FEM (car door)", _ELAST),
+    _m("offshore", "Um", 259789, 2251231, 75, "3D electromagnetics FEM (unstructured)", "rgg-spd", avg_degree=15.0, dim=3),
+    _m("parabolic_fem", "Wissgott", 525825, 2100225, 75117, "2D parabolic FEM (unstructured)", "rgg-spd", avg_degree=6.0),
+    _m("PFlow_742", "Janna", 742793, 18940627, 118, "3D pressure-temperature flow FEM", _ELAST),
+    _m("Queen_4147", "Janna", 4147110, 166823197, 342, "3D structural FEM", _ELAST),
+    _m("s3dkt3m2", "GHS_psdef", 90449, 1921955, 60, "cylindrical shell FEM", _ELAST),
+    _m("Serena", "Janna", 1391349, 32961525, 298, "3D gas reservoir geomechanics FEM", _ELAST),
+    _m("shipsec1", "DNVS", 140874, 3977139, 67, "3D structural FEM (ship section)", _ELAST),
+    _m("StocF-1465", "Janna", 1465137, 11235263, 487, "3D porous-media flow FEM (tetrahedra)", "rgg-spd", avg_degree=13.0, dim=3),
+    _m("thermal2", "Schmid", 1228045, 4904179, 991, "2D steady-state thermal FEM", "lap2d-5pt"),
+]}
+
+
+@dataclass(frozen=True)
+class LoadedMatrix:
+    """A loaded data set: row name, ``real`` or ``synthetic``, sha256 identity, full matrix (CSR)."""
+
+    name: str
+    source: str
+    checksum: str
+    matrix: sp.csr_matrix = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """What a config entry resolved to; ``load`` turns it into a matrix (DESIGN.md section 3).
+
+    ``params``: {} for SuiteSparse, {"path": absolute path} for files, and for synthetic ones
+    {"generator": family, **all its parameters}.
+    """
+
+    name: str
+    kind: str
+    params: dict = field(default_factory=dict, hash=False)
+
+    def load(self, *, fetch: bool = True, standin: bool = False) -> LoadedMatrix:
+        """The matrix: generated, read from a file, or from the cache / a download / the stand-in."""
+        if self.kind == "synthetic":
+            gen = self.params["generator"]
+            params = {k: v for k, v in self.params.items() if k != "generator"}
+            return LoadedMatrix(self.name, "synthetic", synthetic.checksum(gen, params), synthetic.generate(gen, params))
+        if self.kind == "file":
+            return _load_file(self.name, Path(self.params["path"]))
+        if self.kind == "suitesparse":
+            return _load_suitesparse(SUITESPARSE[self.name], fetch=fetch, standin=standin)
+        raise DatasetError(f"{self.name}: unknown data set kind {self.kind!r}")
+
+
+def _load_file(name: str, path: Path) -> LoadedMatrix:
+    if not path.is_file():
+        raise DatasetError(f"{path}: no such file")
+    with tempfile.TemporaryDirectory(prefix="spbench-") as tmp:
+        A = read_matrix(path, extract_dir=tmp)
+    _check_square(A, path)
+    return LoadedMatrix(name, "real", file_sha256(path), A)
+
+
+def _check_square(A, what) -> None:
+    if A.shape[0] != A.shape[1]:
+        raise DatasetError(f"{what}: expected a square matrix, got {A.shape[0]}x{A.shape[1]}")
+
+
+def _source_file(m: SuiteSparseMatrix) -> Path | None:
+    """The cached original of ``m`` (downloaded tarball, or a .mtx/.mtx.gz put there by hand)."""
+    folder = suitesparse_dir()
+    for suffix in (".tar.gz", ".mtx.gz", ".mtx"):
+        path = folder / f"{m.name}{suffix}"
+        if path.is_file():
+            return path
+    return None
+
+
+def _npz_paths(m: SuiteSparseMatrix) -> tuple[Path, Path]:
+    folder = suitesparse_dir()
+    return folder / f"{m.name}.npz", folder / f"{m.name}.npz.json"
+
+
+def is_cached(name: str) -> bool:
+    """Whether registry matrix ``name`` is in the cache (parsed or as its original file)."""
+    m = SUITESPARSE[name]
+    return _npz_paths(m)[0].is_file() or _source_file(m) is not None
+
+
+def _load_cached_npz(m: SuiteSparseMatrix) -> LoadedMatrix | None:
+    """The parsed matrix when its ``.npz`` is there and still matches the recorded checksum."""
+    npz, meta_path = _npz_paths(m)
+    if not (npz.is_file() and meta_path.is_file()):
+        return None
+    try:
+        meta = json.loads(meta_path.read_text())
+        source = suitesparse_dir() / meta["source"]
+        expected = m.sha256 or recorded_checksum(source)
+        if expected is not None and meta["sha256"] != expected:
+            return None
+        if source.is_file() and source.stat().st_size != meta["size"]:
+            return None
+        A = sp.csr_matrix(sp.load_npz(npz))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return LoadedMatrix(m.name, "real", meta["sha256"], A)
+
+
+def _parse_and_cache(m: SuiteSparseMatrix, source: Path) -> LoadedMatrix:
+    """Verify the cached original, parse it, check its size against Table A.1, save the ``.npz``."""
+    sha = verify_file(source, m.sha256)
+    A = read_matrix(source, extract_dir=source.parent)
+    if source.name.endswith(".tar.gz"):
+        (source.parent / f"{m.name}.mtx").unlink(missing_ok=True)
+    if A.shape != (m.n, m.n):
+        raise DatasetError(f"{source}: expected a {m.n}x{m.n} matrix for {m.name} (Table A.1), "
+                           f"got {A.shape[0]}x{A.shape[1]}")
+    npz, meta_path = _npz_paths(m)
+    part = npz.with_name(npz.name + ".part")
+    with open(part, "wb") as fh:
+        sp.save_npz(fh, A)
+    os.replace(part, npz)
+    meta = {"source": source.name, "sha256": sha, "size": source.stat().st_size}
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    return LoadedMatrix(m.name, "real", sha, A)
+
+
+def fetch_suitesparse(name: str, *, base: str | None = None, timeout: float = 60,
+                      progress: Callable[[int, int | None], None] | None = None) -> Path:
+    """Download registry matrix ``name`` into the cache unless its original is already there."""
+    m = _registry_entry(name)
+    existing = _source_file(m)
+    if existing is not None:
+        return existing
+    dest = suitesparse_dir() / f"{m.name}.tar.gz"
+    download(m.url(base), dest, m.sha256, timeout=timeout, progress=progress)
+    return dest
+
+
+def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool) -> LoadedMatrix:
+    cached = _load_cached_npz(m)
+    if cached is not None:
+        return cached
+    reason = "fetching is disabled"
+    if _source_file(m) is None and fetch:
+        try:
+            fetch_suitesparse(m.name)
+        except DatasetError as exc:
+            reason = str(exc)
+    source = _source_file(m)
+    if source is not None:
+        return _parse_and_cache(m, source)
+    if standin:
+        A = synthetic.generate(m.standin, m.standin_params)
+        return LoadedMatrix(m.name, "synthetic", synthetic.checksum(m.standin, m.standin_params), A)
+    raise DatasetError(f"{m.name}: not cached in {suitesparse_dir()} and could not be fetched ({reason}); "
+                       f"set 'fallback: standin' in the config to use its synthetic stand-in "
+                       f"{m.standin_label()}, or run 'spbench datasets fetch {m.name}' when online")
+
+
+def _known_names() -> list[str]:
+    return [*SUITESPARSE, *synthetic.GENERATORS]
+
+
+def _unknown(entry, name: str) -> DatasetError:
+    lowered = {n.lower(): n for n in _known_names()}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
+    hint = f"; close names: {', '.join(lowered[c] for c in close)}" if close else ""
+    return DatasetError(f"data set {entry!r}: unknown name {name!r}; expected a SuiteSparse matrix of "
+                        f"Table A.1, a generator ({', '.join(synthetic.GENERATORS)}) or {{path: FILE.mtx}}"
+                        f"{hint} ('spbench datasets list' shows all)")
+
+
+def _registry_entry(name: str) -> SuiteSparseMatrix:
+    if name not in SUITESPARSE:
+        raise _unknown(name, name)
+    return SUITESPARSE[name]
+
+
+def _parse_label(entry: str) -> tuple[str, dict]:
+    """``lap2d-5pt[grid=200,seed=1]`` -> (``lap2d-5pt``, {"grid": 200, "seed": 1})."""
+    name, _, rest = entry.partition("[")
+    params = {}
+    for item in filter(None, (s.strip() for s in rest[:-1].split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise DatasetError(f"data set {entry!r}: expected name[key=value,...], got {item!r}")
+        params[key.strip()] = parse_value(value.strip())
+    return name.strip(), params
+
+
+def parse_value(text: str):
+    """A parameter value from text, read as YAML (``200`` -> int, ``0.5`` -> float, ``null``)."""
+    try:
+        return yaml.safe_load(text) if text else text
+    except yaml.YAMLError:
+        return text
+
+
+def _synthetic(entry, name: str, params) -> Dataset:
+    if params is not None and not isinstance(params, Mapping):
+        raise DatasetError(f"data set {entry!r}: parameters of {name} must be a mapping, got {type(params).__name__}")
+    try:
+        full = synthetic.check_params(name, params)
+    except DatasetError as exc:
+        raise DatasetError(f"data set {entry!r}: {exc}") from None
+    return Dataset(synthetic.label(name, full), "synthetic", {"generator": name, **full})
+
+
+def _from_name(entry, name: str, params) -> Dataset:
+    if name in SUITESPARSE:
+        if params:
+            raise DatasetError(f"data set {entry!r}: SuiteSparse matrix {name} takes no parameters")
+        return Dataset(name, "suitesparse", {})
+    if name in synthetic.GENERATORS:
+        return _synthetic(entry, name, params)
+    raise _unknown(entry, name)
+
+
+def _from_path(entry, raw) -> Dataset:
+    if not isinstance(raw, (str, os.PathLike)) or not str(raw):
+        raise DatasetError(f"data set {entry!r}: 'path' must be a file name, got {raw!r}")
+    path = Path(raw).expanduser()
+    if not path.name.endswith(MATRIX_SUFFIXES):
+        raise DatasetError(f"data set {entry!r}: expected a .mtx, .mtx.gz or .tar.gz file, got {path.name}")
+    if not path.is_file():
+        raise DatasetError(f"data set {entry!r}: no such file {path}")
+    return Dataset(matrix_stem(path), "file", {"path": str(path.resolve())})
+
+
+def resolve(entry) -> Dataset:
+    """A config entry as a Dataset: ``"name"``, ``{"name": {params}}`` or ``{"path": "/x/y.mtx"}``.
+
+    Unknown names, bad parameters and missing files raise a one-line DatasetError naming the
+    entry, what was expected and close names.
+    """
+    if isinstance(entry, Dataset):
+        return entry
+    if isinstance(entry, str):
+        text = entry.strip()
+        if "[" in text and text.endswith("]"):
+            name, params = _parse_label(text)
+            return _from_name(entry, name, params)
+        return _from_name(entry, text, None)
+    if isinstance(entry, Mapping):
+        if len(entry) != 1:
+            raise DatasetError(f"data set {dict(entry)!r}: expected one key (a name with its parameters, or 'path'), "
+                               f"got {len(entry)}: {', '.join(map(str, entry))}")
+        (key, value), = entry.items()
+        if key == "path":
+            return _from_path(entry, value)
+        if not isinstance(key, str):
+            raise DatasetError(f"data set {dict(entry)!r}: expected a name as key, got {key!r}")
+        return _from_name(dict(entry), key, value)
+    raise DatasetError(f"data set {entry!r}: expected a name, {{name: {{params}}}} or {{path: FILE}}, "
+                       f"got {type(entry).__name__}")
+
+
+def list_datasets() -> list[dict]:
+    """Rows for ``spbench datasets list``: the registry (Table A.1) then the generators at defaults.
+
+    ``nnz`` is of the lower triangle incl. the diagonal (as in Table A.1); ``cached`` is None for
+    generators. Generators' ``n`` and ``nnz`` are computed at their default parameters.
+    """
+    rows = [{"name": m.name, "kind": "suitesparse", "group": m.group, "n": m.n, "nnz": m.nnz,
+             "avg_wavefront": m.avg_wavefront, "cached": is_cached(m.name), "standin": m.standin_label(),
+             "description": m.problem} for m in SUITESPARSE.values()]
+    for gen in synthetic.GENERATORS.values():
+        A = synthetic.generate(gen.name)
+        rows.append({"name": gen.name, "kind": "synthetic", "group": None, "n": A.shape[0],
+                     "nnz": int(sp.tril(A).nnz), "avg_wavefront": None, "cached": None, "standin": None,
+                     "description": gen.summary,
+                     "params": {k: p.default for k, p in gen.params.items()}})
+    return rows

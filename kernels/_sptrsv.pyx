@@ -1,0 +1,110 @@
+# cython: language_level=3
+"""SpTrSV kernels: serial forward substitution and the BSP kernel (sptrsv-elasticity §2.1, §4.2).
+
+The matrix is a lower-triangular CSR (int32 indptr/indices) whose diagonal is the last entry of
+each row; ``b`` is only read and ``x`` is the output.  Hot loops live in ``sptrsv_impl.h``.
+"""
+from libc.stdint cimport int32_t, int64_t
+
+cdef extern from "sptrsv_impl.h" nogil:
+    int SPB_BARRIER_SPIN
+    int SPB_BARRIER_OMP
+    int spb_omp_num_places()
+    int64_t spb_check_lower(int32_t n, const int32_t *indptr, const int32_t *indices)
+    void spb_serial_solve_timed(int32_t n, const int32_t *indptr, const int32_t *indices,
+                                const double *data, const double *b, double *x,
+                                double *times, int reps)
+    void spb_solve_rows(const int32_t *indptr, const int32_t *indices, const double *data,
+                        const double *b, double *x, int32_t r0, int32_t r1)
+    int spb_bsp_solve_timed(const int32_t *indptr, const int32_t *indices, const double *data,
+                            const double *b, double *x, const int32_t *block_ptr, int n_steps,
+                            int n_cores, int kind, double *times, int reps)
+
+BARRIER_SPIN = SPB_BARRIER_SPIN
+BARRIER_OMP = SPB_BARRIER_OMP
+
+
+
+def omp_num_places():
+    """Number of OpenMP places (0 when threads are not bound or OpenMP is absent)."""
+    return spb_omp_num_places()
+
+
+cdef int32_t _check_system(const int32_t[::1] indptr, const int32_t[::1] indices,
+                           const double[::1] data, const double[::1] b, double[::1] x) except -1:
+    """Shapes and CSR structure (strictly lower, diagonal last); returns n."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    if n < 1:
+        raise ValueError(f"indptr must have at least 2 entries (n >= 1), got {indptr.shape[0]}")
+    if b.shape[0] != n or x.shape[0] != n:
+        raise ValueError(f"b and x must have n = {n} entries, got {b.shape[0]} and {x.shape[0]}")
+    if &b[0] == &x[0]:
+        raise ValueError("x must not be the same buffer as b")
+    if indptr[n] != indices.shape[0] or indices.shape[0] != data.shape[0]:
+        raise ValueError(f"indptr[n] = {indptr[n]}, len(indices) = {indices.shape[0]} and "
+                         f"len(data) = {data.shape[0]} must agree")
+    cdef int64_t bad
+    with nogil:
+        bad = spb_check_lower(<int32_t>n, &indptr[0], &indices[0])
+    if bad >= 0:
+        raise ValueError(f"row {bad} is not lower-triangular CSR with its diagonal last "
+                         "(prepare the matrix with spbench.sptrsv.execute.prepare_lower)")
+    return <int32_t>n
+
+
+def serial_solve(const int32_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                 const double[::1] b, double[::1] x):
+    """Solve L x = b by forward substitution (paper Algorithm 2.1), untimed."""
+    cdef int32_t n = _check_system(indptr, indices, data, b, x)
+    with nogil:
+        spb_solve_rows(&indptr[0], &indices[0], &data[0], &b[0], &x[0], 0, n)
+
+
+def serial_solve_timed(const int32_t[::1] indptr, const int32_t[::1] indices,
+                       const double[::1] data, const double[::1] b, double[::1] x,
+                       double[::1] times):
+    """Run ``len(times)`` forward substitutions, each timed in C (CLOCK_MONOTONIC, seconds)."""
+    cdef int32_t n = _check_system(indptr, indices, data, b, x)
+    cdef int reps = <int>times.shape[0]
+    if reps < 1:
+        raise ValueError("times must have at least one entry")
+    with nogil:
+        spb_serial_solve_timed(n, &indptr[0], &indices[0], &data[0], &b[0], &x[0],
+                               &times[0], reps)
+
+
+def bsp_solve_timed(const int32_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                    const double[::1] b, double[::1] x, const int32_t[::1] block_ptr,
+                    int n_steps, int n_cores, int barrier, double[::1] times):
+    """Run ``len(times)`` BSP solves in one OpenMP region (paper §4.2 with staleness 1).
+
+    Rows of superstep s on thread p are ``block_ptr[s*n_cores+p]:block_ptr[s*n_cores+p+1]``;
+    ``barrier`` is BARRIER_SPIN (sync.h) or BARRIER_OMP.  Thread 0 times each solve between
+    barriers.  Returns the team size OpenMP gave; the solve ran only if it equals ``n_cores``.
+    """
+    cdef int32_t n = _check_system(indptr, indices, data, b, x)
+    cdef int reps = <int>times.shape[0]
+    cdef Py_ssize_t k, n_blocks = <Py_ssize_t>n_steps * n_cores
+    if reps < 1:
+        raise ValueError("times must have at least one entry")
+    if n_steps < 1 or n_cores < 1:
+        raise ValueError(f"n_steps and n_cores must be >= 1, got {n_steps} and {n_cores}")
+    if barrier != SPB_BARRIER_SPIN and barrier != SPB_BARRIER_OMP:
+        raise ValueError(f"barrier must be {SPB_BARRIER_SPIN} (spin) or {SPB_BARRIER_OMP} (omp), "
+                         f"got {barrier}")
+    if block_ptr.shape[0] != n_blocks + 1:
+        raise ValueError(f"block_ptr must have n_steps*n_cores+1 = {n_blocks + 1} entries, "
+                         f"got {block_ptr.shape[0]}")
+    if block_ptr[0] != 0 or block_ptr[n_blocks] != n:
+        raise ValueError(f"block_ptr must run from 0 to n = {n}, "
+                         f"got {block_ptr[0]} .. {block_ptr[n_blocks]}")
+    for k in range(n_blocks):
+        if block_ptr[k + 1] < block_ptr[k]:
+            raise ValueError(f"block_ptr decreases at block {k}")
+    cdef int team
+    with nogil:
+        team = spb_bsp_solve_timed(&indptr[0], &indices[0], &data[0], &b[0], &x[0],
+                                   &block_ptr[0], n_steps, n_cores, barrier, &times[0], reps)
+    if team < 0:
+        raise MemoryError("could not allocate the barrier counters")
+    return team

@@ -1,0 +1,42 @@
+"""Sweep expansion: cartesian product, include/exclude, serial once, stable run ids."""
+from spbench.config import load_config
+from spbench.sweep import expand, run_id, run_parameters
+
+CFG = """
+name: s
+experiment: sptrsv
+datasets:
+  - lap2d-5pt: {grid: 8}
+  - lap3d-7pt: {grid: 4}
+sweep:
+  algorithm: [serial, wavefront]
+  cores: [1, 2]
+"""
+
+
+def test_cartesian_product_and_serial_once(write_config):
+    pts = expand(load_config(write_config(CFG)))
+    labels = [(p.dataset.name, p.axes["algorithm"], p.axes["cores"]) for p in pts]
+    assert len(labels) == len(set(labels)) == 2 * 3  # serial at cores 1 only, wavefront at 1 and 2
+    assert all(c == 1 for _, a, c in labels if a == "serial")
+
+
+def test_exclude_and_include(write_config):
+    ds = load_config(write_config(CFG)).datasets[1].name
+    text = CFG + f"exclude:\n  - {{algorithm: wavefront, cores: 2}}\ninclude:\n  - {{dataset: '{ds}', algorithm: wavefront, cores: 2}}\n"
+    pts = expand(load_config(write_config(text)))
+    got = {(p.dataset.name, p.axes["algorithm"], p.axes["cores"]) for p in pts}
+    assert (ds, "wavefront", 2) in got
+    assert all(not (a == "wavefront" and c == 2) or d == ds for d, a, c in got)
+    assert len(pts) == 5
+
+
+def test_runs_multiply_points_and_ids_are_stable(write_config):
+    cfg = load_config(write_config(CFG + "runs: 2\n"))
+    pts = expand(cfg)
+    assert len(pts) == 12 and {p.repeat for p in pts} == {0, 1}
+    ids = [run_id(run_parameters(cfg, p), "abc", "v1") for p in pts]
+    assert len(set(ids)) == len(ids)
+    assert ids == [run_id(run_parameters(cfg, p), "abc", "v1") for p in expand(cfg)]
+    assert run_id(run_parameters(cfg, pts[0]), "abc", "v2") != ids[0]
+    assert run_id(run_parameters(cfg, pts[0]), "abd", "v1") != ids[0]
