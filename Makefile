@@ -8,7 +8,7 @@ PLOTS    ?= plots
 # A kernel or build change re-installs (the .so is built by pip from kernels/*.pyx).
 BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.h)
 
-.PHONY: install test demo bench bench-serial clean
+.PHONY: install test demo bench bench-serial bench-barrier clean
 
 $(VENV)/.installed: $(BUILD_INPUTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,10 +27,13 @@ demo: install
 	$(SPBENCH) profile $(RESULTS)/smoke --out $(PLOTS)
 	@echo "tables and figures: $(PLOTS)/smoke/REPORT.md"
 
-bench: bench-serial
+bench: bench-serial bench-barrier
 
 bench-serial: install
-	$(PY) -m spbench.sptrsv.bench_serial --grid 400 --repeats 100
+	$(PY) -m spbench.sptrsv.kernel_bench serial --grid 400 --repeats 100
+
+bench-barrier: install
+	$(PY) -m spbench.sptrsv.kernel_bench barrier --grid 300 --cores 2 --rounds 5
 
 clean:
 	rm -rf build *.egg-info kernels/*.c kernels/*.so

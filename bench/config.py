@@ -17,10 +17,16 @@ EXECUTIONS = ("measured", "simulate")
 FALLBACKS = ("error", "standin")
 BARRIERS = ("auto", "spin", "omp")
 
-#: the sweep axes each experiment knows, with the check every value must pass
+#: the sweep axes each experiment requires
 AXES = {
     "sptrsv": ("algorithm", "cores"),
     "tucker": ("algorithm", "ranks", "K"),
+}
+#: axes a sweep may add, with their allowed values (sptrsv `kernel`: auto = the schedule's own kernel;
+#: `bsp` runs a staleness-2 schedule on the BSP kernel, valid by sptrsv-elasticity Remark 2.3)
+OPTIONAL_AXES = {
+    "sptrsv": {"kernel": ("auto", "bsp", "ssp", "p2p")},
+    "tucker": {},
 }
 TOP_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", "repeats", "runs",
             "execution", "fallback", "barrier", "params", "seed", "description")
@@ -159,6 +165,10 @@ def _check_axis_value(src: str, experiment: str, where: str, axis: str, value):
         if not isinstance(value, str) or value not in known:
             raise ConfigError(f"{src}: key '{where}': expected an algorithm out of {', '.join(known)}, "
                               f"got {_kind(value)}")
+    elif axis in OPTIONAL_AXES[experiment]:
+        allowed = OPTIONAL_AXES[experiment][axis]
+        if value not in allowed:
+            raise ConfigError(f"{src}: key '{where}': expected one of {', '.join(allowed)}, got {_kind(value)}")
     elif axis in ("cores", "ranks", "K"):
         if not _is_int(value) or value < 1:
             raise ConfigError(f"{src}: key '{where}': expected an integer >= 1, got {_kind(value)}")
@@ -166,7 +176,7 @@ def _check_axis_value(src: str, experiment: str, where: str, axis: str, value):
 
 
 def _check_sweep(src: str, experiment: str, sweep) -> tuple:
-    axes = AXES[experiment]
+    axes = AXES[experiment] + tuple(OPTIONAL_AXES[experiment])
     if not isinstance(sweep, dict) or not sweep:
         raise ConfigError(f"{src}: key 'sweep': expected a mapping of axes ({', '.join(axes)}) to lists")
     out = []
@@ -182,7 +192,7 @@ def _check_sweep(src: str, experiment: str, sweep) -> tuple:
         if len(set(checked)) != len(checked):
             raise ConfigError(f"{src}: key 'sweep.{axis}': expected distinct values, got {list(checked)}")
         out.append((axis, checked))
-    missing = [a for a in axes if a not in dict(out)]
+    missing = [a for a in AXES[experiment] if a not in dict(out)]
     if missing:
         raise ConfigError(f"{src}: key 'sweep': missing axis '{missing[0]}'")
     return tuple(out)
@@ -200,9 +210,10 @@ def _check_point_list(src: str, experiment: str, key: str, items) -> tuple:
                 if not isinstance(value, str):
                     raise ConfigError(f"{src}: key '{key}[{i}].dataset': expected a data set name")
                 continue
-            if axis not in AXES[experiment]:
+            if axis not in AXES[experiment] and axis not in OPTIONAL_AXES[experiment]:
                 raise ConfigError(f"{src}: key '{key}[{i}].{axis}': unknown axis "
-                                  f"(expected one of: dataset, {', '.join(AXES[experiment])})")
+                                  f"(expected one of: dataset, {', '.join(AXES[experiment])}"
+                                  f"{''.join(', ' + a for a in OPTIONAL_AXES[experiment])})")
             _check_axis_value(src, experiment, f"{key}[{i}].{axis}", axis, value)
         if key == "include" and any(a not in item for a in AXES[experiment]):
             absent = [a for a in AXES[experiment] if a not in item]

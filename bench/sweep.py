@@ -41,9 +41,11 @@ def _matches(values: dict, dataset_name: str, pattern: dict) -> bool:
 
 
 def _normalize(config: Config, values: dict) -> dict:
-    """Serial SpTrSV does not depend on the core count: it is one point at cores = 1."""
+    """Serial SpTrSV depends on neither cores nor kernel: it is one point at cores = 1, kernel auto."""
     if config.experiment == "sptrsv" and values.get("algorithm") == "serial":
         values = dict(values, cores=1)
+        if "kernel" in values:
+            values["kernel"] = "auto"
     return values
 
 
@@ -54,7 +56,8 @@ def expand(config: Config) -> list[Point]:
     points, seen = [], set()
     for ds in config.datasets:
         candidates = [c for c in combos if not any(_matches(c, ds.name, ex) for ex in config.exclude)]
-        candidates += [{a: inc[a] for a in axes} for inc in config.include
+        first = {a: vals[0] for a, vals in config.sweep}  # an include may leave optional axes out
+        candidates += [{a: inc.get(a, first[a]) for a in axes} for inc in config.include
                        if inc.get("dataset", ds.name) == ds.name]
         for values in candidates:
             values = _normalize(config, values)

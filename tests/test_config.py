@@ -34,6 +34,7 @@ def test_good_config_loads(write_config):
     (GOOD.replace("- lap2d-5pt: {grid: 10}", "- no_such_matrix"), "key 'datasets[0]'"),
     (GOOD.replace("- lap2d-5pt: {grid: 10}", "- path: /nonexistent/m.mtx"), "key 'datasets[0]'"),
     (GOOD.replace("experiment: sptrsv", "experiment: fft"), "key 'experiment'"),
+    (GOOD.replace("cores: [1, 2]", "cores: [1, 2]\n  kernel: [fast]"), "key 'sweep.kernel[0]'"),
     (GOOD.replace("name: t", "name: a/b"), "key 'name'"),
     (GOOD + "exclude: [{dataset: nope}]\n", "key 'exclude[0].dataset'"),
     ("- a\n- b\n", "expected a mapping"),

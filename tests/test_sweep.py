@@ -40,3 +40,11 @@ def test_runs_multiply_points_and_ids_are_stable(write_config):
     assert ids == [run_id(run_parameters(cfg, p), "abc", "v1") for p in expand(cfg)]
     assert run_id(run_parameters(cfg, pts[0]), "abc", "v2") != ids[0]
     assert run_id(run_parameters(cfg, pts[0]), "abd", "v1") != ids[0]
+
+
+def test_optional_kernel_axis(write_config):
+    text = CFG.replace("cores: [1, 2]", "cores: [1, 2]\n  kernel: [auto, bsp]")
+    pts = expand(load_config(write_config(text)))
+    got = [(p.dataset.name, p.axes["algorithm"], p.axes["cores"], p.axes["kernel"]) for p in pts]
+    assert len(got) == len(set(got)) == 2 * (1 + 2 * 2)  # serial once (kernel auto), wavefront 2 cores x 2 kernels
+    assert all(k == "auto" for _, a, _, k in got if a == "serial")

@@ -43,7 +43,8 @@ class SptrsvExperiment:
         from .execute import solve_point
 
         axes = point.axes
+        extra = {"kernel": axes["kernel"]} if "kernel" in axes else {}
         result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
-                             barrier=config.barrier, params=config.params.get(axes["algorithm"], {}))
+                             barrier=config.barrier, params=config.params.get(axes["algorithm"], {}), **extra)
         result["omp_threads"] = result.get("cores", axes["cores"])
         return result
