@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""SpTrSV kernels: serial forward substitution and the BSP kernel (sptrsv-elasticity §2.1, §4.2).
+"""SpTrSV kernels: serial, BSP, SSP and point-to-point (sptrsv-elasticity §2.1, §4.1, §4.2; SpMP).
 
 The matrix is a lower-triangular CSR (int32 indptr/indices) whose diagonal is the last entry of
 each row; ``b`` is only read and ``x`` is the output.  Hot loops live in ``sptrsv_impl.h``.
@@ -15,13 +15,23 @@ cdef extern from "sptrsv_impl.h" nogil:
                                 const double *data, const double *b, double *x,
                                 double *times, int reps)
     void spb_solve_rows(const int32_t *indptr, const int32_t *indices, const double *data,
-                        const double *b, double *x, int32_t r0, int32_t r1)
+                        const double *idiag, const double *b, double *x, int32_t r0, int32_t r1)
     int spb_bsp_solve_timed(const int32_t *indptr, const int32_t *indices, const double *data,
                             const double *b, double *x, const int32_t *block_ptr, int n_steps,
                             int n_cores, int kind, double *times, int reps)
+    int spb_ssp_solve_timed(const int32_t *indptr, const int32_t *indices, const double *data,
+                            const double *b, double *x, const int32_t *block_ptr, int n_steps,
+                            int n_cores, int staleness, double *times, int reps)
+    int spb_p2p_solve_timed(const int32_t *indptr, const int32_t *indices, const double *data,
+                            const double *b, double *x, const int32_t *block_ptr, int n_steps,
+                            int n_cores, const int32_t *parent_ptr, const int32_t *parent_idx,
+                            double *times, int reps)
 
 BARRIER_SPIN = SPB_BARRIER_SPIN
 BARRIER_OMP = SPB_BARRIER_OMP
+
+import numpy as _np
+_NO_PARENT = _np.zeros(1, dtype=_np.int32)
 
 
 
@@ -44,20 +54,49 @@ cdef int32_t _check_system(const int32_t[::1] indptr, const int32_t[::1] indices
         raise ValueError(f"indptr[n] = {indptr[n]}, len(indices) = {indices.shape[0]} and "
                          f"len(data) = {data.shape[0]} must agree")
     cdef int64_t bad
+    cdef Py_ssize_t k = 0
     with nogil:
         bad = spb_check_lower(<int32_t>n, &indptr[0], &indices[0])
     if bad >= 0:
         raise ValueError(f"row {bad} is not lower-triangular CSR with its diagonal last "
                          "(prepare the matrix with spbench.sptrsv.execute.prepare_lower)")
+    with nogil:
+        for k in range(n):
+            if data[indptr[k + 1] - 1] == 0.0:
+                break
+    if k < n and data[indptr[k + 1] - 1] == 0.0:
+        raise ValueError(f"diagonal entry ({k}, {k}) is zero: the matrix is singular")
     return <int32_t>n
+
+
+cdef int _check_blocks(int32_t n, const int32_t[::1] block_ptr, int n_steps, int n_cores,
+                       double[::1] times) except -1:
+    """block_ptr is a non-decreasing 0..n pointer over n_steps*n_cores blocks; returns len(times)."""
+    cdef int reps = <int>times.shape[0]
+    cdef Py_ssize_t k, n_blocks = <Py_ssize_t>n_steps * n_cores
+    if reps < 1:
+        raise ValueError("times must have at least one entry")
+    if n_steps < 1 or n_cores < 1:
+        raise ValueError(f"n_steps and n_cores must be >= 1, got {n_steps} and {n_cores}")
+    if block_ptr.shape[0] != n_blocks + 1:
+        raise ValueError(f"block_ptr must have n_steps*n_cores+1 = {n_blocks + 1} entries, "
+                         f"got {block_ptr.shape[0]}")
+    if block_ptr[0] != 0 or block_ptr[n_blocks] != n:
+        raise ValueError(f"block_ptr must run from 0 to n = {n}, "
+                         f"got {block_ptr[0]} .. {block_ptr[n_blocks]}")
+    for k in range(n_blocks):
+        if block_ptr[k + 1] < block_ptr[k]:
+            raise ValueError(f"block_ptr decreases at block {k}")
+    return reps
 
 
 def serial_solve(const int32_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
                  const double[::1] b, double[::1] x):
     """Solve L x = b by forward substitution (paper Algorithm 2.1), untimed."""
     cdef int32_t n = _check_system(indptr, indices, data, b, x)
+    cdef double[::1] idiag = 1.0 / _np.asarray(data)[_np.asarray(indptr)[1:] - 1]
     with nogil:
-        spb_solve_rows(&indptr[0], &indices[0], &data[0], &b[0], &x[0], 0, n)
+        spb_solve_rows(&indptr[0], &indices[0], &data[0], &idiag[0], &b[0], &x[0], 0, n)
 
 
 def serial_solve_timed(const int32_t[::1] indptr, const int32_t[::1] indices,
@@ -71,6 +110,8 @@ def serial_solve_timed(const int32_t[::1] indptr, const int32_t[::1] indices,
     with nogil:
         spb_serial_solve_timed(n, &indptr[0], &indices[0], &data[0], &b[0], &x[0],
                                &times[0], reps)
+    if times[0] < 0:
+        raise MemoryError("could not allocate the inverse diagonal")
 
 
 def bsp_solve_timed(const int32_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -80,31 +121,82 @@ def bsp_solve_timed(const int32_t[::1] indptr, const int32_t[::1] indices, const
 
     Rows of superstep s on thread p are ``block_ptr[s*n_cores+p]:block_ptr[s*n_cores+p+1]``;
     ``barrier`` is BARRIER_SPIN (sync.h) or BARRIER_OMP.  Thread 0 times each solve between
-    barriers.  Returns the team size OpenMP gave; the solve ran only if it equals ``n_cores``.
+    barriers; before each (untimed) every thread sets its rows of x to NaN, so a solve that reads
+    a value before it is computed fails the residual check.  Returns the team size OpenMP gave; the solve ran only if it equals ``n_cores``.
     """
     cdef int32_t n = _check_system(indptr, indices, data, b, x)
-    cdef int reps = <int>times.shape[0]
-    cdef Py_ssize_t k, n_blocks = <Py_ssize_t>n_steps * n_cores
-    if reps < 1:
-        raise ValueError("times must have at least one entry")
-    if n_steps < 1 or n_cores < 1:
-        raise ValueError(f"n_steps and n_cores must be >= 1, got {n_steps} and {n_cores}")
+    cdef int reps = _check_blocks(n, block_ptr, n_steps, n_cores, times)
     if barrier != SPB_BARRIER_SPIN and barrier != SPB_BARRIER_OMP:
         raise ValueError(f"barrier must be {SPB_BARRIER_SPIN} (spin) or {SPB_BARRIER_OMP} (omp), "
                          f"got {barrier}")
-    if block_ptr.shape[0] != n_blocks + 1:
-        raise ValueError(f"block_ptr must have n_steps*n_cores+1 = {n_blocks + 1} entries, "
-                         f"got {block_ptr.shape[0]}")
-    if block_ptr[0] != 0 or block_ptr[n_blocks] != n:
-        raise ValueError(f"block_ptr must run from 0 to n = {n}, "
-                         f"got {block_ptr[0]} .. {block_ptr[n_blocks]}")
-    for k in range(n_blocks):
-        if block_ptr[k + 1] < block_ptr[k]:
-            raise ValueError(f"block_ptr decreases at block {k}")
     cdef int team
     with nogil:
         team = spb_bsp_solve_timed(&indptr[0], &indices[0], &data[0], &b[0], &x[0],
                                    &block_ptr[0], n_steps, n_cores, barrier, &times[0], reps)
     if team < 0:
         raise MemoryError("could not allocate the barrier counters")
+    return team
+
+
+def ssp_solve_timed(const int32_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                    const double[::1] b, double[::1] x, const int32_t[::1] block_ptr,
+                    int n_steps, int n_cores, int staleness, double[::1] times):
+    """Run ``len(times)`` SSP solves of the given staleness (paper Algorithm 4.1, §4.1 weak barrier).
+
+    Blocks as in :func:`bsp_solve_timed`.  Before superstep s a thread with rows in it waits until
+    every other thread has completed superstep s − staleness; it always arrives after s.  The
+    schedule must be valid for ``staleness`` (staleness 1 gives BSP semantics with this barrier).
+    Returns the team size OpenMP gave; the solve ran only if it equals ``n_cores``.
+    """
+    cdef int32_t n = _check_system(indptr, indices, data, b, x)
+    cdef int reps = _check_blocks(n, block_ptr, n_steps, n_cores, times)
+    if staleness < 1:
+        raise ValueError(f"staleness must be >= 1, got {staleness}")
+    cdef int team
+    with nogil:
+        team = spb_ssp_solve_timed(&indptr[0], &indices[0], &data[0], &b[0], &x[0],
+                                   &block_ptr[0], n_steps, n_cores, staleness, &times[0], reps)
+    if team < 0:
+        raise MemoryError("could not allocate the barrier counters")
+    return team
+
+
+def p2p_solve_timed(const int32_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                    const double[::1] b, double[::1] x, const int32_t[::1] block_ptr,
+                    int n_steps, int n_cores, const int32_t[::1] task_parent_ptr,
+                    const int32_t[::1] task_parent_idx, double[::1] times):
+    """Run ``len(times)`` point-to-point solves (SpMP execution, Park et al. 2014).
+
+    Task t = s*n_cores + p is row block t of ``block_ptr`` (layout of :func:`bsp_solve_timed`),
+    run by thread p in order of s.  Its parents are ``task_parent_idx[task_parent_ptr[t]:
+    task_parent_ptr[t+1]]``, each a task of another thread with a smaller s (this is checked, so
+    the spin waits cannot deadlock).  Returns the team size as :func:`bsp_solve_timed`.
+    """
+    cdef int32_t n = _check_system(indptr, indices, data, b, x)
+    cdef int reps = _check_blocks(n, block_ptr, n_steps, n_cores, times)
+    cdef Py_ssize_t t, k, n_tasks = <Py_ssize_t>n_steps * n_cores
+    cdef int32_t a
+    if task_parent_ptr.shape[0] != n_tasks + 1:
+        raise ValueError(f"task_parent_ptr must have n_steps*n_cores+1 = {n_tasks + 1} entries, "
+                         f"got {task_parent_ptr.shape[0]}")
+    if task_parent_ptr[0] != 0 or task_parent_ptr[n_tasks] != task_parent_idx.shape[0]:
+        raise ValueError(f"task_parent_ptr must run from 0 to len(task_parent_idx) = "
+                         f"{task_parent_idx.shape[0]}")
+    for t in range(n_tasks):
+        if task_parent_ptr[t + 1] < task_parent_ptr[t]:
+            raise ValueError(f"task_parent_ptr decreases at task {t}")
+        for k in range(task_parent_ptr[t], task_parent_ptr[t + 1]):
+            a = task_parent_idx[k]
+            if a < 0 or a // n_cores >= t // n_cores:
+                raise ValueError(f"task {t} (step {t // n_cores}) has parent {a}: parents must be "
+                                 "tasks of an earlier step")
+    if task_parent_idx.shape[0] == 0:
+        task_parent_idx = _NO_PARENT
+    cdef int team
+    with nogil:
+        team = spb_p2p_solve_timed(&indptr[0], &indices[0], &data[0], &b[0], &x[0],
+                                   &block_ptr[0], n_steps, n_cores, &task_parent_ptr[0],
+                                   &task_parent_idx[0], &times[0], reps)
+    if team < 0:
+        raise MemoryError("could not allocate the task flags")
     return team

@@ -10,11 +10,12 @@ from threadpoolctl import threadpool_limits
 
 from spbench.kernels import _sptrsv
 from spbench.sptrsv.dag import DAG, check_lower
-from spbench.sptrsv.schedule import reorder, validate
+from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph, validate, validate_tasks
 from spbench.sptrsv.schedulers import SCHEDULERS
 
 DEFAULT_BARRIER = "spin"
 BARRIERS = {"spin": _sptrsv.BARRIER_SPIN, "omp": _sptrsv.BARRIER_OMP}
+KERNELS = ("auto", "bsp", "ssp", "p2p")
 WARMUP_RUNS = 2
 RESIDUAL_TOL = 1e-12
 
@@ -86,18 +87,58 @@ def _barrier_name(barrier: str) -> str:
     return name
 
 
+def _kernel_plan(schedule, kernel: str, barrier: str, algorithm: str) -> tuple[str, int | None]:
+    """(kernel to run, staleness its barrier uses) for a scheduler's output; ValueError if impossible.
+
+    auto: a TaskSchedule runs "p2p", a Schedule of staleness 1 "bsp", of staleness >= 2 "ssp".
+    "bsp" runs any Schedule (Remark 2.3: staleness s is valid for every t <= s) or the block grid
+    of a TaskSchedule; "ssp" runs a Schedule at its own staleness (>= 1); "p2p" runs a
+    TaskSchedule, or builds the task graph of a Schedule (schedule.task_graph).
+    """
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {', '.join(map(repr, KERNELS))}; got {kernel!r}")
+    if not isinstance(schedule, (Schedule, TaskSchedule)):
+        raise ValueError(f"scheduler {algorithm!r} returned {type(schedule).__name__}, expected a "
+                         "Schedule or a TaskSchedule")
+    if kernel == "auto":
+        if isinstance(schedule, TaskSchedule):
+            kernel = "p2p"
+        else:
+            kernel = "bsp" if schedule.staleness == 1 else "ssp"
+    if kernel != "bsp" and barrier not in ("auto", "spin"):
+        raise ValueError(f"barrier {barrier!r} exists only for the BSP kernel; the {kernel} kernel "
+                         "synchronises with its own spin flags (use barrier 'auto' or 'spin')")
+    if kernel == "bsp":
+        return kernel, 1
+    if kernel == "ssp":
+        if isinstance(schedule, TaskSchedule):
+            raise ValueError(f"scheduler {algorithm!r} returned a task schedule (point-to-point); "
+                             "run it with kernel 'p2p' or 'bsp', not 'ssp'")
+        return kernel, schedule.staleness
+    return kernel, None
+
+
 def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str = "auto",
-                params: dict | None = None) -> dict:
-    """One measured point: 2 untimed then `repeats` timed solves of L x = 1 (§5.1), checked by backward error."""
+                params: dict | None = None, kernel: str = "auto") -> dict:
+    """One measured point: 2 untimed then `repeats` timed solves of L x = 1 (§5.1), checked by backward error.
+
+    ``kernel`` picks the parallel kernel (see ``_kernel_plan``); the result's ``kernel`` says which
+    ran and ``staleness`` the staleness its synchronisation allowed (1 for BSP, the schedule's for
+    SSP, None for serial and point-to-point).  The schedule is validated for the kernel that runs.
+    """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     if cores < 1:
         raise ValueError(f"cores must be >= 1, got {cores}")
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {', '.join(map(repr, KERNELS))}; got {kernel!r}")
     if algorithm == "serial":
         if cores != 1:
             raise ValueError(f"algorithm 'serial' runs on 1 core, got cores = {cores}")
         if params:
             raise ValueError(f"algorithm 'serial' takes no parameters, got {sorted(params)}")
+        if kernel != "auto":
+            raise ValueError(f"algorithm 'serial' runs the serial kernel, got kernel {kernel!r}")
     elif algorithm not in SCHEDULERS:
         raise ValueError(f"unknown algorithm {algorithm!r}; known: serial, "
                          f"{', '.join(sorted(SCHEDULERS))}")
@@ -111,27 +152,46 @@ def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str 
     n = dag.n
     b = np.ones(n)
     times = np.empty(WARMUP_RUNS + repeats)
+    staleness = None
     if algorithm == "serial":
-        kernel, supersteps, schedule_time = "serial", 1, 0.0
+        kernel_name, supersteps, schedule_time = "serial", 1, 0.0
         x = np.zeros(n)
         with threadpool_limits(limits=1, user_api="blas"):
             _sptrsv.serial_solve_timed(L.indptr, L.indices, L.data, b, x, times)
     else:
-        kernel = "bsp"
         start = time.perf_counter()
-        schedule = SCHEDULERS[algorithm](dag, cores, **(params or {}))
+        result = SCHEDULERS[algorithm](dag, cores, **(params or {}))
         schedule_time = time.perf_counter() - start
-        if schedule.n_cores != cores:
-            raise ValueError(f"scheduler {algorithm!r} returned a schedule for {schedule.n_cores} "
+        kernel_name, staleness = _kernel_plan(result, kernel, barrier, algorithm)
+        if kernel_name != "bsp":
+            barrier_name = "spin"
+        if result.n_cores != cores:
+            raise ValueError(f"scheduler {algorithm!r} returned a schedule for {result.n_cores} "
                              f"cores, asked for {cores}")
-        validate(schedule, dag)
+        schedule = result.schedule if isinstance(result, TaskSchedule) else result
+        if kernel_name == "p2p":
+            if isinstance(result, TaskSchedule):
+                tasks = result
+            else:  # building the task graph is preprocessing: it counts as schedule time
+                validate(schedule, dag)
+                start = time.perf_counter()
+                tasks = task_graph(schedule, dag)
+                schedule_time += time.perf_counter() - start
+            validate_tasks(tasks, dag)
+        else:
+            validate(schedule, dag)
         supersteps = schedule.n_supersteps
         L_perm, perm, block_ptr = reorder(schedule, L)
         x_perm = np.zeros(n)
+        args = (L_perm.indptr, L_perm.indices, L_perm.data, b[perm], x_perm, block_ptr,
+                supersteps, cores)
         with threadpool_limits(limits=1, user_api="blas"):
-            team = _sptrsv.bsp_solve_timed(L_perm.indptr, L_perm.indices, L_perm.data, b[perm],
-                                           x_perm, block_ptr, supersteps, cores,
-                                           BARRIERS[barrier_name], times)
+            if kernel_name == "bsp":
+                team = _sptrsv.bsp_solve_timed(*args, BARRIERS[barrier_name], times)
+            elif kernel_name == "ssp":
+                team = _sptrsv.ssp_solve_timed(*args, staleness, times)
+            else:
+                team = _sptrsv.p2p_solve_timed(*args, tasks.parent_ptr, tasks.parent_idx, times)
         if team != cores:
             raise RuntimeError(f"OpenMP started {team} threads, asked for {cores} (check "
                                "OMP_THREAD_LIMIT; kernels built without OpenMP run 1 thread only)")
@@ -140,7 +200,8 @@ def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str 
     solve_times = times[WARMUP_RUNS:]
     residual = backward_error(L, x, b)
     return {
-        "kernel": kernel,
+        "kernel": kernel_name,
+        "staleness": staleness,
         "cores": int(cores),
         "n": n,
         "nnz": dag.nnz,

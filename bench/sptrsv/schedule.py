@@ -114,3 +114,132 @@ def reorder(schedule: Schedule, L: sp.csr_matrix) -> tuple[sp.csr_matrix, np.nda
     block_ptr = np.zeros(counts.size + 1, dtype=np.int32)
     np.cumsum(counts, out=block_ptr[1:])
     return L_perm, perm, block_ptr
+
+
+@dataclass(frozen=True, eq=False)
+class TaskSchedule:
+    """A schedule run point-to-point: block (s, p) of ``schedule`` is task t = s·P + p (SpMP).
+
+    Core p runs its tasks in order of s; before task t it waits for the finished flags of its
+    parents ``parent_idx[parent_ptr[t]:parent_ptr[t + 1]]`` (tasks of other cores and earlier
+    steps).  Rows are laid out exactly as :func:`reorder` lays out ``schedule``, so the same
+    permuted matrix serves the P2P and (when ``schedule`` is valid) the BSP/SSP kernels.
+    Check with :func:`validate_tasks`.
+    """
+
+    schedule: Schedule
+    parent_ptr: np.ndarray
+    parent_idx: np.ndarray
+
+    def __post_init__(self):
+        if not isinstance(self.schedule, Schedule):
+            raise ScheduleError(f"schedule must be a Schedule, got {type(self.schedule).__name__}")
+        ptr = np.ascontiguousarray(self.parent_ptr, dtype=np.int32)
+        idx = np.ascontiguousarray(self.parent_idx, dtype=np.int32)
+        if ptr.ndim != 1 or idx.ndim != 1 or ptr.size != self.n_tasks + 1:
+            raise ScheduleError(f"parent_ptr must have n_tasks + 1 = {self.n_tasks + 1} entries, "
+                                f"got shape {ptr.shape}")
+        if ptr[0] != 0 or ptr[-1] != idx.size or np.any(np.diff(ptr) < 0):
+            raise ScheduleError("parent_ptr must be non-decreasing from 0 to len(parent_idx)")
+        object.__setattr__(self, "parent_ptr", ptr)
+        object.__setattr__(self, "parent_idx", idx)
+
+    @property
+    def n(self) -> int:
+        return self.schedule.n
+
+    @property
+    def n_cores(self) -> int:
+        return self.schedule.n_cores
+
+    @property
+    def n_supersteps(self) -> int:
+        """Steps of the task grid (the tasks per core, empty ones included)."""
+        return self.schedule.n_supersteps
+
+    @property
+    def n_tasks(self) -> int:
+        return self.schedule.n_supersteps * self.schedule.n_cores
+
+    @property
+    def n_task_edges(self) -> int:
+        return int(self.parent_idx.size)
+
+
+def task_graph(schedule: Schedule, dag: DAG, reduce: bool = True) -> TaskSchedule:
+    """Point-to-point task graph of a schedule: task(v) = σ(v)·P + π(v), an edge a -> t for every
+    DAG edge between different cores.
+
+    Same-core edges are dropped (program order covers them); of a task's parents on one core only
+    the latest step is kept (program order on that core implies the earlier ones); with ``reduce``
+    the 2-hop rules of ``_taskgraph.reduce_parents`` drop further implied edges.  Requires every
+    cross-core edge to go to a later step and same-core edges not backwards (any valid schedule).
+    """
+    from spbench.kernels import _taskgraph
+
+    if schedule.n != dag.n:
+        raise ScheduleError(f"schedule has {schedule.n} vertices, the DAG has {dag.n}")
+    P = schedule.n_cores
+    n_steps = max(schedule.n_supersteps, 1)
+    src, dst = dag.edges()
+    core, step = schedule.core, schedule.superstep
+    cross = core[src] != core[dst]
+    bad = np.flatnonzero((cross & (step[src] >= step[dst])) | (step[src] > step[dst]))
+    if bad.size:
+        v, w = int(src[bad[0]]), int(dst[bad[0]])
+        raise ScheduleError(f"edge ({v} -> {w}) goes from core {core[v]} step {step[v]} to core "
+                            f"{core[w]} step {step[w]}: no task order can honour it")
+    task = step.astype(np.int64) * P + core
+    child = task[dst[cross]]
+    parent = task[src[cross]]
+    # one parent per (child, parent core): the latest step
+    order = np.lexsort((parent // P, parent % P, child))
+    child, parent = child[order], parent[order]
+    keep = np.ones(child.size, dtype=bool)
+    if child.size:
+        keep[:-1] = (child[1:] != child[:-1]) | (parent[1:] % P != parent[:-1] % P)
+    child, parent = child[keep], parent[keep]
+    ptr = np.zeros(n_steps * P + 1, dtype=np.int32)
+    np.cumsum(np.bincount(child, minlength=n_steps * P), out=ptr[1:])
+    idx = parent.astype(np.int32)
+    if reduce:
+        ptr, idx = _taskgraph.reduce_parents(ptr, idx, n_steps, P)
+    return TaskSchedule(schedule=schedule, parent_ptr=ptr, parent_idx=idx)
+
+
+def validate_tasks(tasks: TaskSchedule, dag: DAG) -> None:
+    """Raise ScheduleError unless point-to-point execution of ``tasks`` honours every DAG edge.
+
+    Parents must be tasks of another core at an earlier step (so the spin waits cannot deadlock);
+    an edge (v, w) is honoured when v's task runs before w's on the same core (same task: rows
+    run in id order), or when v's task is reachable from w's task through parent edges and
+    program order (exact, via ``_taskgraph.known_done``: memory n_tasks × P int32).
+    """
+    from spbench.kernels import _taskgraph
+
+    schedule = tasks.schedule
+    if schedule.n != dag.n:
+        raise ScheduleError(f"schedule assigns {schedule.n} vertices, the DAG has {dag.n}")
+    P = schedule.n_cores
+    core, step = schedule.core, schedule.superstep
+    if np.any((core < 0) | (core >= P)) or np.any(step < 0):
+        raise ScheduleError(f"cores must lie in [0, {P}) and supersteps be >= 0")
+    idx = tasks.parent_idx
+    child = np.repeat(np.arange(tasks.n_tasks), np.diff(tasks.parent_ptr))
+    bad = np.flatnonzero((idx < 0) | (idx >= tasks.n_tasks) | (idx // P >= child // P)
+                         | (idx % P == child % P))
+    if bad.size:
+        k = bad[0]
+        raise ScheduleError(f"task {child[k]} has parent task {idx[k]}: parents must be tasks of "
+                            "another core at an earlier step")
+    K = _taskgraph.known_done(tasks.parent_ptr, idx, max(schedule.n_supersteps, 1), P)
+    src, dst = dag.edges()
+    same = core[src] == core[dst]
+    task_dst = step[dst].astype(np.int64) * P + core[dst]
+    ok = np.where(same, step[src] <= step[dst], K[task_dst, core[src]] >= step[src])
+    bad = np.flatnonzero(~ok)
+    if bad.size:
+        v, w = int(src[bad[0]]), int(dst[bad[0]])
+        raise ScheduleError(f"edge ({v} -> {w}) is not covered: task (step {step[v]}, core "
+                            f"{core[v]}) is not guaranteed to finish before task (step {step[w]}, "
+                            f"core {core[w]}) starts ({bad.size} uncovered edges in total)")

@@ -11,8 +11,8 @@ from spbench.kernels import _build_info
 from spbench.sptrsv import execute
 from spbench.sptrsv.execute import available_cores, backward_error, solve_point
 
-KEYS = {"kernel", "cores", "n", "nnz", "wavefronts", "supersteps", "schedule_time", "solve_time",
-        "solve_times", "residual", "status", "barrier"}
+KEYS = {"kernel", "staleness", "cores", "n", "nnz", "wavefronts", "supersteps", "schedule_time",
+        "solve_time", "solve_times", "residual", "status", "barrier"}
 PARALLEL = min(2, available_cores()) if _build_info.openmp_enabled() else 1
 
 

@@ -1,0 +1,109 @@
+"""SpMP scheduler: level-set tasks, reduced task graph that still implies every dependency."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spbench.kernels import _build_info
+from spbench.sptrsv.dag import DAG
+from spbench.sptrsv.execute import available_cores, prepare_lower, solve_point
+from spbench.sptrsv.schedule import (Schedule, ScheduleError, TaskSchedule, task_graph,
+                                     validate, validate_tasks)
+from spbench.sptrsv.schedulers import SCHEDULERS, spmp
+
+PARALLEL = min(2, available_cores()) if _build_info.openmp_enabled() else 1
+
+
+def _edges(tasks):
+    child = np.repeat(np.arange(tasks.n_tasks), np.diff(tasks.parent_ptr))
+    return set(zip(child.tolist(), tasks.parent_idx.tolist()))
+
+
+def _cases(random_lower, laplacian_2d):
+    chain = prepare_lower(sp.diags([np.ones(59), np.full(60, 3.0)], [-1, 0]))
+    return [random_lower(300, density=0.03, seed=1), random_lower(500, density=0.005, seed=2),
+            chain, random_lower(40, diag_only_rows=1.0, seed=3),
+            random_lower(200, density=0.05, seed=4, diag_only_rows=0.6),
+            prepare_lower(laplacian_2d(12)), random_lower(1, seed=0)]
+
+
+def test_registered():
+    assert SCHEDULERS["spmp"] is spmp.schedule
+    assert spmp.name == "spmp" and spmp.parameters == {"reduce": True}
+
+
+@pytest.mark.parametrize("cores", [1, 2, 3, 7])
+def test_valid_and_reduction_keeps_dependencies(random_lower, laplacian_2d, cores):
+    for L in _cases(random_lower, laplacian_2d):
+        dag = DAG(L)
+        tasks = spmp.schedule(dag, cores)
+        assert isinstance(tasks, TaskSchedule) and tasks.n_cores == cores
+        validate(tasks.schedule, dag)  # the level grid is itself a BSP schedule
+        assert tasks.n_supersteps == dag.wavefronts
+        validate_tasks(tasks, dag)  # every DAG edge implied by the reduced graph
+        full = spmp.schedule(dag, cores, reduce=False)
+        validate_tasks(full, dag)
+        assert _edges(tasks) <= _edges(full)
+        if cores == 1:
+            assert tasks.n_task_edges == 0
+
+
+def test_reduction_drops_edges_on_a_dense_dag(random_lower):
+    dag = DAG(random_lower(400, density=0.05, seed=9))
+    reduced, full = spmp.schedule(dag, 4), spmp.schedule(dag, 4, reduce=False)
+    assert 0 < reduced.n_task_edges < full.n_task_edges
+
+
+def test_validate_tasks_catches_a_missing_dependency(random_lower):
+    dag = DAG(random_lower(300, density=0.03, seed=1))
+    tasks = spmp.schedule(dag, 2)
+    assert tasks.n_task_edges > 0
+    ptr = tasks.parent_ptr.copy()
+    t = int(np.flatnonzero(np.diff(ptr))[-1])  # drop the last task's first parent
+    idx = np.delete(tasks.parent_idx, ptr[t])
+    ptr[t + 1:] -= 1
+    broken = TaskSchedule(tasks.schedule, ptr, idx)
+    with pytest.raises(ScheduleError, match="is not covered"):
+        validate_tasks(broken, dag)
+    first_child = int(np.flatnonzero(np.diff(tasks.parent_ptr))[0])
+    self_loop = tasks.parent_idx.copy()
+    self_loop[0] = first_child  # a task waiting on itself would hang the kernel
+    with pytest.raises(ScheduleError, match="parents must be tasks of another core"):
+        validate_tasks(TaskSchedule(tasks.schedule, tasks.parent_ptr, self_loop), dag)
+
+
+def test_task_graph_refuses_same_step_cross_core_edge():
+    L = prepare_lower(sp.csr_matrix(np.array([[1.0, 0.0], [1.0, 1.0]])))
+    with pytest.raises(ScheduleError, match="no task order"):
+        task_graph(Schedule([0, 1], [0, 0], 2), DAG(L))
+
+
+def test_equal_nnz_chunks_per_level(random_lower):
+    dag = DAG(random_lower(2000, density=0.001, seed=5, diag_only_rows=0.0))
+    tasks = spmp.schedule(dag, 2)
+    s = tasks.schedule
+    for level in range(min(dag.wavefronts, 3)):
+        rows = np.flatnonzero(s.superstep == level)
+        if rows.size < 50:
+            continue
+        assert np.all(np.diff(s.core[rows]) >= 0)  # contiguous chunks in id order
+        loads = np.bincount(s.core[rows], weights=dag.weights[rows], minlength=2)
+        assert abs(loads[0] - loads[1]) <= dag.weights[rows].max()
+
+
+def test_deterministic(random_lower):
+    dag = DAG(random_lower(300, density=0.03, seed=1))
+    a, b = spmp.schedule(dag, 3), spmp.schedule(dag, 3)
+    np.testing.assert_array_equal(a.schedule.core, b.schedule.core)
+    np.testing.assert_array_equal(a.parent_ptr, b.parent_ptr)
+    np.testing.assert_array_equal(a.parent_idx, b.parent_idx)
+
+
+@pytest.mark.parametrize("cores", sorted({1, PARALLEL}))
+def test_solve_point_runs_p2p(random_lower, laplacian_2d, cores):
+    for A in (random_lower(400, density=0.02, seed=cores, shuffle=True), laplacian_2d(20)):
+        row = solve_point(A, "spmp", cores, repeats=3)
+        assert (row["kernel"], row["staleness"], row["barrier"]) == ("p2p", None, "spin")
+        assert row["status"] == "ok"
+        assert row["supersteps"] == row["wavefronts"]
+        row = solve_point(A, "spmp", cores, repeats=3, kernel="bsp")
+        assert row["kernel"] == "bsp" and row["status"] == "ok"
