@@ -10,12 +10,12 @@ CFG = """
 name: resume
 experiment: sptrsv
 datasets:
-  - lap2d-5pt: {grid: 60}
-  - lap2d-9pt: {grid: 50}
+  - lap2d-5pt: {grid: 150}
+  - lap2d-9pt: {grid: 120}
 sweep:
   algorithm: [serial, wavefront]
   cores: [1, 2]
-repeats: 400
+repeats: 1000
 runs: 3
 """
 N_POINTS = 2 * 3 * 3
