@@ -17,8 +17,9 @@ from .errors import DatasetError
 def lower_triangle(A) -> sp.csr_matrix:
     """The lower triangle of ``A`` incl. the diagonal, in the kernels' CSR layout.
 
-    float64 data, int32 indptr/indices, duplicates summed, explicit zeros dropped, sorted
-    columns; every diagonal entry present, nonzero and finite, hence last in its row.
+    float64 data, int32 indptr/indices, duplicates summed, sorted columns; explicit zeros stay
+    (they are part of the pattern, hence of the DAG); every diagonal entry present, nonzero and
+    finite, hence last in its row.
     """
     if not sp.issparse(A):
         A = np.asarray(A)
@@ -28,7 +29,6 @@ def lower_triangle(A) -> sp.csr_matrix:
         raise DatasetError(f"lower_triangle: expected a square matrix, got shape {A.shape[0]}x{A.shape[1]}")
     L = sp.tril(sp.csr_matrix(A, dtype=np.float64), k=0, format="csr")
     L.sum_duplicates()
-    L.eliminate_zeros()
     L.sort_indices()
     n = L.shape[0]
     if L.nnz >= np.iinfo(np.int32).max:
@@ -42,7 +42,10 @@ def lower_triangle(A) -> sp.csr_matrix:
     nonempty = ends > indptr[:-1]
     last_col = np.full(n, -1, dtype=np.int64)
     last_col[nonempty] = indices[ends[nonempty] - 1]
-    bad_rows = np.flatnonzero(last_col != np.arange(n))
+    has_diag = last_col == np.arange(n)
+    zero_diag = np.zeros(n, dtype=bool)
+    zero_diag[has_diag] = L.data[ends[has_diag] - 1] == 0
+    bad_rows = np.flatnonzero(~has_diag | zero_diag)
     if bad_rows.size:
         raise DatasetError(f"lower_triangle: row {int(bad_rows[0])} has no nonzero diagonal entry "
                            f"({bad_rows.size} such rows); a triangular solve needs every diagonal")

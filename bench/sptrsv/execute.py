@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from spbench.datasets.transforms import lower_triangle
 from spbench.kernels import _sptrsv
 from spbench.sptrsv.dag import DAG, check_lower
 from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph, validate, validate_tasks
@@ -21,41 +22,15 @@ RESIDUAL_TOL = 1e-12
 
 
 def prepare_lower(A) -> sp.csr_matrix:
-    """Lower triangle of any square scipy sparse matrix as int32 CSR, sorted, duplicates summed, diagonal last.
-
-    Raises ValueError when a diagonal entry is missing or zero, or a value is not finite.
-    """
+    """Lower triangle of any square scipy sparse matrix in the kernels' layout (int32 CSR, sorted,
+    duplicates summed, diagonal last); ValueError when a diagonal is missing or zero."""
     if not sp.issparse(A):
         raise ValueError(f"expected a scipy sparse matrix, got {type(A).__name__}")
-    n, m = A.shape
-    if n != m:
-        raise ValueError(f"matrix must be square, got shape {A.shape}")
-    if n == 0:
+    if A.shape[0] == 0:
         raise ValueError("matrix is empty (n = 0)")
-    L = sp.tril(A, format="csr").astype(np.float64)
-    L.sum_duplicates()
-    L.sort_indices()
-    if L.nnz >= 2**31:
-        raise ValueError(f"nnz = {L.nnz} does not fit the int32 kernels")
-    lengths = np.diff(L.indptr)
-    last = np.where(lengths > 0, L.indptr[1:] - 1, 0)
-    has_diag = (lengths > 0) & (L.indices[last] == np.arange(n))
-    missing = np.flatnonzero(~has_diag)
-    if missing.size:
-        raise ValueError(f"diagonal entry ({missing[0]}, {missing[0]}) is missing "
-                         f"({missing.size} rows without a diagonal)")
-    zero = np.flatnonzero(L.data[last] == 0)
-    if zero.size:
-        raise ValueError(f"diagonal entry ({zero[0]}, {zero[0]}) is zero: the matrix is singular")
-    if not np.all(np.isfinite(L.data)):
-        raise ValueError("matrix has non-finite values")
-    out = sp.csr_matrix((np.ascontiguousarray(L.data),
-                         np.ascontiguousarray(L.indices, dtype=np.int32),
-                         np.ascontiguousarray(L.indptr, dtype=np.int32)), shape=(n, n))
-    out.indices = out.indices.astype(np.int32, copy=False)
-    out.indptr = out.indptr.astype(np.int32, copy=False)
-    check_lower(out)
-    return out
+    L = lower_triangle(A)
+    check_lower(L)
+    return L
 
 
 def available_cores() -> int:
