@@ -1,0 +1,111 @@
+"""HyperG (paper §5; Kaya & Uçar [15]): fine-grained hypergraph partitioning with Mt-KaHyPar.
+
+Vertices are the nonzeros (unit weight); every non-empty slice of every mode is a net whose
+pins are its elements. Nets with a single pin are dropped (they can never be cut, so KM1 and
+the partition's quality are unchanged). The hypergraph is partitioned into P blocks with
+imbalance ε = 0.03 and the connectivity-minus-one (KM1) objective; block = owner (uni-policy).
+The paper used Zoltan; Mt-KaHyPar (``pip install mtkahypar``) is the substitute here.
+Cost grows fast (REFERENCES.md: 200k nonzeros take ~3 s at k = 2, ~38 s at k = 64): pass
+``cache_dir`` to keep partitions as ``hyper-<hash>.npy`` keyed by the tensor's coordinates,
+P, ε, seed and preset. Mt-KaHyPar is initialized once per process (its thread count is the
+first call's ``threads``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+
+from . import Distribution
+
+__all__ = ["hyper", "available", "HyperGUnavailable"]
+
+_MTK = {}
+
+
+class HyperGUnavailable(RuntimeError):
+    """Mt-KaHyPar cannot be imported."""
+
+
+def available() -> bool:
+    """Whether ``import mtkahypar`` works."""
+    try:
+        import mtkahypar  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def _initializer(threads: int):
+    try:
+        import mtkahypar
+    except Exception as exc:  # ImportError, or a broken shared library
+        raise HyperGUnavailable(
+            "the HyperG scheme needs Mt-KaHyPar: `pip install mtkahypar` into this environment "
+            f"(import failed: {exc})") from None
+    if "init" not in _MTK:   # Mt-KaHyPar may be initialized only once per process
+        _MTK["init"] = mtkahypar.initialize(max(1, int(threads)))
+    return mtkahypar, _MTK["init"]
+
+
+def _cache_file(tensor, P, epsilon, seed, preset, cache_dir) -> Path:
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(tensor.coords).tobytes())
+    h.update(repr((tensor.dims, P, float(epsilon), int(seed), preset.lower())).encode())
+    return Path(cache_dir) / f"hyper-{h.hexdigest()[:24]}.npy"
+
+
+def hyper(tensor, nparts: int, *, seed: int = 0, epsilon: float = 0.03, threads: int | None = None,
+          preset: str = "default", cache_dir=None) -> Distribution:
+    """HyperG (uni-policy). ``preset``: an Mt-KaHyPar PresetType name (``deterministic`` for
+    reproducible partitions; ``default`` is what REFERENCES.md measured). ``cache_dir``:
+    reuse/store the partition there."""
+    P = int(nparts)
+    nnz = tensor.nnz
+    if P == 1 or nnz == 0:
+        policy = np.zeros(nnz, dtype=np.int32)
+        return Distribution("hyper", P, (policy,) * tensor.nmodes, False, {"km1": 0})
+    if P > nnz:
+        raise ValueError(f"HyperG: cannot partition {nnz} nonzeros into {P} non-empty blocks")
+    cached = _cache_file(tensor, P, epsilon, seed, preset, cache_dir) if cache_dir else None
+    if cached is not None and cached.is_file():
+        try:
+            policy = np.load(cached).astype(np.int32)
+            if policy.shape == (nnz,):
+                return Distribution("hyper", P, (policy,) * tensor.nmodes, False,
+                                    {"epsilon": float(epsilon), "seed": int(seed), "preset": preset,
+                                     "cached": True})
+        except (OSError, ValueError):
+            pass
+    mtkahypar, mtk = _initializer(threads or os.cpu_count() or 1)
+    nets = []
+    for n in range(tensor.nmodes):
+        sl = tensor.slices(n)
+        sizes = sl.sizes
+        keep = np.flatnonzero(sizes > 1)
+        pins = sl.order
+        for l in keep.tolist():
+            nets.append(pins[sl.offsets[l]:sl.offsets[l + 1]].tolist())
+    try:
+        mtkahypar.set_seed(int(seed))
+    except Exception:
+        pass
+    ctx = mtk.context_from_preset(getattr(mtkahypar.PresetType, preset.upper()))
+    ctx.set_partitioning_parameters(P, float(epsilon), mtkahypar.Objective.KM1)
+    ctx.logging = False
+    hg = mtk.create_hypergraph(ctx, nnz, len(nets), nets)
+    phg = hg.partition(ctx)
+    policy = np.asarray(phg.get_partition(), dtype=np.int32)
+    if cached is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.part.npy")
+            np.save(tmp, policy)
+            os.replace(tmp, cached)
+        except OSError:
+            pass
+    return Distribution("hyper", P, (policy,) * tensor.nmodes, False,
+                        {"km1": int(phg.km1()), "epsilon": float(epsilon), "seed": int(seed),
+                         "nets": len(nets), "preset": preset})

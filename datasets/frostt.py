@@ -1,0 +1,216 @@
+"""FROSTT ``.tns`` tensors: reader, writer and the ``.npz`` parse cache (DESIGN.md §7).
+
+Format: one nonzero per line, N 1-based indices then the value, whitespace separated; lines
+starting with ``#`` (and anything after a ``#``) are comments, blank lines are skipped; no
+header, so the mode lengths are the largest index per mode unless ``dims`` is given.
+``.tns.gz`` is read and written transparently.
+
+Reading is pandas' C parser in chunks (no Python loop per line). Only when that parser or the
+checks on its output find a problem does a line-by-line scan run, to name the file, the line
+number and the reason in the DatasetError. The parsed tensor is cached as ``<stem>.npz`` beside
+the file (or in ``cache=DIR``) and reused while the source's size and mtime are unchanged.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import DatasetError
+
+__all__ = ["read_tns", "write_tns", "tns_stem", "npz_cache_path", "TNS_SUFFIXES"]
+
+TNS_SUFFIXES = (".tns", ".tns.gz")
+_CHUNK = 4_000_000
+
+
+def tns_stem(path) -> str:
+    """File name without ``.tns`` / ``.tns.gz`` (a data set's name in result rows)."""
+    name = Path(path).name
+    for suf in (".tns.gz", ".tns", ".gz"):
+        if name.endswith(suf):
+            return name[: -len(suf)]
+    return name
+
+
+def npz_cache_path(path, cache=True) -> Path | None:
+    """Where the parsed copy of ``path`` lives: beside it, in ``cache`` (a folder), or None."""
+    if cache is False or cache is None:
+        return None
+    path = Path(path)
+    folder = path.parent if cache is True else Path(cache)
+    return folder / f"{tns_stem(path)}.npz"
+
+
+def _open_text(path: Path):
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, "rt", encoding="utf-8", errors="replace")
+
+
+def _data_fields(line: str) -> list[str] | None:
+    """Whitespace fields of a line without its comment; None for comment/blank lines."""
+    line = line.split("#", 1)[0]
+    fields = line.split()
+    return fields or None
+
+
+def _first_fields(path: Path) -> int:
+    try:
+        with _open_text(path) as fh:
+            for line in fh:
+                fields = _data_fields(line)
+                if fields:
+                    return len(fields)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from None
+    raise DatasetError(f"{path}: no nonzeros (every line is blank or a comment)")
+
+
+def _check_line(fields: list[str], nmodes: int, dims) -> str | None:
+    """Why one data line is bad, or None."""
+    if len(fields) != nmodes + 1:
+        return f"expected {nmodes} indices and a value ({nmodes + 1} fields), got {len(fields)}"
+    for n, tok in enumerate(fields[:nmodes]):
+        try:
+            i = int(tok)
+        except ValueError:
+            return f"index {n + 1} {tok!r} is not an integer"
+        if i < 1:
+            return f"index {n + 1} is {i}; FROSTT indices are 1-based (>= 1)"
+        if dims is not None and i > dims[n]:
+            return f"index {n + 1} is {i}, beyond the mode's length {dims[n]}"
+    try:
+        v = float(fields[nmodes])
+    except ValueError:
+        return f"value {fields[nmodes]!r} is not a number"
+    if not np.isfinite(v):
+        return f"value {fields[nmodes]!r} is not a finite number"
+    return None
+
+
+def _raise_bad_line(path: Path, nmodes: int, dims, fallback: str) -> None:
+    """Scan line by line (error path only) and raise DatasetError naming the first bad line."""
+    try:
+        with _open_text(path) as fh:
+            for lineno, line in enumerate(fh, start=1):
+                fields = _data_fields(line)
+                if fields is None:
+                    continue
+                why = _check_line(fields, nmodes, dims)
+                if why:
+                    raise DatasetError(f"{path}: line {lineno}: {why}")
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from None
+    raise DatasetError(f"{path}: unreadable FROSTT tensor: {fallback}")
+
+
+def _load_npz(npz: Path, src: Path):
+    from spbench.tucker.tensor import SparseTensor
+    try:
+        st = src.stat()
+        with np.load(npz) as z:
+            if int(z["source_size"]) != st.st_size or int(z["source_mtime_ns"]) != st.st_mtime_ns:
+                return None
+            return SparseTensor(z["coords"].astype(np.int64), z["values"], tuple(int(d) for d in z["dims"]),
+                                sum_duplicates=False, check=False)
+    except (OSError, KeyError, ValueError, EOFError):
+        return None
+
+
+def _save_npz(npz: Path, src: Path, tensor) -> None:
+    try:
+        st = src.stat()
+        npz.parent.mkdir(parents=True, exist_ok=True)
+        coords = tensor.coords
+        if tensor.nnz and max(tensor.dims) < 2**31 - 1:
+            coords = coords.astype(np.int32)
+        tmp = npz.with_name(f"{npz.name}.{os.getpid()}.part.npz")
+        np.savez(tmp, coords=coords, values=tensor.values, dims=np.asarray(tensor.dims, dtype=np.int64),
+                 source_size=st.st_size, source_mtime_ns=st.st_mtime_ns)
+        os.replace(tmp, npz)
+    except OSError:
+        pass   # a read-only folder only costs a re-parse next time
+
+
+def read_tns(path, *, dims=None, cache=True, chunksize: int = _CHUNK):
+    """Read a FROSTT ``.tns``/``.tns.gz`` file into a SparseTensor (0-based, duplicates summed).
+
+    ``dims``: the mode lengths when known (indices beyond them are errors); default: the
+    largest index per mode. ``cache``: True (``<stem>.npz`` beside the file), a folder, or False.
+    Bad input raises DatasetError naming the file and the first bad line.
+    """
+    from spbench.tucker.tensor import SparseTensor
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"{path}: no such file")
+    npz = npz_cache_path(path, cache)
+    if npz is not None and npz.is_file():
+        t = _load_npz(npz, path)
+        if t is not None and (dims is None or tuple(dims) == t.dims):
+            return t
+    ncols = _first_fields(path)
+    nmodes = ncols - 1
+    if nmodes < 1:
+        raise DatasetError(f"{path}: line 1 of the data has {ncols} field; need at least one index and a value")
+    dtypes = {c: np.int64 for c in range(nmodes)}
+    dtypes[nmodes] = np.float64
+    coords_parts, value_parts = [], []
+    try:
+        reader = pd.read_csv(path, sep=r"\s+", header=None, comment="#", engine="c", dtype=dtypes,
+                             chunksize=chunksize, compression="infer", skip_blank_lines=True)
+        for df in reader:
+            if df.shape[1] != ncols:
+                raise ValueError(f"{df.shape[1]} columns")
+            c = df.iloc[:, :nmodes].to_numpy(dtype=np.int64)
+            v = df.iloc[:, nmodes].to_numpy(dtype=np.float64)
+            if c.size and c.min() < 1:
+                raise ValueError("index below 1")
+            if dims is not None and c.size and (c.max(axis=0) > np.asarray(dims)).any():
+                raise ValueError("index beyond dims")
+            if not np.isfinite(v).all():
+                raise ValueError("non-finite value")
+            coords_parts.append(c)
+            value_parts.append(v)
+    except (ValueError, TypeError, pd.errors.ParserError, pd.errors.EmptyDataError, OverflowError) as exc:
+        _raise_bad_line(path, nmodes, dims, " ".join(str(exc).split()))
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from None
+    coords = np.concatenate(coords_parts) if coords_parts else np.zeros((0, nmodes), dtype=np.int64)
+    coords -= 1
+    values = np.concatenate(value_parts) if value_parts else np.zeros(0)
+    if dims is None:
+        dims = tuple(int(d) for d in coords.max(axis=0) + 1) if coords.size else (0,) * nmodes
+    tensor = SparseTensor(coords, values, dims, check=False)
+    if npz is not None:
+        _save_npz(npz, path, tensor)
+    return tensor
+
+
+def write_tns(path, tensor, *, comment: str | None = None) -> Path:
+    """Write ``tensor`` as FROSTT text (1-based; values with shortest round-trip repr), gzip
+    when the name ends in ``.gz``; atomic (``.part`` then rename). Returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = {n: tensor.coords[:, n] + 1 for n in range(tensor.nmodes)}
+    cols[tensor.nmodes] = tensor.values
+    df = pd.DataFrame(cols)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
+    if path.name.endswith(".gz"):
+        fh_ctx = gzip.open(tmp, "wt", encoding="utf-8", newline="\n", compresslevel=6)
+    else:
+        fh_ctx = open(tmp, "wt", encoding="utf-8", newline="\n")
+    try:
+        with fh_ctx as fh:
+            if comment:
+                for line in str(comment).splitlines():
+                    fh.write(f"# {line}\n")
+            df.to_csv(fh, sep=" ", header=False, index=False, lineterminator="\n")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
