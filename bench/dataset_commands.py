@@ -8,8 +8,8 @@ import click
 from spbench.datasets import synthetic
 from spbench.datasets.errors import DatasetError
 from spbench.datasets.matrix_market import MATRIX_SUFFIXES, write_matrix
-from spbench.datasets.registry import (SUITESPARSE, fetch_suitesparse, list_datasets, parse_value,
-                                       resolve, suitesparse_dir)
+from spbench.datasets.registry import (ICHOL_TABLE, METIS_TABLE, SUITESPARSE, fetch_suitesparse, list_datasets,
+                                       parse_value, resolve, suitesparse_dir, suitesparse_matrix)
 from spbench.datasets.transforms import lower_triangle
 
 
@@ -60,13 +60,14 @@ def datasets():
 
 @datasets.command("list")
 def list_command():
-    """Table of the registry (Table A.1; nnz of the lower triangle) and the generators (at defaults)."""
+    """Table of the registry (Tables A.1-A.3; nnz of the lower triangle) and the generators (at defaults)."""
     rows = list_datasets()
     headers = ["name", "kind", "n", "nnz", "avg wavefront", "cached", "stand-in / description"]
     cells = [[r["name"], r["kind"], _fmt(r["n"]), _fmt(r["nnz"]), _fmt(r["avg_wavefront"]), _fmt(r["cached"]),
               r["standin"] or r["description"]] for r in rows]
     click.echo(_table(headers, cells, [False, False, True, True, True, False, False]))
-    click.echo(f"\ncache: {suitesparse_dir()}  (SuiteSparse sizes from the paper's Table A.1)")
+    click.echo(f"\ncache: {suitesparse_dir()}  (sizes from the paper's Table A.1; kinds ichol / metis: "
+               f"Tables A.2 / A.3, a base matrix with transform ichol / metis)")
 
 
 @datasets.command("show")
@@ -90,8 +91,10 @@ def show_command(name, pairs, fetch, standin):
              ("nnz/row (lower)", f"{L.nnz / max(n, 1):.2f}")]
     facts += _wavefront_facts(L)
     if ds.kind == "suitesparse":
-        m = SUITESPARSE[ds.name]
-        facts += [("paper n / nnz / avg wavefront", f"{m.n:,} / {m.nnz:,} / {m.avg_wavefront:,}")]
+        m = suitesparse_matrix(ds.base)
+        row = {"ichol": ICHOL_TABLE, "metis": METIS_TABLE}.get(ds.transform, {}).get(ds.name, m)
+        if ds.transform is None or row is not m:
+            facts += [("paper n / nnz / avg wavefront", f"{row.n:,} / {row.nnz:,} / {row.avg_wavefront:,}")]
         if loaded.source == "synthetic":
             facts += [("stand-in", m.standin_label())]
     facts += [("load time", f"{elapsed:.2f} s")]
@@ -126,6 +129,8 @@ def generate_command(name, pairs, output):
             gen, params, label = m.standin, m.standin_params, f"{name} stand-in {m.standin_label()}"
         else:
             ds = resolve(_entry(name, pairs))
+            if ds.transform is not None:
+                raise DatasetError(f"{name}: generate writes the generator's matrix; transforms apply when loading")
             if ds.kind != "synthetic":
                 raise DatasetError(f"{name}: not a generator; expected one of {', '.join(synthetic.GENERATORS)}")
             gen = ds.params["generator"]
@@ -187,7 +192,7 @@ def fetch_command(names, url_base, timeout):
 
 def _check_fetchable(name: str) -> None:
     """DatasetError unless ``name`` is a registry matrix (unknown names get close-name hints)."""
-    if name in SUITESPARSE:
+    if suitesparse_matrix(name) is not None:
         return
     if resolve(name).kind == "synthetic":
         raise DatasetError(f"{name} is a generator: nothing to fetch")

@@ -39,6 +39,9 @@ def _experiment(name: str):
     if name == "sptrsv":
         from .sptrsv.runner import SptrsvExperiment
         return SptrsvExperiment()
+    if name == "tucker":
+        from .tucker.runner import TuckerExperiment
+        return TuckerExperiment()
     raise RunError(f"experiment '{name}' has no runner in this version")
 
 
@@ -147,6 +150,7 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
             try:
                 row.update(experiment.run(point, prepared, config))
                 row.setdefault("error", None)
+                row.setdefault("omp_threads", None)
             except KeyboardInterrupt:
                 raise
             except Exception as exc:

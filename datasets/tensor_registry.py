@@ -17,6 +17,8 @@ with the paper reporting near-perfect TTM balance for MediumG and bad balance fo
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,7 @@ from .fetch import download, verify_file
 
 __all__ = ["FrosttTensor", "TENSORS", "frostt_dir", "tensor_path", "is_cached", "fetch_tensor",
            "load_tensor", "standin", "standin_dims", "standin_label", "write_standin", "powerlaw_exponent", "load_or_standin",
-           "DEFAULT_URL_BASE"]
+           "DEFAULT_URL_BASE", "TensorDataset", "LoadedTensor", "resolve_tensor"]
 
 DEFAULT_URL_BASE = "https://s3.us-east-2.amazonaws.com/frostt/frostt_data"
 
@@ -225,3 +227,90 @@ def write_standin(name: str, path, **kwargs) -> Path:
     from .frostt import write_tns
     t = standin(name, **kwargs)
     return write_tns(path, t, comment=f"{standin_label(name, **kwargs)} dims={'x'.join(map(str, t.dims))} nnz={t.nnz}")
+
+
+# ---- config entries -------------------------------------------------------------------------
+STANDIN_VERSION = 1
+_STANDIN_PARAMS = {"nnz": int, "dim_scale": (int, float), "seed": int, "standin": bool}
+_generate_standin = standin  # TensorDataset.load's `standin` flag shadows the function's name
+
+
+@dataclass(frozen=True)
+class LoadedTensor:
+    """A tensor ready for a run: its row name, real or synthetic, a checksum, and the data."""
+
+    name: str
+    source: str                # "real" | "synthetic"
+    checksum: str
+    tensor: object             # spbench.tucker.tensor.SparseTensor
+    label: str                 # the stand-in's full label, or the name
+
+
+@dataclass(frozen=True)
+class TensorDataset:
+    """What a tucker config's data set entry resolved to: a FROSTT tensor of the paper or a file."""
+
+    name: str
+    kind: str                  # "frostt" | "file"
+    params: dict
+
+    def load(self, *, fetch: bool = True, standin: bool = False) -> LoadedTensor:
+        """The real tensor (cached, else downloaded when ``fetch``), else its stand-in when
+        ``standin`` or the entry asks for it (``standin: true``), else a DatasetError."""
+        from .frostt import read_tns
+        if self.kind == "file":
+            path = Path(self.params["path"])
+            tensor = read_tns(path)
+            return LoadedTensor(self.name, "real", verify_file(path), tensor, self.name)
+        kw = {k: v for k, v in self.params.items() if k in ("nnz", "dim_scale", "seed")}
+        if not self.params.get("standin"):
+            if is_cached(self.name) or fetch:
+                try:
+                    tensor = load_tensor(self.name, download_ok=fetch)
+                    return LoadedTensor(self.name, "real", verify_file(tensor_path(self.name)), tensor, self.name)
+                except DatasetError as exc:
+                    if is_cached(self.name) or not standin:
+                        raise DatasetError(f"{self.name}: {exc}; `fallback: standin` in the config uses "
+                                           f"its synthetic stand-in instead") from None
+            elif not standin:
+                raise DatasetError(f"{self.name}: not cached and fetching is off; `fallback: standin` "
+                                   f"uses its synthetic stand-in")
+        label = standin_label(self.name, **kw)
+        text = json.dumps({"tensor": self.name, "params": kw, "max_share": list(_entry(self.name).max_share),
+                           "version": STANDIN_VERSION}, sort_keys=True)
+        return LoadedTensor(self.name, "synthetic", hashlib.sha256(text.encode()).hexdigest(),
+                            _generate_standin(self.name, **kw), label)
+
+
+def resolve_tensor(entry) -> TensorDataset:
+    """A config entry → TensorDataset: ``"enron"``, ``{"enron": {nnz, dim_scale, seed, standin}}``
+    (stand-in parameters) or ``{"path": "/x/y.tns[.gz]"}`` (row name: file name without extensions)."""
+    from .frostt import tns_stem
+    if isinstance(entry, TensorDataset):
+        return entry
+    if isinstance(entry, str):
+        _entry(entry)
+        return TensorDataset(entry, "frostt", {})
+    if isinstance(entry, dict) and len(entry) == 1:
+        (key, value), = entry.items()
+        if key == "path":
+            path = Path(str(value)).expanduser()
+            if not path.is_file():
+                raise DatasetError(f"no such file {path}")
+            if not (path.name.endswith(".tns") or path.name.endswith(".tns.gz")):
+                raise DatasetError(f"{path}: expected a FROSTT .tns or .tns.gz file")
+            return TensorDataset(tns_stem(path), "file", {"path": str(path)})
+        _entry(key)
+        params = value or {}
+        if not isinstance(params, dict):
+            raise DatasetError(f"{key}: expected a mapping of stand-in parameters "
+                               f"({', '.join(_STANDIN_PARAMS)}), got {params!r}")
+        for pname, pval in params.items():
+            want = _STANDIN_PARAMS.get(pname)
+            if want is None:
+                raise DatasetError(f"{key}: unknown parameter {pname!r} (expected one of: "
+                                   f"{', '.join(_STANDIN_PARAMS)})")
+            if not isinstance(pval, want) or (want is not bool and isinstance(pval, bool)):
+                raise DatasetError(f"{key}: parameter {pname!r} has the wrong type ({pval!r})")
+        return TensorDataset(key, "frostt", dict(params))
+    raise DatasetError(f"expected a tensor name, {{name: {{parameters}}}} or {{path: FILE}}, got {entry!r}")

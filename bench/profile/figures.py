@@ -50,7 +50,7 @@ def _title(df: pd.DataFrame, what: str, execution: str) -> str:
     return f"{what}\n{where}{execution}"
 
 
-def _save(fig: plt.Figure, out_dir: Path, stem: str, points: pd.DataFrame) -> list[Path]:
+def save_figure(fig: plt.Figure, out_dir: Path, stem: str, points: pd.DataFrame) -> list[Path]:
     paths = []
     for fmt in ("png", "pdf"):
         path = out_dir / f"{stem}.{fmt}"
@@ -137,7 +137,7 @@ def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
         points.insert(0, "execution", execution)
-        written += _save(fig, out_dir, stem, points)
+        written += save_figure(fig, out_dir, stem, points)
     return written
 
 
@@ -176,5 +176,5 @@ def performance_profile_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
         profile.insert(0, "execution", execution)
-        written += _save(fig, out_dir, stem, profile)
+        written += save_figure(fig, out_dir, stem, profile)
     return written

@@ -1,4 +1,5 @@
-"""``spbench profile`` for one SpTrSV sweep: tables, figures and a REPORT.md linking them."""
+"""``spbench profile`` for one sweep: tables, figures and a REPORT.md linking them (Tucker sweeps go to
+:mod:`spbench.profile.tucker_figures`)."""
 from __future__ import annotations
 
 import os
@@ -60,6 +61,9 @@ def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
     relative links. A sweep with no ok parallel rows (say serial only) gets the table and a note
     instead of figures. Raises ValueError for an empty frame, several sweeps or non-SpTrSV rows.
     """
+    if df is not None and "experiment" in df.columns and set(df["experiment"].dropna()) == {"tucker"}:
+        from spbench.profile.tucker_figures import write_tucker_profile
+        return write_tucker_profile(df, out_dir)
     name = _check_one_sweep(df)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""ElasticDivide SSP scheduler of staleness 2 (sptrsv-elasticity §3, Algorithm 3.1), as OneStopParallel's GrowLocalSSP.
+"""ElasticDivide SSP scheduler, staleness 2 (sptrsv-elasticity §3, Alg. 3.1); OSP's GrowLocalSSP.
 
 Rule I: v is assignable to core p in superstep s iff every parent w has σ(w) + 2·[π(w) ≠ p] ≤ s;
 a child becomes ready on p at max(s, σ of same-core parents, σ + 2 of cross-core parents).
@@ -13,7 +13,8 @@ waived once 3/4 of the vertices are placed and nothing waits for later superstep
 global pool is exhausted; it continues while max Ω_p ≤ L.
 
 ``sync_cost`` L defaults to 2000, the constant of Algorithm 3.1 (line 14); the reference app
-``apps/maxbsp_ssp_sptrsv.cpp`` runs with 500. desired starts at P, as in the reference.
+``apps/maxbsp_ssp_sptrsv.cpp`` runs with 500. desired starts at P, as in the reference. The result
+is the reference's (core, superstep) vertex for vertex (tests pin checksums of the C++ output).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GrowLocal BSP scheduler (Böhnlein et al. 2025; sptrsv-elasticity §1, §3), as OneStopParallel's GrowLocalAutoCores.
+"""GrowLocal BSP scheduler (Böhnlein et al. 2025; sptrsv-elasticity §1, §3): OSP's GrowLocalAutoCores.
 
 Supersteps are grown by attempts with a vertex limit α (20, then α ← α + 1; α ← α + ⌊α/2⌋):
 core 0 takes up to α vertices, cores 1..P−1 take vertices until their weight reaches the running
@@ -10,7 +10,8 @@ desired starts at P (as the reference) and is updated to 0.3·desired + 0.6·bes
 
 ``sync_cost`` L defaults to 500, the value of the reference benchmark app
 (``apps/maxbsp_ssp_sptrsv.cpp``, ``defaultSynchronisationCosts``) with which the 54 supersteps on
-the 300×300 Laplacian were measured. Vertex weight = row nnz including the diagonal.
+the 300×300 Laplacian were measured. Vertex weight = row nnz including the diagonal. The result
+is the reference's (core, superstep) vertex for vertex (tests pin checksums of the C++ output).
 """
 from __future__ import annotations
 

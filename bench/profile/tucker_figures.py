@@ -1,0 +1,194 @@
+"""Figures and tables of the tucker-lite paper from result rows (Figs. 12, 13, 17).
+
+One figure set per (ranks, K): the paper shows 512 ranks and K = 10, a sweep may hold more.
+Each figure is PNG + PDF with the CSV of exactly its plotted values beside it; the title says
+whether the rows were measured or simulated (the metrics are exact either way; only times
+differ, and no time is plotted here).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from spbench.profile.figures import save_figure  # noqa: E402
+from spbench.profile.tables import write_table  # noqa: E402
+
+#: the paper's order and names of the schemes (§5–§6)
+SCHEME_ORDER = ("coarse", "medium", "hyper", "lite")
+SCHEME_LABEL = {"coarse": "CoarseG", "medium": "MediumG", "hyper": "HyperG", "lite": "Lite"}
+#: Fig. 12's three normalized metrics (tucker-lite §7.2): column, panel title, y label
+FIG12 = (
+    ("a", "ttm_imbalance", "TTM load imbalance", "E_max / (|E|/P)  (optimal 1)"),
+    ("b", "svd_redundancy", "SVD computational load", "R_sum / L  (optimal 1)"),
+    ("c", "svd_imbalance", "SVD load imbalance", "R_max / (R_sum/P)  (optimal 1)"),
+)
+MEMORY_PARTS = (("mem_tensor_mb", "tensor"), ("mem_penultimate_mb", "penultimate"),
+                ("mem_factor_mb", "factor matrices"))
+
+
+def _schemes(df: pd.DataFrame) -> list[str]:
+    present = set(df["algorithm"].astype(str))
+    return [s for s in SCHEME_ORDER if s in present] + sorted(present - set(SCHEME_ORDER))
+
+
+def _label(scheme: str) -> str:
+    return SCHEME_LABEL.get(scheme, scheme)
+
+
+def configurations(df: pd.DataFrame) -> list[tuple[int, int, pd.DataFrame]]:
+    """(ranks, K, the ok rows of that pair; one row per (dataset, scheme): median over repeats)."""
+    ok = df[df["status"] == "ok"]
+    out = []
+    for (ranks, K), part in ok.groupby(["ranks", "K"], sort=True):
+        numeric = part.select_dtypes(include="number").columns.difference(["ranks", "K", "repeat"])
+        agg = part.groupby(["dataset", "algorithm"], sort=False)[list(numeric)].median().reset_index()
+        out.append((int(ranks), int(K), agg))
+    return out
+
+
+def _grouped_bars(ax, table: pd.DataFrame, schemes: list[str], log: bool = False) -> None:
+    """Bars per data set (groups) and scheme (colours) of a dataset × scheme table."""
+    datasets = list(table.index)
+    width = 0.8 / max(1, len(schemes))
+    x = np.arange(len(datasets))
+    for i, s in enumerate(schemes):
+        ax.bar(x + (i - (len(schemes) - 1) / 2) * width, table[s].to_numpy(dtype=float), width, label=_label(s))
+    ax.set_xticks(x, datasets, rotation=20, ha="right")
+    if log:
+        ax.set_yscale("log")
+    ax.grid(axis="y", alpha=0.3)
+
+
+def fig12(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str) -> list[Path]:
+    """Fig. 12 a/b/c: TTM imbalance, SVD redundancy, SVD imbalance per tensor and scheme."""
+    schemes, written = _schemes(rows), []
+    for letter, column, title, ylabel in FIG12:
+        table = rows.pivot(index="dataset", columns="algorithm", values=column)[schemes]
+        fig, ax = plt.subplots(figsize=(8, 4.2))
+        _grouped_bars(ax, table, schemes)
+        ax.axhline(1.0, color="0.3", lw=0.8, ls="--")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"Fig. 12({letter}) {title}, {suffix.replace('_', ' ')}, {execution}")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        points = table.rename(columns=_label).reset_index()
+        written += save_figure(fig, out_dir, f"fig12{letter}_{column}_{suffix}", points)
+    return written
+
+
+def fig13(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str) -> list[Path]:
+    """Fig. 13: communication volume per tensor, SVD oracle part and factor-matrix part stacked."""
+    schemes = _schemes(rows)
+    datasets = sorted(rows["dataset"].unique())
+    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets), 3.8), squeeze=False)
+    points = []
+    for ax, ds in zip(axes[0], datasets):
+        part = rows[rows["dataset"] == ds].set_index("algorithm").reindex(schemes)
+        svd = part["svd_volume"].to_numpy(dtype=float) / 1e6
+        fm = part["fm_volume"].to_numpy(dtype=float) / 1e6
+        x = np.arange(len(schemes))
+        ax.bar(x, svd, label="SVD")
+        ax.bar(x, fm, bottom=svd, label="FM")
+        ax.set_xticks(x, [_label(s) for s in schemes], rotation=30, ha="right")
+        ax.set_title(ds)
+        ax.grid(axis="y", alpha=0.3)
+        points += [{"dataset": ds, "scheme": _label(s), "svd_mwords": a, "fm_mwords": b}
+                   for s, a, b in zip(schemes, svd, fm)]
+    axes[0][0].set_ylabel("words communicated per HOOI (millions)")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"Fig. 13 communication volume, {suffix.replace('_', ' ')}, {execution}")
+    fig.tight_layout()
+    return save_figure(fig, out_dir, f"fig13_volume_{suffix}", pd.DataFrame(points))
+
+
+def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str) -> list[Path]:
+    """Fig. 17: (a) average memory per rank table, (b–) its breakup per tensor as stacked bars."""
+    schemes = _schemes(rows)
+    total = rows.pivot(index="dataset", columns="algorithm", values="mem_total_mb")[schemes]
+    written = write_table(total.rename(columns=_label).reset_index(), out_dir / f"fig17a_memory_{suffix}")
+    datasets = sorted(rows["dataset"].unique())
+    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets), 3.8), squeeze=False)
+    points = []
+    for ax, ds in zip(axes[0], datasets):
+        part = rows[rows["dataset"] == ds].set_index("algorithm").reindex(schemes)
+        bottom = np.zeros(len(schemes))
+        x = np.arange(len(schemes))
+        for column, name in MEMORY_PARTS:
+            vals = part[column].to_numpy(dtype=float)
+            ax.bar(x, vals, bottom=bottom, label=name)
+            bottom += vals
+            points += [{"dataset": ds, "scheme": _label(s), "component": name, "mb_per_rank": v}
+                       for s, v in zip(schemes, vals)]
+        ax.set_xticks(x, [_label(s) for s in schemes], rotation=30, ha="right")
+        ax.set_title(ds)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("average memory per rank (MB)")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"Fig. 17 memory breakup, {suffix.replace('_', ' ')}, {execution}")
+    fig.tight_layout()
+    return written + save_figure(fig, out_dir, f"fig17_memory_{suffix}", pd.DataFrame(points))
+
+
+def tucker_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, scheme, ranks, K): the exact metrics, volumes, memory and distribution time."""
+    ok = df[df["status"] == "ok"]
+    cols = ["nnz", "ttm_imbalance", "svd_redundancy", "svd_imbalance", "svd_volume", "fm_volume",
+            "mem_total_mb", "mem_total_mb_max", "dist_time"]
+    cols = [c for c in cols if c in ok.columns]
+    table = ok.groupby(["dataset", "algorithm", "ranks", "K", "execution"], sort=True)[cols].median().reset_index()
+    table["scheme"] = table["algorithm"].map(_label)
+    table["dist_ms"] = table.pop("dist_time") * 1e3 if "dist_time" in table else np.nan
+    return table[["dataset", "scheme", "ranks", "K", "execution"] + [c for c in cols if c != "dist_time"] + ["dist_ms"]]
+
+
+def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
+    """Profile ONE Tucker sweep: summary table, Figs. 12 a/b/c, 13, 17 per (ranks, K), REPORT.md."""
+    if df is None or len(df) == 0:
+        raise ValueError("no result rows to profile (empty frame)")
+    configs = sorted(set(df["config"].dropna().astype(str)))
+    if len(configs) > 1:
+        raise ValueError(f"rows of several sweeps {configs}; profile one sweep at a time")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = write_table(tucker_summary(df), out_dir / "summary")
+    execs = sorted(set(df["execution"].astype(str)))
+    ok = df["status"] == "ok"
+    lines = [f"# Tucker profile: {configs[0] if configs else 'sweep'}", "", "## Rows", "",
+             f"- {len(df)} result rows ({', '.join(execs)}), {int(ok.sum())} with status ok."]
+    if (~ok).any():
+        bad = df.loc[~ok, "status"].value_counts().sort_index()
+        lines.append("- Left out (status not ok): " + ", ".join(f"{k} {v}" for k, v in bad.items()) + ".")
+    sources = df.groupby("dataset")["dataset_source"].first() if "dataset_source" in df else pd.Series(dtype=str)
+    synthetic = sorted(sources[sources == "synthetic"].index)
+    if synthetic:
+        lines.append(f"- Synthetic stand-ins (not the FROSTT tensors): {', '.join(synthetic)}; shapes of the "
+                     f"paper's figures, not its values, are what they can reproduce.")
+    if "simulated" in execs:
+        lines.append("- Simulated rows: exact policies and metrics for the given rank count, computed in one "
+                     "process; `dist_time` is the serial scheme computation on this machine.")
+    lines.append("")
+    for ranks, K, rows in configurations(df):
+        suffix = f"P{ranks}_K{K}"
+        execution = "/".join(sorted(set(df[(df["ranks"] == ranks) & (df["K"] == K)]["execution"])))
+        lines += [f"## {ranks} ranks, K = {K}", ""]
+        for title, files in (("Fig. 12: computation metrics", fig12(rows, out_dir, suffix, execution)),
+                             ("Fig. 13: communication volume", fig13(rows, out_dir, suffix, execution)),
+                             ("Fig. 17: memory per rank", fig17(rows, out_dir, suffix, execution))):
+            written += files
+            lines += [f"### {title}", ""]
+            for path in files:
+                if path.suffix == ".png":
+                    lines += [f"![{path.stem}]({path.name})", "",
+                              f"[PDF]({path.with_suffix('.pdf').name}) · [points (CSV)]({path.with_suffix('.csv').name})", ""]
+                elif path.suffix == ".md":
+                    lines += [path.read_text(), ""]
+    lines += ["## Summary", "", (out_dir / "summary.md").read_text(), "[CSV](summary.csv)", ""]
+    from spbench.profile.tables import write_text
+    written.append(write_text(out_dir / "REPORT.md", "\n".join(lines)))
+    return written

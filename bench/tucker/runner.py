@@ -1,0 +1,73 @@
+"""The Tucker experiment as the sweep runner sees it (DESIGN.md §4, `execution: simulate`).
+
+For each (tensor, scheme, P, K) one process computes the scheme's exact policies for P ranks,
+timing that as `dist_time` (a serial run on this machine, not the paper's parallel distribution),
+and the exact metrics of tucker-lite §4 and §7.3: E_max, R_sum, R_max, SVD and factor-matrix
+volumes, memory per rank. HOOI times need the MPI worker or the calibrated cost model; until those
+exist the time columns are null, never filled with a guess.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PreparedTensor:
+    """One tensor ready for every point of its data set, with the distributions computed so far."""
+
+    tensor: object  # spbench.tucker.tensor.SparseTensor
+    checksum: str
+    source: str  # real | synthetic
+    label: str
+    distributions: dict = field(default_factory=dict)  # (scheme, P, seed, params) -> (Distribution, seconds)
+
+
+class TuckerExperiment:
+    """Simulated Tucker points: exact distributions and metrics at any rank count."""
+
+    def check_points(self, config, points) -> None:
+        from ..runner import RunError
+
+        if config.execution != "simulate":
+            raise RunError(f"{config.source}: key 'execution': measured Tucker runs need the MPI HOOI "
+                           f"worker, which is not implemented in this version; use --execution simulate")
+
+    def prepare(self, dataset, config) -> PreparedTensor:
+        loaded = dataset.load(fetch=True, standin=config.fallback == "standin")
+        return PreparedTensor(tensor=loaded.tensor, checksum=loaded.checksum, source=loaded.source,
+                              label=loaded.label)
+
+    def _distribution(self, prepared: PreparedTensor, scheme: str, ranks: int, seed: int, params: dict):
+        """The scheme's policies for `ranks`, computed once per data set and reused across K."""
+        from .schemes import get_scheme
+
+        key = (scheme, ranks, seed, tuple(sorted(params.items())))
+        if key not in prepared.distributions:
+            start = time.perf_counter()
+            dist = get_scheme(scheme)(prepared.tensor, ranks, seed=seed, **params)
+            prepared.distributions[key] = (dist, time.perf_counter() - start)
+        return prepared.distributions[key]
+
+    def run(self, point, prepared: PreparedTensor, config) -> dict:
+        from .metrics import compute_metrics
+
+        axes = point.axes
+        params = config.params.get(axes["algorithm"], {})
+        dist, seconds = self._distribution(prepared, axes["algorithm"], axes["ranks"], config.seed, params)
+        metrics = compute_metrics(prepared.tensor, dist, K=axes["K"])
+        tensor = prepared.tensor
+        return {
+            "status": "ok",
+            "dataset_label": prepared.label,
+            "ranks": int(axes["ranks"]),
+            "K": int(axes["K"]),
+            "modes": int(tensor.nmodes),
+            "dims": [int(d) for d in tensor.dims],
+            "nnz": int(tensor.nnz),
+            "multi_policy": bool(dist.multi_policy),
+            "dist_time": float(seconds),
+            "dist_time_kind": "serial scheme computation on this machine",
+            "hooi_time": None, "ttm_time": None, "svd_time": None, "comm_time": None, "fit": None,
+            **metrics.row(),
+        }
