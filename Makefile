@@ -7,13 +7,22 @@ RESULTS  ?= results
 PLOTS    ?= plots
 # A kernel or build change re-installs (the .so is built by pip from kernels/*.pyx).
 BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.h)
+# iChol data sets need scikit-sparse, which builds against SuiteSparse; without it they are skipped.
+SUITESPARSE_INCLUDE ?= /usr/include/suitesparse
+ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get install libsuitesparse-dev (or conda install suitesparse), then $(PY) -m pip install scikit-sparse==0.4.16
 
 .PHONY: install test demo bench bench-serial bench-barrier clean
 
 $(VENV)/.installed: $(BUILD_INPUTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
-	$(PY) -m pip install --quiet -e ".[test]"
+	@if dpkg -s libsuitesparse-dev >/dev/null 2>&1 || test -f $(SUITESPARSE_INCLUDE)/cholmod.h; then ss=1; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing libsuitesparse-dev (CHOLMOD, for the iChol data sets)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsuitesparse-dev >/dev/null && ss=1; \
+	fi; \
+	if [ "$$ss" = 1 ] && $(PY) -m pip install --quiet -e ".[test,ichol]"; then :; else \
+	  echo "$(ICHOL_HINT)"; $(PY) -m pip install --quiet -e ".[test]"; fi
 	touch $@
 
 install: $(VENV)/.installed

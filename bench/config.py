@@ -256,11 +256,11 @@ def _check_datasets(src: str, experiment: str, entries, base_dir: Path | None) -
         raise ConfigError(f"{src}: key 'datasets': expected a non-empty list")
     out = []
     for i, entry in enumerate(entries):
-        if isinstance(entry, dict) and set(entry) == {"path"} and base_dir is not None:
+        if isinstance(entry, dict) and "path" in entry and base_dir is not None:
             p = Path(str(entry["path"])).expanduser()
             if not p.is_absolute() and not p.exists():
-                p = base_dir / p
-            entry = {"path": str(p)}
+                p = base_dir / p  # a relative path is relative to the config file's folder
+            entry = {**entry, "path": str(p)}
         try:
             out.append(resolve(entry))
         except DatasetError as exc:

@@ -9,10 +9,18 @@ Every matrix has a synthetic stand-in, documented as approximate: the generator 
 closest to the problem (3D elasticity for 3D structural FEM, Laplacians for scalar PDEs, random
 geometric graphs for unstructured or randomly ordered ones) with rows scaled to n/15 clipped to
 [1e4, 1e5]. It matches neither nnz per row nor wavefront structure exactly.
+
+The paper's other two data sets are the same matrices transformed (§5.2.2-5.2.3): an entry may
+carry ``transform: ichol`` or ``transform: metis`` (or the name suffix ``+ichol`` / ``+metis``);
+its name gets the suffix, its checksum covers the transform and ``load`` returns the transformed
+lower triangle (``transforms.apply_transform``). ``ICHOL_TABLE`` and ``METIS_TABLE`` hold Tables
+A.2 and A.3 (n, nnz of the lower triangle, average wavefront) for comparison; Table A.3 uses 12
+matrices outside Table A.1, registered in ``METIS_ONLY`` (groups recalled, not checked).
 """
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import tempfile
@@ -27,9 +35,10 @@ from . import synthetic
 from .errors import DatasetError
 from .fetch import download, file_sha256, recorded_checksum, verify_file
 from .matrix_market import MATRIX_SUFFIXES, matrix_stem, read_matrix
+from .transforms import TRANSFORM_VERSION, TRANSFORMS, apply_transform
 
-__all__ = ["DatasetError", "Dataset", "LoadedMatrix", "SuiteSparseMatrix", "SUITESPARSE",
-           "resolve", "list_datasets", "fetch_suitesparse", "is_cached", "data_dir", "suitesparse_dir"]
+__all__ = ["DatasetError", "Dataset", "LoadedMatrix", "SuiteSparseMatrix", "SUITESPARSE", "METIS_ONLY",
+           "PaperRow", "ICHOL_TABLE", "METIS_TABLE", "TRANSFORMS", "suitesparse_matrix", "resolve", "list_datasets", "fetch_suitesparse", "is_cached", "data_dir", "suitesparse_dir"]
 
 DEFAULT_URL_BASE = "https://sparse.tamu.edu/MM"
 
@@ -128,6 +137,85 @@ SUITESPARSE: dict[str, SuiteSparseMatrix] = {m.name: m for m in [
     _m("thermal2", "Schmid", 1228045, 4904179, 991, "2D steady-state thermal FEM", "lap2d-5pt"),
 ]}
 
+METIS_ONLY: dict[str, SuiteSparseMatrix] = {m.name: m for m in [
+    # Matrices of Table A.3 outside Table A.1; n and nnz from Table A.3, wavefront of the METIS order.
+    _m("af_shell10", "Schenk_AFE", 1508065, 27090195, 1065, "sheet metal forming (structural)", _ELAST),
+    _m("cant", "Williams", 62451, 2034917, 333, "3D FEM cantilever", _ELAST),
+    _m("crankseg_2", "GHS_psdef", 63838, 7106348, 86, "3D structural FEM (crankshaft segment)", _ELAST),
+    _m("gyro", "Oberwolfach", 17361, 519260, 88, "micro-gyroscope FEM (model reduction)", _ELAST),
+    _m("m_t1", "DNVS", 97578, 4925574, 268, "3D structural FEM (tubular joint)", _ELAST),
+    _m("nasasrb", "Nasa", 54870, 1366097, 287, "3D structural FEM (shuttle rocket booster)", _ELAST),
+    _m("pwtk", "Boeing", 217918, 5926171, 511, "3D structural FEM (pressurized wind tunnel)", _ELAST),
+    _m("raefsky4", "Simon", 19779, 674195, 111, "3D structural buckling FEM", _ELAST),
+    _m("ship_003", "DNVS", 121728, 4103881, 494, "3D structural FEM (ship)", _ELAST),
+    _m("shipsec8", "DNVS", 114919, 3384159, 456, "3D structural FEM (ship section)", _ELAST),
+    _m("tmt_sym", "CEMW", 726713, 2903837, 26915, "electromagnetics (2D-like, 5 nnz/row)", "lap2d-5pt"),
+    _m("x104", "DNVS", 108384, 5138004, 306, "3D structural FEM (beam joint)", _ELAST),
+]}
+
+
+def suitesparse_matrix(name: str) -> SuiteSparseMatrix | None:
+    """The registry entry of a SuiteSparse matrix: Table A.1 (``SUITESPARSE``) or ``METIS_ONLY``."""
+    return SUITESPARSE.get(name) or METIS_ONLY.get(name)
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    """One row of Table A.2 (iChol) or A.3 (METIS): the transformed matrix as the paper reports it."""
+
+    name: str
+    base: str
+    transform: str
+    n: int
+    nnz: int
+    avg_wavefront: int
+
+
+def _rows(transform: str, rows: list[tuple[str, int, int, int]]) -> dict[str, PaperRow]:
+    return {f"{b}+{transform}": PaperRow(f"{b}+{transform}", b, transform, n, nnz, w) for b, n, nnz, w in rows}
+
+
+# Table A.2: 32 matrices (bundle_adj crashed Eigen); nnz preserved by the factorization.
+ICHOL_TABLE: dict[str, PaperRow] = _rows("ichol", [
+    ("af_0_k101", 503625, 9027150, 195), ("af_shell7", 504855, 9046865, 668),
+    ("apache2", 715176, 2766523, 79464), ("audikw_1", 943695, 39297771, 138),
+    ("bmw7st_1", 141347, 3740507, 340), ("bmwcra_1", 148770, 5396386, 89),
+    ("bone010", 986703, 36326514, 340), ("boneS01", 127224, 3421188, 245),
+    ("boneS10", 914898, 28191660, 521), ("Bump_2911", 2911419, 65320659, 1048),
+    ("consph", 83334, 3046907, 78), ("Dubcova3", 146689, 1891669, 1594),
+    ("ecology2", 999999, 2997995, 142857), ("Emilia_923", 923136, 20964171, 511),
+    ("Fault_639", 638802, 14626683, 422), ("Flan_1565", 1564794, 59485419, 689),
+    ("G3_circuit", 1585478, 4623152, 88082), ("Geo_1438", 1437960, 32297325, 768),
+    ("hood", 220542, 5494489, 1050), ("Hook_1498", 1498023, 31207734, 649),
+    ("inline_1", 503712, 18660027, 679), ("ldoor", 952203, 23737339, 3317),
+    ("msdoor", 415863, 10328399, 956), ("offshore", 259789, 2251231, 1114),
+    ("parabolic_fem", 525825, 2100225, 19475), ("PFlow_742", 742793, 18940627, 240),
+    ("Queen_4147", 4147110, 166823197, 719), ("s3dkt3m2", 90449, 1921955, 104),
+    ("Serena", 1391349, 32961525, 940), ("shipsec1", 140874, 3977139, 259),
+    ("StocF-1465", 1465137, 11235263, 2990), ("thermal2", 1228045, 4904179, 47232),
+])
+
+# Table A.3: 34 matrices ordered by METIS NodeND (the data set of Zhang et al., HDagg).
+METIS_TABLE: dict[str, PaperRow] = _rows("metis", [
+    ("af_0_k101", 503625, 9027150, 610), ("af_shell10", 1508065, 27090195, 1065),
+    ("apache2", 715176, 2766523, 47678), ("audikw_1", 943695, 39297771, 1734),
+    ("bmwcra_1", 148770, 5396386, 473), ("bone010", 986703, 36326514, 1326),
+    ("boneS10", 914898, 28191660, 2401), ("bundle_adj", 513351, 10360701, 11407),
+    ("cant", 62451, 2034917, 333), ("consph", 83334, 3046907, 247),
+    ("crankseg_2", 63838, 7106348, 86), ("ecology2", 999999, 2997995, 62499),
+    ("Emilia_923", 923136, 20964171, 2107), ("Fault_639", 638802, 14626683, 1458),
+    ("Flan_1565", 1564794, 59485419, 2569), ("G3_circuit", 1585478, 4623152, 93263),
+    ("Geo_1438", 1437960, 32297325, 2887), ("gyro", 17361, 519260, 88),
+    ("hood", 220542, 5494489, 984), ("Hook_1498", 1498023, 31207734, 4059),
+    ("inline_1", 503712, 18660027, 1549), ("ldoor", 952203, 23737339, 4858),
+    ("m_t1", 97578, 4925574, 268), ("msdoor", 415863, 10328399, 1856),
+    ("nasasrb", 54870, 1366097, 287), ("PFlow_742", 742793, 18940627, 1023),
+    ("pwtk", 217918, 5926171, 511), ("raefsky4", 19779, 674195, 111),
+    ("ship_003", 121728, 4103881, 494), ("shipsec8", 114919, 3384159, 456),
+    ("StocF-1465", 1465137, 11235263, 11446), ("thermal2", 1228045, 4904179, 45483),
+    ("tmt_sym", 726713, 2903837, 26915), ("x104", 108384, 5138004, 306),
+])
+
 
 @dataclass(frozen=True)
 class LoadedMatrix:
@@ -144,24 +232,76 @@ class Dataset:
     """What a config entry resolved to; ``load`` turns it into a matrix (DESIGN.md section 3).
 
     ``params``: {} for SuiteSparse, {"path": absolute path} for files, and for synthetic ones
-    {"generator": family, **all its parameters}.
+    {"generator": family, **all its parameters}. ``transform``: None, "ichol" or "metis"; the
+    name then ends in ``+ichol`` / ``+metis`` and ``load`` returns the transformed lower triangle.
     """
 
     name: str
     kind: str
     params: dict = field(default_factory=dict, hash=False)
+    transform: str | None = None
+
+    @property
+    def base(self) -> str:
+        """The name without the transform suffix: registry name, file stem or generator label."""
+        suffix = f"+{self.transform}" if self.transform else ""
+        return self.name[: len(self.name) - len(suffix)] if suffix and self.name.endswith(suffix) else self.name
 
     def load(self, *, fetch: bool = True, standin: bool = False) -> LoadedMatrix:
-        """The matrix: generated, read from a file, or from the cache / a download / the stand-in."""
+        """The matrix: generated, read from a file, or from the cache / a download / the stand-in.
+
+        Without a transform: the full symmetric matrix. With one: ``apply_transform``'s lower
+        triangle (a fixed point of ``lower_triangle``, so callers taking the lower triangle of
+        what ``load`` returns need not know), cached on disk for real matrices.
+        """
+        loaded = self._load_base(fetch=fetch, standin=standin)
+        if self.transform is None:
+            return loaded
+        return _transformed(self.name, self.transform, loaded)
+
+    def _load_base(self, *, fetch: bool, standin: bool) -> LoadedMatrix:
         if self.kind == "synthetic":
             gen = self.params["generator"]
             params = {k: v for k, v in self.params.items() if k != "generator"}
-            return LoadedMatrix(self.name, "synthetic", synthetic.checksum(gen, params), synthetic.generate(gen, params))
+            return LoadedMatrix(self.base, "synthetic", synthetic.checksum(gen, params), synthetic.generate(gen, params))
         if self.kind == "file":
-            return _load_file(self.name, Path(self.params["path"]))
+            return _load_file(self.base, Path(self.params["path"]))
         if self.kind == "suitesparse":
-            return _load_suitesparse(SUITESPARSE[self.name], fetch=fetch, standin=standin)
+            m = suitesparse_matrix(self.base)
+            if m is None:
+                raise _unknown(self.name, self.base)
+            return _load_suitesparse(m, fetch=fetch, standin=standin)
         raise DatasetError(f"{self.name}: unknown data set kind {self.kind!r}")
+
+
+def transformed_dir() -> Path:
+    """Where transformed real matrices are cached (``<checksum>.npz``): ``data_dir()/transformed``."""
+    return data_dir() / "transformed"
+
+
+def _transformed(name: str, transform: str, loaded: LoadedMatrix) -> LoadedMatrix:
+    """``loaded`` through ``apply_transform``; checksum = sha256(base checksum, transform, version)."""
+    text = json.dumps({"base": loaded.checksum, "transform": transform, "version": TRANSFORM_VERSION}, sort_keys=True)
+    checksum = hashlib.sha256(text.encode()).hexdigest()
+    cache = transformed_dir() / f"{checksum}.npz" if loaded.source == "real" else None
+    if cache is not None and cache.is_file():
+        try:
+            L = sp.csr_matrix(sp.load_npz(cache))
+            L.sort_indices()
+            return LoadedMatrix(name, loaded.source, checksum, L)
+        except (OSError, ValueError):
+            pass
+    try:
+        L = apply_transform(transform, loaded.matrix)
+    except DatasetError as exc:
+        raise DatasetError(f"{name}: {exc}") from None
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        part = cache.with_name(cache.name + ".part")
+        with open(part, "wb") as fh:
+            sp.save_npz(fh, L)
+        os.replace(part, cache)
+    return LoadedMatrix(name, loaded.source, checksum, L)
 
 
 def _load_file(name: str, path: Path) -> LoadedMatrix:
@@ -195,7 +335,7 @@ def _npz_paths(m: SuiteSparseMatrix) -> tuple[Path, Path]:
 
 def is_cached(name: str) -> bool:
     """Whether registry matrix ``name`` is in the cache (parsed or as its original file)."""
-    m = SUITESPARSE[name]
+    m = _registry_entry(name)
     return _npz_paths(m)[0].is_file() or _source_file(m) is not None
 
 
@@ -271,7 +411,7 @@ def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool) -> Lo
 
 
 def _known_names() -> list[str]:
-    return [*SUITESPARSE, *synthetic.GENERATORS]
+    return [*SUITESPARSE, *METIS_ONLY, *synthetic.GENERATORS, *ICHOL_TABLE, *METIS_TABLE]
 
 
 def _unknown(entry, name: str) -> DatasetError:
@@ -284,9 +424,10 @@ def _unknown(entry, name: str) -> DatasetError:
 
 
 def _registry_entry(name: str) -> SuiteSparseMatrix:
-    if name not in SUITESPARSE:
+    m = suitesparse_matrix(name)
+    if m is None:
         raise _unknown(name, name)
-    return SUITESPARSE[name]
+    return m
 
 
 def _parse_label(entry: str) -> tuple[str, dict]:
@@ -319,13 +460,48 @@ def _synthetic(entry, name: str, params) -> Dataset:
     return Dataset(synthetic.label(name, full), "synthetic", {"generator": name, **full})
 
 
+def _check_transform(entry, value) -> str | None:
+    """A ``transform`` value: None or one of TRANSFORMS, else a DatasetError naming the entry."""
+    if value is None or value in TRANSFORMS:
+        return value
+    raise DatasetError(f"data set {entry!r}: unknown transform {value!r}; expected one of {', '.join(TRANSFORMS)}")
+
+
+def _split_suffix(entry, text: str) -> tuple[str, str | None]:
+    """``Flan_1565+metis`` -> (``Flan_1565``, ``metis``); ``lap2d-5pt[grid=9]+ichol`` likewise."""
+    base, plus, suffix = text.rpartition("+")
+    if not plus or "]" in suffix or "[" in suffix:
+        return text, None
+    return base.strip(), _check_transform(entry, suffix.strip())
+
+
+def _with_transform(entry, ds: Dataset, *transforms) -> Dataset:
+    """``ds`` with the transform given by suffix and/or key (both must agree)."""
+    given = {t for t in transforms if t is not None}
+    if len(given) > 1:
+        raise DatasetError(f"data set {entry!r}: conflicting transforms {' and '.join(sorted(given))}")
+    if not given:
+        return ds
+    transform, = given
+    return Dataset(f"{ds.name}+{transform}", ds.kind, ds.params, transform)
+
+
 def _from_name(entry, name: str, params) -> Dataset:
-    if name in SUITESPARSE:
+    name, suffix = _split_suffix(entry, name)
+    if "[" in name and name.endswith("]"):
+        if params:
+            raise DatasetError(f"data set {entry!r}: give parameters in the label or as a mapping, not both")
+        name, params = _parse_label(name)
+    key = None
+    if isinstance(params, Mapping) and "transform" in params:
+        key = _check_transform(entry, params["transform"])
+        params = {k: v for k, v in params.items() if k != "transform"}
+    if name in SUITESPARSE or name in METIS_ONLY:
         if params:
             raise DatasetError(f"data set {entry!r}: SuiteSparse matrix {name} takes no parameters")
-        return Dataset(name, "suitesparse", {})
+        return _with_transform(entry, Dataset(name, "suitesparse", {}), suffix, key)
     if name in synthetic.GENERATORS:
-        return _synthetic(entry, name, params)
+        return _with_transform(entry, _synthetic(entry, name, params), suffix, key)
     raise _unknown(entry, name)
 
 
@@ -343,24 +519,24 @@ def _from_path(entry, raw) -> Dataset:
 def resolve(entry) -> Dataset:
     """A config entry as a Dataset: ``"name"``, ``{"name": {params}}`` or ``{"path": "/x/y.mtx"}``.
 
+    Any of them may carry a transform: ``"Flan_1565+metis"``, ``{"Flan_1565": {"transform": "metis"}}``,
+    ``{"lap2d-5pt": {"grid": 200, "transform": "ichol"}}``, ``{"path": "my.mtx", "transform": "ichol"}``.
+
     Unknown names, bad parameters and missing files raise a one-line DatasetError naming the
     entry, what was expected and close names.
     """
     if isinstance(entry, Dataset):
         return entry
     if isinstance(entry, str):
-        text = entry.strip()
-        if "[" in text and text.endswith("]"):
-            name, params = _parse_label(text)
-            return _from_name(entry, name, params)
-        return _from_name(entry, text, None)
+        return _from_name(entry, entry.strip(), None)
     if isinstance(entry, Mapping):
+        if "path" in entry and set(entry) <= {"path", "transform"}:
+            ds = _from_path(dict(entry), entry["path"])
+            return _with_transform(dict(entry), ds, _check_transform(dict(entry), entry.get("transform")))
         if len(entry) != 1:
-            raise DatasetError(f"data set {dict(entry)!r}: expected one key (a name with its parameters, or 'path'), "
-                               f"got {len(entry)}: {', '.join(map(str, entry))}")
+            raise DatasetError(f"data set {dict(entry)!r}: expected one key (a name with its parameters, or 'path' "
+                               f"with an optional 'transform'), got {len(entry)}: {', '.join(map(str, entry))}")
         (key, value), = entry.items()
-        if key == "path":
-            return _from_path(entry, value)
         if not isinstance(key, str):
             raise DatasetError(f"data set {dict(entry)!r}: expected a name as key, got {key!r}")
         return _from_name(dict(entry), key, value)
@@ -369,10 +545,12 @@ def resolve(entry) -> Dataset:
 
 
 def list_datasets() -> list[dict]:
-    """Rows for ``spbench datasets list``: the registry (Table A.1) then the generators at defaults.
+    """Rows for ``spbench datasets list``: Table A.1, the generators at defaults, Tables A.2 and A.3.
 
-    ``nnz`` is of the lower triangle incl. the diagonal (as in Table A.1); ``cached`` is None for
-    generators. Generators' ``n`` and ``nnz`` are computed at their default parameters.
+    ``nnz`` is of the lower triangle incl. the diagonal (as in the paper's tables); ``cached`` is
+    None for generators and says for table rows whether the base matrix is cached. Generators'
+    ``n`` and ``nnz`` are computed at their default parameters. Rows of Tables A.2 / A.3 have kind
+    ``ichol`` / ``metis`` and the paper's numbers (the transformed matrices' own wavefronts).
     """
     rows = [{"name": m.name, "kind": "suitesparse", "group": m.group, "n": m.n, "nnz": m.nnz,
              "avg_wavefront": m.avg_wavefront, "cached": is_cached(m.name), "standin": m.standin_label(),
@@ -383,4 +561,10 @@ def list_datasets() -> list[dict]:
                      "nnz": int(sp.tril(A).nnz), "avg_wavefront": None, "cached": None, "standin": None,
                      "description": gen.summary,
                      "params": {k: p.default for k, p in gen.params.items()}})
+    for table in (ICHOL_TABLE, METIS_TABLE):
+        for r in table.values():
+            m = suitesparse_matrix(r.base)
+            rows.append({"name": r.name, "kind": r.transform, "group": m.group, "n": r.n, "nnz": r.nnz,
+                         "avg_wavefront": r.avg_wavefront, "cached": is_cached(r.base),
+                         "standin": f"{m.standin_label()}+{r.transform}", "description": m.problem})
     return rows

@@ -11,8 +11,10 @@ the heap order is vertex id first, as ``std::greater<std::pair<vertex, step>>`` 
 Speed-ups over the reference that do not change the result: core 0's picks in an attempt with
 limit α are the first picks of any attempt with a larger α, so core 0 continues from where the
 previous attempt stopped instead of restarting; only cores 1..P-1 are redone.  In GrowLocal their
-in-degree and exclusivity-tag changes live in a stamped overlay (discarding them is O(1)); the
-global ready set is a sorted array read from the front (the reference's heap is only popped).
+in-degree and exclusivity-tag changes live in a stamped overlay (discarding them is O(1)), and with
+two cores core 1 also resumes its previous run when core 0's new picks took nothing from the
+global pool and touched no vertex core 1 had seen (a rerun would repeat it exactly).  The global
+ready set is a sorted array read from the front (the reference's heap is only ever popped).
 """
 from libc.stdint cimport int32_t, int64_t, INT32_MAX
 from libc.stdlib cimport malloc, realloc, free, qsort
@@ -223,7 +225,7 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
                const int32_t[::1] child_idx, const int64_t[::1] weights, int n_cores,
                int64_t sync_cost, int64_t min_superstep_size,
                int32_t[::1] core_out, int32_t[::1] step_out):
-    """GrowLocal BSP schedule (GrowLocalAutoCores.hpp); fills core_out/step_out, returns #supersteps.
+    """GrowLocal BSP schedule (GrowLocalAutoCores.hpp): fills core_out/step_out, returns the count.
 
     Each superstep is grown by attempts with limit α = min_superstep_size, α ← α + 1 + (α + 1)/2:
     core 0 takes up to α vertices, cores 1..P-1 fill to the running maximum weight; a core takes
@@ -261,6 +263,7 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
     cdef int32_t step = 0
     cdef double desired = P, best_score, best_par, score, par
     cdef bint cont, accept, first, resume, conflict
+    cdef bint track = n_cores == 2  # core 1 resumes only with two cores (see below)
     try:
         predec = ints_new(n)
         tag = ints_new(n)
@@ -319,7 +322,7 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
                         w0 += weights[v]
                         for k in range(child_ptr[v], child_ptr[v + 1]):
                             c = child_idx[k]
-                            if ov[c].stamp == stamp:
+                            if track and ov[c].stamp == stamp:
                                 conflict = True  # core 1 of the previous attempt saw c
                             if tag[c] == -1:
                                 tag[c] = 0
@@ -332,7 +335,7 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
                     # with two cores, core 1 resumes its previous run when core 0's new picks
                     # took nothing from the global pool and touched nothing core 1 had seen:
                     # a rerun would repeat it exactly
-                    resume = P == 2 and not first and pos == pos0 and not conflict
+                    resume = track and not first and pos == pos0 and not conflict
                     pos0 = pos
                     first = False
                     weight_limit = w0
@@ -393,7 +396,8 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
                     end[0] = <int32_t> m0
                     # score the attempt
                     accept = False
-                    score = <double> total_weight / <double> (weight_limit + L) if weight_limit + L > 0 else 0.0
+                    score = (<double> total_weight / <double> (weight_limit + L)
+                             if weight_limit + L > 0 else 0.0)
                     par = <double> total_weight / <double> weight_limit if weight_limit > 0 else 0.0
                     if score > 0.97 * best_score:
                         if score > best_score:
@@ -469,7 +473,7 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
                    const int32_t[::1] child_ptr, const int32_t[::1] child_idx,
                    const int64_t[::1] weights, int n_cores, int staleness, int64_t sync_cost,
                    int64_t min_superstep_size, int32_t[::1] core_out, int32_t[::1] step_out):
-    """ElasticDivide SSP schedule (Algorithm 3.1; GrowLocalSSP in GrowLocalMaxBsp.hpp); returns #supersteps.
+    """ElasticDivide SSP schedule (Alg. 3.1; GrowLocalSSP in GrowLocalMaxBsp.hpp); returns the count.
 
     Rule I: a vertex is ready on core p at max(s, σ(w) for same-core parents, σ(w) + S for the
     others).  Rule II: own-core heap first, then the smallest id of the global ready run.
@@ -632,7 +636,9 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
                         total_weight += cur_weight
                     # score the attempt
                     accept = False
-                    score = <double> total_weight / <double> (weight_limit + L) if weight_limit + L > 0 else 0.0
+                    # (with L = 0 an empty attempt is 0/0 in the reference; here it scores 0)
+                    score = (<double> total_weight / <double> (weight_limit + L)
+                             if weight_limit + L > 0 else 0.0)
                     par = <double> total_weight / <double> weight_limit if weight_limit > 0 else 0.0
                     if score > 0.99 * best_score:
                         if score > best_score:
@@ -662,7 +668,8 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
                             for j in range(1, S):
                                 slot = (j + step) % S
                                 for p in range(P):
-                                    if proc_ready[slot * P + p].size > 0 or additions[slot * P + p].size > 0:
+                                    if (proc_ready[slot * P + p].size > 0
+                                            or additions[slot * P + p].size > 0):
                                         chance = False
                         if not chance:
                             cont = False
@@ -728,7 +735,8 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
             raise MemoryError("elastic_divide: out of memory growing a ready list")
         return int(step)
     finally:
-        free(predec); free(cr); free(cr_tmp); free(sort_buf); free(asg); free(best_asg); free(end); free(best_end)
+        free(predec); free(cr); free(cr_tmp); free(sort_buf); free(asg); free(best_asg)
+        free(end); free(best_end)
         vecs_free(future, S)
         vecs_free(best_future, 1)
         vecs_free(proc_ready, S * P)

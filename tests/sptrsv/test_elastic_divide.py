@@ -1,4 +1,4 @@
-"""ElasticDivide SSP scheduler of staleness 2 (schedulers/elastic_divide.py, kernels/_grow_local.pyx)."""
+"""ElasticDivide, SSP of staleness 2 (schedulers/elastic_divide.py, kernels/_grow_local.pyx)."""
 import hashlib
 
 import numpy as np
@@ -20,9 +20,31 @@ REFERENCE = {  # (grid, cores): (supersteps, sha256[:16] of int32 core array the
     (100, 3): (194, "d6b1e4febd478cb2"),
 }
 
+REFERENCE_PATTERNED = {  # (sync_cost, cores): same, on _patterned()
+    (2000, 2): (8, "ea9cb5108e96bcac"),
+    (2000, 3): (8, "354f687500ebdec3"),
+    (200, 2): (10, "750d20629641fc44"),
+    (200, 3): (9, "c8c29b76c1a4d3fb"),
+}
+
 
 def _digest(s):
-    return hashlib.sha256(np.concatenate([s.core, s.superstep]).astype("<i4").tobytes()).hexdigest()[:16]
+    raw = np.concatenate([s.core, s.superstep]).astype("<i4").tobytes()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _patterned(n=4000):
+    """Deterministic irregular DAG: row i reads some of i-1, i-7, i-13, i-64; every 5th row none."""
+    rows, cols = [], []
+    for i in range(n):
+        if i % 5 == 0:
+            continue
+        for d in (1, 7, 13, 64):
+            if i - d >= 0 and (i * 31 + d) % 3 != 0:
+                rows.append(i)
+                cols.append(i - d)
+    A = sp.csr_matrix((-np.ones(len(rows)), (rows, cols)), shape=(n, n)) + 8 * sp.eye(n)
+    return prepare_lower(A.tocsr())
 
 
 def _chain(n):
@@ -76,7 +98,7 @@ def test_diagonal(cores):
 
 
 def test_staleness_semantics(laplacian_2d):
-    """The schedule uses its staleness: read as BSP it is still valid (Remark 2.3), as s = 3 it need not be."""
+    """Valid read as BSP too (Remark 2.3); read with staleness 3 it need not be."""
     dag = DAG(prepare_lower(laplacian_2d(30)))
     s = elastic_divide.schedule(dag, 2)
     validate(Schedule(s.core, s.superstep, 2, staleness=1), dag)
@@ -111,6 +133,14 @@ def test_reordered_solve_matches_serial(random_lower):
     x_perm = spsolve_triangular(L_perm.tocsr(), b[perm], lower=True)
     np.testing.assert_allclose(x_perm, x[perm], rtol=1e-12, atol=1e-12)
     assert block_ptr[-1] == 700
+
+
+@pytest.mark.parametrize("sync_cost, cores", sorted(REFERENCE_PATTERNED))
+def test_matches_reference_irregular(sync_cost, cores):
+    dag = DAG(_patterned())
+    s = elastic_divide.schedule(dag, cores, sync_cost=sync_cost)
+    validate(s, dag)
+    assert (s.n_supersteps, _digest(s)) == REFERENCE_PATTERNED[(sync_cost, cores)]
 
 
 def test_rejects_bad_arguments(random_lower):

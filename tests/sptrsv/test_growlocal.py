@@ -19,9 +19,31 @@ REFERENCE = {  # (grid, cores): (supersteps, sha256[:16] of int32 core array the
     (100, 2): (15, "0072fa43ee754efd"),
 }
 
+REFERENCE_PATTERNED = {  # (sync_cost, cores): same, on _patterned()
+    (500, 2): (4, "33c025f8eda025a9"),
+    (500, 3): (2, "416b80c59c17be73"),
+    (50, 2): (17, "1fedc935637bb55e"),
+    (50, 3): (3, "9fb588fa3aaca690"),
+}
+
 
 def _digest(s):
-    return hashlib.sha256(np.concatenate([s.core, s.superstep]).astype("<i4").tobytes()).hexdigest()[:16]
+    raw = np.concatenate([s.core, s.superstep]).astype("<i4").tobytes()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _patterned(n=4000):
+    """Deterministic irregular DAG: row i reads some of i-1, i-7, i-13, i-64; every 5th row none."""
+    rows, cols = [], []
+    for i in range(n):
+        if i % 5 == 0:
+            continue
+        for d in (1, 7, 13, 64):
+            if i - d >= 0 and (i * 31 + d) % 3 != 0:
+                rows.append(i)
+                cols.append(i - d)
+    A = sp.csr_matrix((-np.ones(len(rows)), (rows, cols)), shape=(n, n)) + 8 * sp.eye(n)
+    return prepare_lower(A.tocsr())
 
 
 def _chain(n):
@@ -111,6 +133,14 @@ def test_sync_cost_parameter(laplacian_2d):
     dag = DAG(prepare_lower(laplacian_2d(100)))
     counts = [growlocal.schedule(dag, 2, sync_cost=L).n_supersteps for L in (20, 500, 5000)]
     assert counts[0] > counts[1] >= counts[2]
+
+
+@pytest.mark.parametrize("sync_cost, cores", sorted(REFERENCE_PATTERNED))
+def test_matches_reference_irregular(sync_cost, cores):
+    dag = DAG(_patterned())
+    s = growlocal.schedule(dag, cores, sync_cost=sync_cost)
+    validate(s, dag)
+    assert (s.n_supersteps, _digest(s)) == REFERENCE_PATTERNED[(sync_cost, cores)]
 
 
 def test_rejects_bad_arguments(random_lower):

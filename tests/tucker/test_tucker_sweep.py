@@ -84,3 +84,15 @@ def test_tensor_file_entry(tmp_path):
     assert loaded.source == "real" and loaded.tensor.nnz == 500
     with pytest.raises(DatasetError, match="no such file"):
         resolve_tensor({"path": str(tmp_path / "nope.tns")})
+
+
+def test_hyper_partition_cache_keeps_partition_time(tmp_path):
+    hyper = pytest.importorskip("spbench.tucker.schemes.hyper", reason="HyperG module")
+    if not hyper.available():
+        pytest.skip("mtkahypar is not installed")
+    t = standin("nell2", nnz=300)
+    first = get_scheme("hyper")(t, 4, seed=1, cache_dir=tmp_path)
+    again = get_scheme("hyper")(t, 4, seed=1, cache_dir=tmp_path)
+    assert first.info["cached"] is False and again.info["cached"] is True
+    assert again.info["partition_seconds"] == pytest.approx(first.info["partition_seconds"])
+    assert (again.policy(0) == first.policy(0)).all()

@@ -13,7 +13,9 @@ first call's ``threads``).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -73,12 +75,14 @@ def hyper(tensor, nparts: int, *, seed: int = 0, epsilon: float = 0.03, threads:
     if cached is not None and cached.is_file():
         try:
             policy = np.load(cached).astype(np.int32)
+            seconds = json.loads(cached.with_suffix(".json").read_text())["partition_seconds"]
             if policy.shape == (nnz,):
                 return Distribution("hyper", P, (policy,) * tensor.nmodes, False,
                                     {"epsilon": float(epsilon), "seed": int(seed), "preset": preset,
-                                     "cached": True})
-        except (OSError, ValueError):
+                                     "cached": True, "partition_seconds": float(seconds)})
+        except (OSError, ValueError, KeyError):
             pass
+    start = time.perf_counter()
     mtkahypar, mtk = _initializer(threads or os.cpu_count() or 1)
     nets = []
     for n in range(tensor.nmodes):
@@ -98,9 +102,14 @@ def hyper(tensor, nparts: int, *, seed: int = 0, epsilon: float = 0.03, threads:
     hg = mtk.create_hypergraph(ctx, nnz, len(nets), nets)
     phg = hg.partition(ctx)
     policy = np.asarray(phg.get_partition(), dtype=np.int32)
+    seconds = time.perf_counter() - start
     if cached is not None:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
+            side = cached.with_suffix(".json")
+            tmp_side = side.with_name(f"{side.stem}.{os.getpid()}.part.json")
+            tmp_side.write_text(json.dumps({"partition_seconds": seconds}))
+            os.replace(tmp_side, side)
             tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.part.npy")
             np.save(tmp, policy)
             os.replace(tmp, cached)
@@ -108,4 +117,5 @@ def hyper(tensor, nparts: int, *, seed: int = 0, epsilon: float = 0.03, threads:
             pass
     return Distribution("hyper", P, (policy,) * tensor.nmodes, False,
                         {"km1": int(phg.km1()), "epsilon": float(epsilon), "seed": int(seed),
+                         "cached": False, "partition_seconds": seconds,
                          "nets": len(nets), "preset": preset})
