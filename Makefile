@@ -11,7 +11,7 @@ BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.h)
 SUITESPARSE_INCLUDE ?= /usr/include/suitesparse
 ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get install libsuitesparse-dev (or conda install suitesparse), then $(PY) -m pip install scikit-sparse==0.4.16
 
-.PHONY: install test demo bench bench-serial bench-barrier clean
+.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite clean
 
 $(VENV)/.installed: $(BUILD_INPUTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,13 +36,20 @@ demo: install
 	$(SPBENCH) profile $(RESULTS)/smoke --out $(PLOTS)
 	@echo "tables and figures: $(PLOTS)/smoke/REPORT.md"
 
-bench: bench-serial bench-barrier
+bench: bench-serial bench-barrier bench-schedulers bench-lite
 
 bench-serial: install
 	$(PY) -m spbench.sptrsv.kernel_bench serial --grid 400 --repeats 100
 
 bench-barrier: install
 	$(PY) -m spbench.sptrsv.kernel_bench barrier --grid 300 --cores 2 --rounds 5
+
+bench-schedulers: install
+	$(PY) -m spbench.sptrsv.kernel_bench schedulers --grid 300 --cores 2 --rounds 3
+	$(PY) -m spbench.sptrsv.kernel_bench slope --grids 100,200,350,550
+
+bench-lite: install
+	$(PY) -m spbench.tucker.scheme_bench --nnz 10000000 --ranks 512
 
 clean:
 	rm -rf build *.egg-info kernels/*.c kernels/*.so

@@ -1,4 +1,8 @@
-"""``spbench datasets``: list, show, generate and fetch the SpTrSV data sets (DESIGN.md section 7)."""
+"""``spbench datasets``: list, show, generate and fetch the data sets of both papers (DESIGN.md section 7).
+
+SpTrSV matrices (SuiteSparse, generators) and Tucker tensors (FROSTT, Fig. 9 of tucker-lite, with
+their synthetic stand-ins) share the commands; a tensor name selects the tensor path.
+"""
 from __future__ import annotations
 
 import time
@@ -55,7 +59,7 @@ def _table(headers: list[str], rows: list[list[str]], right: list[bool]) -> str:
 
 @click.group("datasets")
 def datasets():
-    """The SpTrSV data sets: the paper's SuiteSparse matrices and the synthetic generators."""
+    """The papers' data sets: SuiteSparse matrices, generators, FROSTT tensors and their stand-ins."""
 
 
 @datasets.command("list")
@@ -68,6 +72,12 @@ def list_command():
     click.echo(_table(headers, cells, [False, False, True, True, True, False, False]))
     click.echo(f"\ncache: {suitesparse_dir()}  (sizes from the paper's Table A.1; kinds ichol / metis: "
                f"Tables A.2 / A.3, a base matrix with transform ichol / metis)")
+    from spbench.datasets import tensor_registry as tr
+    headers = ["tensor", "modes", "dims", "nnz", "cached", "stand-in"]
+    cells = [[t.name, str(t.nmodes), " x ".join(f"{d:,}" for d in t.dims), _fmt(t.nnz), _fmt(tr.is_cached(t.name)),
+              tr.standin_label(t.name)] for t in tr.TENSORS.values()]
+    click.echo("\n" + _table(headers, cells, [False, True, True, True, False, False]))
+    click.echo(f"\ncache: {tr.frostt_dir()}  (FROSTT tensors of tucker-lite Fig. 9)")
 
 
 @datasets.command("show")
@@ -120,7 +130,20 @@ def _wavefront_facts(L) -> list[tuple[str, str]]:
 @click.option("-p", "--param", "pairs", multiple=True, metavar="KEY=VALUE", help="Generator parameter (repeatable).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="FILE.mtx or FILE.mtx.gz")
 def generate_command(name, pairs, output):
-    """Write the full symmetric matrix of generator NAME (or a registry matrix's stand-in) to a file."""
+    """Write generator NAME's full symmetric matrix (or a registry matrix's stand-in) to .mtx[.gz],
+    or a FROSTT tensor's stand-in (-p nnz=, dim_scale=, seed=) to .tns[.gz]."""
+    from spbench.datasets import tensor_registry as tr
+    if name in tr.TENSORS:
+        if not output.endswith((".tns", ".tns.gz")):
+            raise click.ClickException(f"{output}: a tensor stand-in is written as .tns or .tns.gz")
+        try:
+            kw = _params(pairs)
+            tr.resolve_tensor({name: kw})  # checks the parameter names and types
+            path = tr.write_standin(name, output, **kw)
+        except (DatasetError, TypeError) as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(f"wrote {path}: {tr.standin_label(name, **kw)}")
+        return
     try:
         if name in SUITESPARSE:
             if pairs:
@@ -172,9 +195,21 @@ class _Progress:
 @click.option("--timeout", default=60.0, show_default=True, help="Seconds without data before giving up.")
 def fetch_command(names, url_base, timeout):
     """Download SuiteSparse matrices NAMES into the cache, verify them and parse them to .npz."""
+    from spbench.datasets import tensor_registry as tr
     failed = []
     for name in names:
         progress = _Progress(name)
+        if name in tr.TENSORS:
+            try:
+                path = tr.fetch_tensor(name, progress=progress, timeout=timeout)
+            except DatasetError as exc:
+                progress.end()
+                click.echo(f"error: {exc}", err=True)
+                failed.append(name)
+                continue
+            progress.end()
+            click.echo(f"{name}: {path}")
+            continue
         try:
             _check_fetchable(name)
             path = fetch_suitesparse(name, base=url_base, timeout=timeout, progress=progress)

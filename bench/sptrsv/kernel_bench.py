@@ -6,6 +6,10 @@ serial:  our serial forward substitution vs scipy.sparse.linalg.spsolve_triangul
          the same run (a cache-sized copy and a 256 MiB copy).
 barrier: the wavefront schedule on the BSP kernel with our spin barrier vs OpenMP's barrier,
          interleaved rounds so machine noise hits both alike.
+schedulers: every scheduler on one matrix: supersteps, scheduling time, solve time (median of
+         `repeats`), kernel, backward error; rounds interleaved, medians reported.
+slope:   scheduling time of each scheduler over grids spanning ~30x in nnz and the fitted
+         log-log slope (sptrsv-elasticity Fig. 6.2; a slope <= 1 is linear scaling).
 """
 from __future__ import annotations
 
@@ -97,6 +101,49 @@ def bench_barrier(grid: int, cores: int, repeats: int, rounds: int) -> list[tupl
     ]
 
 
+def bench_schedulers(grid: int, cores: int, repeats: int, rounds: int) -> list[tuple]:
+    from spbench.sptrsv.schedulers import SCHEDULERS
+
+    L = _laplacian_lower(grid)
+    algorithms = ["serial"] + list(SCHEDULERS)
+    runs = {a: [] for a in algorithms}
+    for _ in range(rounds):
+        for alg in algorithms:
+            runs[alg].append(solve_point(L, alg, 1 if alg == "serial" else cores, repeats=repeats))
+    rows = [("matrix", f"lower triangle of lap2d-5pt, grid {grid}: n = {L.shape[0]:,}, nnz = {L.nnz:,}; "
+                       f"{cores} cores, {rounds} rounds of {repeats} timed solves")]
+    for alg in algorithms:
+        res = runs[alg]
+        solve = np.median([r["solve_time"] for r in res])
+        sched = np.median([r["schedule_time"] for r in res])
+        worst = max(r["residual"] for r in res)
+        rows.append((alg, f"kernel {res[0]['kernel']}, {res[0]['supersteps']} supersteps, schedule "
+                          f"{sched * 1e3:.2f} ms, solve {solve * 1e3:.3f} ms, backward error <= {worst:.1e}"))
+    return rows
+
+
+def bench_slope(grids: list[int], trials: int) -> list[tuple]:
+    from spbench.sptrsv.dag import DAG
+    from spbench.sptrsv.schedulers import SCHEDULERS
+
+    dags = [DAG(_laplacian_lower(g)) for g in grids]
+    nnz = np.array([d.nnz for d in dags], dtype=float)
+    rows = [("grids", f"{grids} (nnz {int(nnz[0]):,} to {int(nnz[-1]):,}, {nnz[-1] / nnz[0]:.1f}x)")]
+    for name, scheduler in SCHEDULERS.items():
+        times = []
+        for dag in dags:
+            best = np.inf
+            for _ in range(trials):
+                t0 = time.perf_counter()
+                scheduler(dag, 2)
+                best = min(best, time.perf_counter() - t0)
+            times.append(best)
+        slope = np.polyfit(np.log(nnz), np.log(times), 1)[0]
+        rows.append((name, f"slope {slope:.2f}; times (ms, min of {trials}) "
+                           + " / ".join(f"{t * 1e3:.2f}" for t in times)))
+    return rows
+
+
 def _print_table(rows) -> None:
     print("| quantity | value |\n|---|---|")
     for k, v in rows:
@@ -115,11 +162,23 @@ def main(argv=None) -> int:
     b.add_argument("--cores", type=int, default=2)
     b.add_argument("--repeats", type=int, default=100)
     b.add_argument("--rounds", type=int, default=5)
+    c = sub.add_parser("schedulers", help="every scheduler: supersteps, scheduling and solve time")
+    c.add_argument("--grid", type=int, default=300)
+    c.add_argument("--cores", type=int, default=2)
+    c.add_argument("--repeats", type=int, default=100)
+    c.add_argument("--rounds", type=int, default=3)
+    sl = sub.add_parser("slope", help="scheduling time vs nnz, log-log slope per scheduler")
+    sl.add_argument("--grids", default="100,200,350,550")
+    sl.add_argument("--trials", type=int, default=7)
     args = parser.parse_args(argv)
     if args.what == "serial":
         _print_table(bench_serial(args.grid, args.repeats))
-    else:
+    elif args.what == "barrier":
         _print_table(bench_barrier(args.grid, args.cores, args.repeats, args.rounds))
+    elif args.what == "schedulers":
+        _print_table(bench_schedulers(args.grid, args.cores, args.repeats, args.rounds))
+    else:
+        _print_table(bench_slope([int(g) for g in args.grids.split(",")], args.trials))
     return 0
 
 

@@ -5,6 +5,7 @@ CSR with int32 indices and sorted columns (sptrsv-elasticity §5.2).
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 
@@ -47,4 +48,13 @@ class SptrsvExperiment:
         result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
                              barrier=config.barrier, params=config.params.get(axes["algorithm"], {}), **extra)
         result["omp_threads"] = result.get("cores", axes["cores"])
+        result["params"] = effective_parameters(axes["algorithm"], config.params.get(axes["algorithm"], {}))
         return result
+
+
+def effective_parameters(algorithm: str, given: dict) -> dict:
+    """The scheduler's defaults overridden by the config's values: every row records e.g. its L."""
+    if algorithm == "serial":
+        return dict(given)
+    module = importlib.import_module(f"spbench.sptrsv.schedulers.{algorithm}")
+    return {**getattr(module, "parameters", {}), **given}

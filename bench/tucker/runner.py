@@ -25,6 +25,17 @@ class PreparedTensor:
     distributions: dict = field(default_factory=dict)  # (scheme, P, seed, params) -> (Distribution, seconds)
 
 
+def theorem_6_1_slack(mode_metrics: list, nnz: int, ranks: int) -> dict:
+    """Smallest slack over modes of Theorem 6.1's bounds (tucker-lite §6): E_max ≤ ⌈|E|/P⌉,
+    R_sum ≤ L_n + P, R_max ≤ ⌈L_n/P⌉ + 2; a negative slack means the bound is broken."""
+    limit = -(-nnz // ranks)
+    return {
+        "e_max": min(limit - m["e_max"] for m in mode_metrics),
+        "r_sum": min(m["slices"] + ranks - m["r_sum"] for m in mode_metrics),
+        "r_max": min(-(-m["slices"] // ranks) + 2 - m["r_max"] for m in mode_metrics),
+    }
+
+
 def partition_cache_dir() -> Path:
     """Where HyperG partitions are kept: ``$SPBENCH_DATA/partitions`` (default ~/.cache/spbench)."""
     return Path(os.environ.get("SPBENCH_DATA") or "~/.cache/spbench").expanduser() / "partitions"
@@ -67,8 +78,16 @@ class TuckerExperiment:
         dist, seconds = self._distribution(prepared, axes["algorithm"], axes["ranks"], config.seed, params)
         metrics = compute_metrics(prepared.tensor, dist, K=axes["K"])
         tensor = prepared.tensor
+        row_metrics = metrics.row()
+        extra = {}
+        status = "ok"
+        if axes["algorithm"] == "lite":
+            extra["lite_bound_slack"] = theorem_6_1_slack(row_metrics["mode_metrics"], tensor.nnz, axes["ranks"])
+            if min(extra["lite_bound_slack"].values()) < 0:
+                status = "invalid"
+                extra["error"] = f"Theorem 6.1 violated: slack {extra['lite_bound_slack']}"
         return {
-            "status": "ok",
+            "status": status,
             "dataset_label": prepared.label,
             "ranks": int(axes["ranks"]),
             "K": int(axes["K"]),
@@ -81,5 +100,6 @@ class TuckerExperiment:
                                else "serial scheme computation on this machine"),
             "dist_cached": bool(dist.info.get("cached", False)),
             "hooi_time": None, "ttm_time": None, "svd_time": None, "comm_time": None, "fit": None,
-            **metrics.row(),
+            **row_metrics,
+            **extra,
         }

@@ -121,3 +121,25 @@ def test_lite_skips_empty_slices():
     owners, plan = lite_mode(index, 12, 2)
     assert sorted(plan.order.tolist()) == [0, 5, 9]
     assert np.bincount(owners, minlength=2).max() <= 3
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(sizes=st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=120),
+       P=st.integers(min_value=1, max_value=128), seed=st.integers(min_value=0, max_value=2**16))
+def test_theorem_6_1_property(sizes, P, seed):
+    """Theorem 6.1 on any slice-size distribution (empty slices included) and P from 1 to 128."""
+    sizes = np.asarray(sizes)
+    if sizes.sum() == 0:
+        sizes[0] = 1
+    rng = np.random.default_rng(seed)
+    index = rng.permutation(np.repeat(np.arange(sizes.size), sizes))
+    owners, _ = lite_mode(index, sizes.size, P)
+    e_max, r_sum, r_max = _metrics(index, owners, P)
+    L = int((sizes > 0).sum())
+    assert e_max <= math.ceil(index.size / P)
+    assert r_sum <= L + P
+    assert r_max <= math.ceil(L / P) + 2

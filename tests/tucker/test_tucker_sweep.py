@@ -42,6 +42,7 @@ def test_simulated_sweep_rows_equal_direct_metrics(write_config, tmp_path):
         assert row[key] == pytest.approx(direct[key]), key
     assert row["mode_metrics"] == direct["mode_metrics"]
     assert row["dataset_source"] == "synthetic" and row["modes"] == 4 and row["nnz"] == 20000
+    assert min(row["lite_bound_slack"].values()) >= 0
     plots = tmp_path / "plots"
     res = CliRunner().invoke(main, ["profile", str(out), "--out", str(plots)])
     assert res.exit_code == 0, res.output
@@ -96,3 +97,24 @@ def test_hyper_partition_cache_keeps_partition_time(tmp_path):
     assert first.info["cached"] is False and again.info["cached"] is True
     assert again.info["partition_seconds"] == pytest.approx(first.info["partition_seconds"])
     assert (again.policy(0) == first.policy(0)).all()
+
+
+def test_theorem_6_1_slack_recorded_and_checked():
+    from spbench.tucker.runner import theorem_6_1_slack
+    modes = [{"e_max": 25, "slices": 10, "r_sum": 13, "r_max": 3}, {"e_max": 24, "slices": 7, "r_sum": 9, "r_max": 4}]
+    slack = theorem_6_1_slack(modes, nnz=100, ranks=4)
+    assert slack == {"e_max": 0, "r_sum": 1, "r_max": 0}  # limits: 25; 14 and 11; 5 and 4
+    assert theorem_6_1_slack([{"e_max": 26, "slices": 1, "r_sum": 1, "r_max": 1}], 100, 4)["e_max"] == -1
+
+
+def test_datasets_cli_knows_tensors(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPBENCH_DATA", str(tmp_path / "cache"))
+    runner = CliRunner()
+    res = runner.invoke(main, ["datasets", "list"])
+    assert res.exit_code == 0 and "enron" in res.output and "54,202,099" in res.output
+    out = tmp_path / "e.tns.gz"
+    res = runner.invoke(main, ["datasets", "generate", "enron", "-p", "nnz=300", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert resolve_tensor({"path": str(out)}).load().tensor.nnz == 300
+    res = runner.invoke(main, ["datasets", "generate", "enron", "-p", "nzz=3", "-o", str(out)])
+    assert res.exit_code != 0 and "unknown parameter 'nzz'" in res.output
