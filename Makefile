@@ -33,8 +33,10 @@ test: install
 demo: install
 	$(SPBENCH) info
 	$(SPBENCH) run configs/smoke.yaml --out $(RESULTS)/smoke
+	$(SPBENCH) run configs/smoke_tucker.yaml --out $(RESULTS)/smoke_tucker
 	$(SPBENCH) profile $(RESULTS)/smoke --out $(PLOTS)
-	@echo "tables and figures: $(PLOTS)/smoke/REPORT.md"
+	$(SPBENCH) profile $(RESULTS)/smoke_tucker --out $(PLOTS)
+	@echo "tables and figures: $(PLOTS)/smoke/REPORT.md, $(PLOTS)/smoke_tucker/REPORT.md"
 
 bench: bench-serial bench-barrier bench-schedulers bench-lite
 
