@@ -23,6 +23,7 @@ import numpy as np
 from spbench.kernels import _grow_local
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
+from spbench.sptrsv.schedulers.growlocal import check_parameters
 
 name = "elastic_divide"
 STALENESS = 2
@@ -31,12 +32,7 @@ parameters: dict = {"sync_cost": 2000, "min_superstep_size": 20}
 
 def schedule(dag: DAG, cores: int, sync_cost: int = 2000, min_superstep_size: int = 20) -> Schedule:
     """SSP schedule of staleness 2 of `dag` on `cores` cores; deterministic for a fixed input."""
-    if cores < 1:
-        raise ValueError(f"cores must be >= 1, got {cores}")
-    if sync_cost < 0:
-        raise ValueError(f"sync_cost must be >= 0, got {sync_cost}")
-    if min_superstep_size < 1:
-        raise ValueError(f"min_superstep_size must be >= 1, got {min_superstep_size}")
+    check_parameters(cores, sync_cost, min_superstep_size)
     core = np.empty(dag.n, dtype=np.int32)
     step = np.empty(dag.n, dtype=np.int32)
     _grow_local.elastic_divide(dag.parent_ptr, dag.parent_idx, dag.child_ptr, dag.child_idx,

@@ -25,14 +25,19 @@ name = "growlocal"
 parameters: dict = {"sync_cost": 500, "min_superstep_size": 20}
 
 
-def schedule(dag: DAG, cores: int, sync_cost: int = 500, min_superstep_size: int = 20) -> Schedule:
-    """BSP schedule (staleness 1) of `dag` on `cores` cores; deterministic for a fixed input."""
+def check_parameters(cores: int, sync_cost: int, min_superstep_size: int) -> None:
+    """The checks GrowLocal and ElasticDivide share: P >= 1, L >= 0, initial alpha >= 1."""
     if cores < 1:
         raise ValueError(f"cores must be >= 1, got {cores}")
     if sync_cost < 0:
         raise ValueError(f"sync_cost must be >= 0, got {sync_cost}")
     if min_superstep_size < 1:
         raise ValueError(f"min_superstep_size must be >= 1, got {min_superstep_size}")
+
+
+def schedule(dag: DAG, cores: int, sync_cost: int = 500, min_superstep_size: int = 20) -> Schedule:
+    """BSP schedule (staleness 1) of `dag` on `cores` cores; deterministic for a fixed input."""
+    check_parameters(cores, sync_cost, min_superstep_size)
     core = np.empty(dag.n, dtype=np.int32)
     step = np.empty(dag.n, dtype=np.int32)
     _grow_local.grow_local(dag.parent_ptr, dag.child_ptr, dag.child_idx,
