@@ -41,11 +41,16 @@ def _matches(values: dict, dataset_name: str, pattern: dict) -> bool:
 
 
 def _normalize(config: Config, values: dict) -> dict:
-    """Serial SpTrSV depends on neither cores nor kernel: it is one point at cores = 1, kernel auto."""
+    """Serial SpTrSV depends on neither cores nor kernel: it is one point at cores = 1, kernel auto.
+    A scheduler's `kernel: auto` is its own kernel, so `[auto, bsp]` on a BSP scheduler is one point."""
     if config.experiment == "sptrsv" and values.get("algorithm") == "serial":
         values = dict(values, cores=1)
         if "kernel" in values:
             values["kernel"] = "auto"
+    elif config.experiment == "sptrsv" and values.get("kernel") == "auto":
+        import importlib
+        module = importlib.import_module(f"spbench.sptrsv.schedulers.{values['algorithm']}")
+        values = dict(values, kernel=module.kernel)
     return values
 
 

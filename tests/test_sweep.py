@@ -46,5 +46,9 @@ def test_optional_kernel_axis(write_config):
     text = CFG.replace("cores: [1, 2]", "cores: [1, 2]\n  kernel: [auto, bsp]")
     pts = expand(load_config(write_config(text)))
     got = [(p.dataset.name, p.axes["algorithm"], p.axes["cores"], p.axes["kernel"]) for p in pts]
-    assert len(got) == len(set(got)) == 2 * (1 + 2 * 2)  # serial once (kernel auto), wavefront 2 cores x 2 kernels
+    assert len(got) == len(set(got)) == 2 * (1 + 2)  # serial once (kernel auto); wavefront's auto is bsp
     assert all(k == "auto" for _, a, _, k in got if a == "serial")
+    assert {k for _, a, _, k in got if a == "wavefront"} == {"bsp"}
+    text = text.replace("[serial, wavefront]", "[serial, elastic_divide]")
+    pts = expand(load_config(write_config(text)))
+    assert sorted(p.axes["kernel"] for p in pts if p.axes["algorithm"] == "elastic_divide") == ["bsp"] * 4 + ["ssp"] * 4

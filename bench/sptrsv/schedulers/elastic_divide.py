@@ -27,6 +27,7 @@ from spbench.sptrsv.schedulers.growlocal import check_parameters
 
 name = "elastic_divide"
 STALENESS = 2
+kernel = "ssp"  # stale-synchronous kernel, staleness 2 (Algorithm 4.1)
 parameters: dict = {"sync_cost": 2000, "min_superstep_size": 20}
 
 

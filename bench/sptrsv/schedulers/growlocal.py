@@ -22,6 +22,7 @@ from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
 
 name = "growlocal"
+kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
 parameters: dict = {"sync_cost": 500, "min_superstep_size": 20}
 
 

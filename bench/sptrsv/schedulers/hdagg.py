@@ -29,6 +29,7 @@ from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
 
 name = "hdagg"
+kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
 parameters: dict = {"threshold": 0.003}
 
 

@@ -21,6 +21,7 @@ from spbench.sptrsv.schedule import TaskSchedule, task_graph
 from spbench.sptrsv.schedulers import wavefront
 
 name = "spmp"
+kernel = "p2p"  # point-to-point execution of the task graph
 parameters: dict = {"reduce": True}
 
 

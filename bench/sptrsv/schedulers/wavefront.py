@@ -7,6 +7,7 @@ from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
 
 name = "wavefront"
+kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
 parameters: dict = {}
 
 
