@@ -1,0 +1,143 @@
+"""TTM kernel (paper §3, Appendix A) against dense numpy, and Lanczos against numpy's SVD."""
+import numpy as np
+import pytest
+from conftest import random_tensor
+
+from spbench.tucker.hooi import TTMPlan, _ttm_dense, khat, ttm, ttm_flops, ttm_scratch_len, unfold
+from spbench.tucker.lanczos import default_ncv, lanczos_svd
+from spbench.tucker.tensor import SparseTensor
+
+
+def _factors(dims, K, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((L, k)) for L, k in zip(dims, K)]
+
+
+@pytest.mark.parametrize("dims,K,nnz", [((9, 7, 5), (3, 2, 4), 150), ((9, 7, 5, 6), (3, 2, 4, 2), 150),
+                                        ((6, 5, 4, 3, 4), (2, 3, 2, 2, 3), 150),
+                                        ((3, 30, 25), (2, 5, 4), 1500),      # rows > CHUNK elements
+                                        ((40, 30, 3, 4), (5, 4, 3, 2), 60)])  # rows < GEMM_MIN
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ttm_matches_dense(dims, K, nnz, threads):
+    T = random_tensor(1, dims=dims, nnz=nnz)
+    F = _factors(dims, K)
+    X = T.to_dense()
+    for n in range(T.nmodes):
+        plan = TTMPlan.build(T, n)
+        Z = ttm(T, plan, F, threads=threads)
+        Zd = unfold(_ttm_dense(X, F, skip=n), n)
+        assert Z.shape == (plan.nrows, khat(K, n))
+        np.testing.assert_array_equal(plan.rows, np.flatnonzero(T.slice_sizes(n)))
+        np.testing.assert_allclose(Z, Zd[plan.rows], rtol=1e-12, atol=1e-12)
+        assert not np.any(np.delete(Zd, plan.rows, axis=0))   # empty slices: zero rows
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ttm_subset_of_elements_is_local_copy(threads):
+    """A rank's elements only: its compact rows are the slices it shares (sum-distributed Z)."""
+    T = random_tensor(2, dims=(8, 6, 7, 5), nnz=200)
+    K = (2, 3, 2, 3)
+    F = _factors(T.dims, K, seed=3)
+    rng = np.random.default_rng(0)
+    owner = rng.integers(0, 3, T.nnz)
+    for n in range(T.nmodes):
+        total = np.zeros((T.dims[n], khat(K, n)))
+        for p in range(3):
+            elements = np.flatnonzero(owner == p)
+            plan = TTMPlan.build(T, n, elements)
+            np.testing.assert_array_equal(plan.row_of, np.searchsorted(plan.rows, T.coords[elements, n]))
+            out = np.full((plan.nrows, khat(K, n)), np.nan)        # the kernel overwrites
+            scratch = np.empty((threads, ttm_scratch_len(K, n)))
+            Z = ttm(T, plan, F, out=out, scratch=scratch, threads=threads)
+            assert Z is out
+            part = SparseTensor(T.coords[elements], T.values[elements], T.dims)
+            Zd = unfold(_ttm_dense(part.to_dense(), F, skip=n), n)
+            np.testing.assert_allclose(Z, Zd[plan.rows], rtol=1e-12, atol=1e-12)
+            total[plan.rows] += Z
+        np.testing.assert_allclose(total, unfold(_ttm_dense(T.to_dense(), F, skip=n), n), atol=1e-12)
+
+
+def test_ttm_empty_plan_and_bad_shapes():
+    T = random_tensor(3, dims=(5, 4, 3), nnz=30)
+    F = _factors(T.dims, (2, 2, 2))
+    plan = TTMPlan.build(T, 0, np.zeros(0, dtype=np.int64))
+    assert ttm(T, plan, F).shape == (0, 4)
+    with pytest.raises(ValueError):
+        ttm(T, TTMPlan.build(T, 0), F, out=np.empty((1, 4)))
+    with pytest.raises(ValueError):
+        ttm(T, TTMPlan.build(T, 0), F[:2])
+    assert ttm_flops(10, (10, 10, 10), 0) == 10 * (2 * 100 + 10)
+
+
+# ---- Lanczos --------------------------------------------------------------------------------
+def _matrix(m, n, decay, seed):
+    rng = np.random.default_rng(seed)
+    r = min(m, n)
+    U = np.linalg.qr(rng.standard_normal((m, r)))[0]
+    V = np.linalg.qr(rng.standard_normal((n, r)))[0]
+    return (U * decay ** np.arange(r)) @ V.T
+
+
+def _sin_angle(A, B):
+    """sin of the largest principal angle between the column spaces (orthonormal A, B)."""
+    return np.linalg.norm(B - A @ (A.T @ B), 2)
+
+
+@pytest.mark.parametrize("m,n,k", [(300, 80, 10), (80, 300, 5), (400, 200, 3), (1000, 100, 10)])
+def test_lanczos_matches_svd(m, n, k):
+    A = _matrix(m, n, 0.8, seed=m + n)
+    calls = [0]
+
+    def mv(x):
+        calls[0] += 1
+        return A @ x
+
+    res = lanczos_svd(mv, lambda y: A.T @ y, (m, n), k)
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    np.testing.assert_allclose(res.s, s[:k], rtol=1e-8)
+    assert _sin_angle(U[:, :k], res.U) < 1e-8
+    assert _sin_angle(Vt[:k].T, res.V) < 1e-8
+    np.testing.assert_allclose(res.U.T @ res.U, np.eye(k), atol=1e-12)
+    assert not res.dense and res.converged == k
+    assert res.queries >= 2 * default_ncv(k) and calls[0] * 2 == res.queries
+    assert res.restarts > 0 or res.queries == 2 * default_ncv(k)
+
+
+def test_lanczos_restarts_on_clustered_spectrum():
+    A = _matrix(400, 150, 0.97, seed=5)
+    res = lanczos_svd(lambda x: A @ x, lambda y: A.T @ y, A.shape, 4, tol=1e-10)
+    s = np.linalg.svd(A, compute_uv=False)
+    assert res.restarts > 0
+    np.testing.assert_allclose(res.s, s[:4], rtol=1e-8)
+
+
+def test_lanczos_rank_deficient_breakdown():
+    """rank 3 < ncv < min(m, n): invariant subspace, continued with random vectors."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((200, 3)) @ rng.standard_normal((3, 60))
+    res = lanczos_svd(lambda x: A @ x, lambda y: A.T @ y, A.shape, 3)
+    U, s, _ = np.linalg.svd(A, full_matrices=False)
+    np.testing.assert_allclose(res.s, s[:3], rtol=1e-8)
+    assert _sin_angle(U[:, :3], res.U) < 1e-8
+
+
+@pytest.mark.parametrize("m,n,k", [(9, 40, 5), (40, 8, 5), (6, 30, 10), (30, 4, 7), (0, 5, 3)])
+def test_lanczos_small_or_deficient_falls_back_to_dense(m, n, k):
+    A = _matrix(m, n, 0.7, seed=1) if m else np.zeros((0, n))
+    res = lanczos_svd(lambda x: A @ x, lambda y: A.T @ y, (m, n), k)
+    assert res.dense and res.U.shape == (m, k) and res.V.shape == (n, k) and res.s.shape == (k,)
+    r = min(m, n, k)
+    if m:
+        U, s, _ = np.linalg.svd(A, full_matrices=False)
+        np.testing.assert_allclose(res.s[:r], s[:r], rtol=1e-10)
+        assert _sin_angle(U[:, :r], res.U[:, :r]) < 1e-10
+        assert res.queries == min(m, n)
+    assert not np.any(res.U[:, r:]) and not np.any(res.s[r:]) and not np.any(res.V[:, r:])
+
+
+def test_lanczos_reports_non_convergence():
+    A = np.random.default_rng(0).standard_normal((300, 100))
+    with pytest.raises(RuntimeError, match="converged"):
+        lanczos_svd(lambda x: A @ x, lambda y: A.T @ y, A.shape, 5, max_restarts=0, tol=1e-14)
+    with pytest.raises(ValueError):
+        lanczos_svd(lambda x: A @ x, lambda y: A.T @ y, A.shape, 5, ncv=5)
