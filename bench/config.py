@@ -29,7 +29,9 @@ OPTIONAL_AXES = {
     "tucker": {},
 }
 TOP_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", "repeats", "runs",
-            "execution", "fallback", "barrier", "params", "seed", "description")
+            "execution", "fallback", "barrier", "params", "seed", "description",
+            "launcher", "timeout", "oversubscribe", "invocations", "init")
+INITS = ("random", "hosvd")
 
 
 class ConfigError(ValueError):
@@ -54,6 +56,11 @@ class Config:
     params: dict = field(default_factory=dict)  # per-algorithm parameters
     seed: int = 0
     description: str = ""
+    launcher: str = ""  # tucker MPI: a template with {ranks}; "" = the mpiexec beside this Python
+    timeout: float = 3600.0  # tucker MPI: seconds per (data set, ranks) job before it is killed
+    oversubscribe: bool = False  # tucker MPI: allow more ranks than cores (correctness runs only)
+    invocations: int = 1  # tucker: HOOI invocations per run (the paper's tables: 1)
+    init: str = "random"  # tucker: initial factors, random (seeded, orthonormalized) or hosvd
     source: str = "<config>"
     raw: dict = field(default_factory=dict)  # the parsed YAML, copied into meta.json
 
@@ -100,7 +107,8 @@ def parse_config(data: Any, src: str = "<config>", base_dir: Path | None = None)
     if experiment not in EXPERIMENTS:
         raise ConfigError(f"{src}: key 'experiment': expected one of {', '.join(EXPERIMENTS)}, got {experiment!r}")
     scalars = _check_scalars(src, {k: data[k] for k in ("repeats", "runs", "execution", "fallback",
-                                                         "barrier", "seed") if k in data})
+                                                         "barrier", "seed", "launcher", "timeout",
+                                                         "oversubscribe", "invocations", "init") if k in data})
     _check_execution(src, experiment, scalars.get("execution", "measured"))
     sweep = _check_sweep(src, experiment, data["sweep"])
     include = _check_point_list(src, experiment, "include", data.get("include", []))
@@ -132,7 +140,21 @@ def _is_int(value) -> bool:
 def _check_scalars(src: str, values: dict) -> dict:
     out = {}
     for key, value in values.items():
-        if key in ("repeats", "runs"):
+        if key == "launcher":
+            if not isinstance(value, str) or "{ranks}" not in value:
+                raise ConfigError(f"{src}: key 'launcher': expected a command template containing {{ranks}} "
+                                  f"(e.g. 'srun -n {{ranks}}'), got {_kind(value)}")
+        elif key == "timeout":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ConfigError(f"{src}: key 'timeout': expected a number of seconds > 0, got {_kind(value)}")
+            value = float(value)
+        elif key == "oversubscribe":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{src}: key 'oversubscribe': expected true or false, got {_kind(value)}")
+        elif key == "init":
+            if value not in INITS:
+                raise ConfigError(f"{src}: key 'init': expected one of {', '.join(INITS)}, got {_kind(value)}")
+        elif key in ("repeats", "runs", "invocations"):
             if not _is_int(value) or value < 1:
                 raise ConfigError(f"{src}: key '{key}': expected an integer >= 1, got {_kind(value)}")
         elif key == "seed":
@@ -240,9 +262,6 @@ def _check_execution(src: str, experiment: str, execution: str) -> None:
     if experiment == "sptrsv" and execution == "simulate":
         raise ConfigError(f"{src}: key 'execution': simulated SpTrSV needs the BSP/SSP cost model, which "
                           f"is not implemented in this version yet (expected 'measured')")
-    if experiment == "tucker" and execution == "measured":
-        raise ConfigError(f"{src}: key 'execution': measured Tucker runs need the MPI HOOI worker, which is "
-                          f"not implemented in this version yet (expected 'simulate')")
 
 
 def _check_datasets(src: str, experiment: str, entries, base_dir: Path | None) -> tuple:

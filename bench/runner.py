@@ -2,7 +2,10 @@
 
 Data flows one way (DESIGN.md §1): the runner asks the experiment to prepare each data set once,
 runs every point not already stored with a final status, writes each row atomically as soon as it
-exists, and moves rows that no longer belong to the sweep (changed code or data) aside.
+exists, and moves rows that no longer belong to the sweep (changed code or data) aside. An
+experiment whose points of one data set run together in one job (Tucker under MPI: one launch per
+(tensor, ranks)) provides `batch_runner(config)` → `run(pending, prepared, config, store, progress)`, which
+stores the rows itself and yields them.
 """
 from __future__ import annotations
 
@@ -129,6 +132,7 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
             progress.note(f"data set {dataset.name} unavailable: {exc}")
             progress.done += len(ds_points)
             continue
+        pending = []
         for point in ds_points:
             params = run_parameters(config, point)
             rid = run_id(params, prepared.checksum, version)
@@ -137,27 +141,32 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
                 summary.skipped += 1
                 progress.skip(point)
                 continue
-            started = progress.begin(point)
-            row = {
+            pending.append((point, {
                 "run_id": rid, "schema_version": SCHEMA_VERSION, "experiment": config.experiment,
                 "config": config.name, "dataset": dataset.name, "dataset_source": prepared.source,
                 "dataset_checksum": prepared.checksum, "repeat": point.repeat,
                 "execution": "measured" if config.execution == "measured" else "simulated",
-                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "git_sha": git.get("sha"), "git_dirty": git.get("dirty"), "host": host,
                 "code_version": version, "params": params["algorithm_params"], **point.axes,
-            }
+            }))
+        batch = getattr(experiment, "batch_runner", lambda _config: None)(config)
+        if batch is not None and pending:
+            for row in batch(pending, prepared, config, store, progress):
+                _count(summary, row)
+            continue
+        for point, row in pending:
+            started = progress.begin(point)
+            row["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
             try:
                 row.update(experiment.run(point, prepared, config))
-                row.setdefault("error", None)
-                row.setdefault("omp_threads", None)
             except KeyboardInterrupt:
                 raise
             except Exception as exc:
                 row.update(status="error", error=f"{type(exc).__name__}: {exc}")
+            row.setdefault("error", None)
+            row.setdefault("omp_threads", None)
             store.write_row(row)
-            summary.ran += 1
-            summary.statuses[row["status"]] = summary.statuses.get(row["status"], 0) + 1
+            _count(summary, row)
             progress.end(started, row["status"])
     if not summary.unavailable:
         summary.superseded = _move_superseded(store, wanted)
@@ -165,6 +174,11 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
             progress.note(f"moved {summary.superseded} rows of an older code/data version to "
                           f"{store.runs / 'superseded'}")
     return summary
+
+
+def _count(summary: SweepSummary, row: dict) -> None:
+    summary.ran += 1
+    summary.statuses[row["status"]] = summary.statuses.get(row["status"], 0) + 1
 
 
 def _move_superseded(store: ResultStore, wanted: set) -> int:

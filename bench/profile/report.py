@@ -10,6 +10,7 @@ import pandas as pd
 
 from spbench.profile.figures import performance_profile_figure, speedup_vs_cores
 from spbench.profile.perfprofile import check_columns, executions
+from spbench.profile.sptrsv_tables import write_paper_sections
 from spbench.profile.tables import SERIAL, format_markdown, sptrsv_summary, write_table, write_text
 
 FIGURES = (
@@ -57,9 +58,12 @@ def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
 
     Files: ``summary.md/.csv`` (:func:`~spbench.profile.tables.sptrsv_summary`), the figures
     ``speedup.*`` (Figure 6.1) and ``perfprofile.*`` (Figure 5.1), one set per execution when
-    measured and simulated rows are both present, and ``REPORT.md`` embedding them with
-    relative links. A sweep with no ok parallel rows (say serial only) gets the table and a note
-    instead of figures. Raises ValueError for an empty frame, several sweeps or non-SpTrSV rows.
+    measured and simulated rows are both present, the rest of the paper's §6 (Figure 1.1,
+    Tables 6.1–6.3, Figure 6.2, see
+    :func:`~spbench.profile.sptrsv_tables.write_paper_sections`) with the paper's printed
+    values beside ours, and ``REPORT.md`` embedding them with relative links. A sweep with no
+    ok parallel rows (say serial only) gets the table and a note instead of figures. Raises
+    ValueError for an empty frame, several sweeps or non-SpTrSV rows.
     """
     if df is not None and "experiment" in df.columns and set(df["experiment"].dropna()) == {"tucker"}:
         from spbench.profile.tucker_figures import write_tucker_profile
@@ -89,6 +93,10 @@ def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
                              f"![{heading}]({png.name})", "",
                              f"[PDF]({png.with_suffix('.pdf').name}) · "
                              f"[plotted points (CSV)]({png.with_suffix('.csv').name})", ""]
+        paths, paper_lines, paper_notes = write_paper_sections(df, out_dir)
+        written += paths
+        sections += paper_lines
+        notes += paper_notes
     lines = [f"# SpTrSV profile: {name}", "", "## Rows", "", *_row_counts(df), ""]
     if notes:
         lines += ["## Notes", "", *(f"- {n}" for n in notes), ""]

@@ -183,8 +183,12 @@ def test_write_profile(rows, make_row, tmp_path):
                            make_row("B", "wavefront", 2, 0.5, status="error")])
     out = tmp_path / "profile"
     paths = write_profile(pd.concat([rows, failed], ignore_index=True), out)
-    figures = {f"{s}.{e}" for s in ("speedup", "perfprofile") for e in ("png", "pdf", "csv")}
-    assert {p.name for p in paths} == {"summary.md", "summary.csv", "REPORT.md", *figures}
+    figures = {f"{s}.{e}" for e in ("png", "pdf", "csv")
+               for s in ("speedup", "perfprofile", "speedup_p10_p90", "scheduling_time")}
+    tables = {f"{s}.{e}" for s in ("table_6_1", "table_6_3", "scheduling_time_slopes")
+              for e in ("md", "csv")}  # no table_6_2 without ssp rows (test_sptrsv_tables.py)
+    assert {p.name for p in paths} == {"summary.md", "summary.csv", "REPORT.md", *figures, *tables,
+                                       "amortisation_per_matrix.csv"}
     assert all(p.exists() and p.parent == out for p in paths)
     report = (out / "REPORT.md").read_text()
     assert "](speedup.png)" in report and "](perfprofile.png)" in report

@@ -55,8 +55,11 @@ def test_simulated_sweep_rows_equal_direct_metrics(write_config, tmp_path):
 
 
 def test_tucker_config_errors(write_config):
-    with pytest.raises(ConfigError, match="key 'execution'.*simulate"):
-        load_config(write_config(CFG.replace("execution: simulate", "execution: mpi")))
+    with pytest.raises(ConfigError, match="key 'launcher': expected a command template containing"):
+        load_config(write_config(CFG + "launcher: srun\n"))
+    with pytest.raises(ConfigError, match="key 'init'"):
+        load_config(write_config(CFG + "init: zeros\n"))
+    assert load_config(write_config(CFG.replace("execution: simulate", "execution: mpi"))).execution == "measured"
     with pytest.raises(ConfigError, match=r"key 'sweep.algorithm\[0\]'"):
         load_config(write_config(CFG.replace("[coarse, medium, lite]", "[magic]")))
     with pytest.raises(ConfigError, match=r"key 'datasets\[0\]'.*unknown parameter 'nzz'"):
