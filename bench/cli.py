@@ -34,10 +34,14 @@ def main():
               help="BSP barrier for SpTrSV (override).")
 @click.option("--fallback", type=click.Choice(["error", "standin"]), default=None,
               help="What to do when a real data set is not cached and cannot be fetched (override).")
+@click.option("--launcher", default=None, help="Tucker MPI launcher template, e.g. 'srun -n {ranks}' (override).")
+@click.option("--oversubscribe", is_flag=True, default=None, help="Tucker MPI: allow more ranks than cores.")
+@click.option("--timeout", type=float, default=None, help="Tucker MPI: seconds per (tensor, ranks) job (override).")
 @click.option("--resume/--fresh", default=True, help="Skip stored runs (default) or start over.")
 @click.option("--dry-run", is_flag=True, help="Print the points and exit.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
-def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, resume, dry_run, quiet):
+def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launcher, oversubscribe, timeout,
+        resume, dry_run, quiet):
     """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run."""
     from .config import ConfigError, load_config
     from .runner import RunError, run_sweep
@@ -45,7 +49,8 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, resum
 
     try:
         config = load_config(config_file).with_overrides(execution=execution, repeats=repeats, runs=runs,
-                                                          barrier=barrier, fallback=fallback)
+                                                          barrier=barrier, fallback=fallback, launcher=launcher,
+                                                          oversubscribe=oversubscribe, timeout=timeout)
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
     points = expand(config)

@@ -1,14 +1,16 @@
-"""The Tucker experiment as the sweep runner sees it (DESIGN.md §4, `execution: simulate`).
+"""The Tucker experiment as the sweep runner sees it (DESIGN.md §4).
 
-For each (tensor, scheme, P, K) one process computes the scheme's exact policies for P ranks,
-timing that as `dist_time` (a serial run on this machine, not the paper's parallel distribution),
-and the exact metrics of tucker-lite §4 and §7.3: E_max, R_sum, R_max, SVD and factor-matrix
-volumes, memory per rank. HOOI times need the MPI worker or the calibrated cost model; until those
-exist the time columns are null, never filled with a guess.
+`execution: simulate`: for each (tensor, scheme, P, K) one process computes the scheme's exact
+policies for P ranks, timing that as `dist_time` (a serial run on this machine, not the paper's
+parallel distribution), and the exact metrics of tucker-lite §4 and §7.3: E_max, R_sum, R_max, SVD
+and factor-matrix volumes, memory per rank. Modelled HOOI times need the calibrated cost model;
+until it exists the time columns of simulated rows are null, never filled with a guess.
+`execution: measured`: one MPI job per (tensor, ranks) (`launch.py`) runs the distributed HOOI.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,11 +47,30 @@ class TuckerExperiment:
     """Simulated Tucker points: exact distributions and metrics at any rank count."""
 
     def check_points(self, config, points) -> None:
+        """Measured runs: refuse, before anything starts, rank counts this machine cannot host."""
+        from ..machine import usable_cores
         from ..runner import RunError
+        from .launch import launcher_command
 
-        if config.execution != "simulate":
-            raise RunError(f"{config.source}: key 'execution': measured Tucker runs need the MPI HOOI "
-                           f"worker, which is not implemented in this version; use --execution simulate")
+        if config.execution != "measured":
+            return
+        launcher = launcher_command(config.launcher, 1)[0]
+        if shutil.which(launcher) is None:
+            raise RunError(f"{config.source}: key 'launcher': {launcher!r} not found; install MPI (README) or "
+                           f"use --execution simulate")
+        cores = usable_cores()
+        too_many = sorted({p.axes["ranks"] for p in points if p.axes["ranks"] > cores})
+        if too_many and not config.oversubscribe and not config.launcher:
+            raise RunError(f"{config.source}: key 'sweep.ranks': {too_many[-1]} ranks requested but this machine "
+                           f"has {cores} cores; use --execution simulate for large rank counts, or "
+                           f"--oversubscribe for a (slow) correctness run")
+
+    def batch_runner(self, config):
+        """Measured points of one tensor run as MPI jobs, one per rank count (launch.run_mpi_batch)."""
+        if config.execution != "measured":
+            return None
+        from .launch import run_mpi_batch
+        return run_mpi_batch
 
     def prepare(self, dataset, config) -> PreparedTensor:
         loaded = dataset.load(fetch=True, standin=config.fallback == "standin")

@@ -1,0 +1,69 @@
+"""Measured Tucker sweeps: the MPI job launch, its failure modes and the rows they leave."""
+import json
+import os
+import stat
+
+import pytest
+from click.testing import CliRunner
+
+from spbench.cli import main
+
+CFG = """
+name: tmpi
+experiment: tucker
+execution: measured
+fallback: standin
+datasets:
+  - nell2: {nnz: 2000, standin: true}
+sweep:
+  algorithm: [coarse, lite]
+  ranks: [1, 2]
+  K: [3]
+"""
+
+
+def _rows(out):
+    return [json.loads(p.read_text()) for p in (out / "runs").glob("*.json")]
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPBENCH_DATA", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _script(tmp_path, body):
+    path = tmp_path / "launcher.sh"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def test_failed_job_records_error_rows(write_config, tmp_path, data_dir):
+    launcher = _script(tmp_path, 'echo "RuntimeError: rank 1 lost" >&2; exit 3')
+    cfg = write_config(CFG + f"launcher: '{launcher} {{ranks}}'\n")
+    out = tmp_path / "res"
+    res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    rows = _rows(out)
+    assert len(rows) == 4 and all(r["status"] == "error" for r in rows)
+    assert all("exited 3" in r["error"] and "rank 1 lost" in r["error"] for r in rows)
+    assert (data_dir / "tensors" / rows[0]["dataset_checksum"] / "coords.npy").exists()
+
+
+def test_job_timeout_records_timeout_rows(write_config, tmp_path, data_dir):
+    launcher = _script(tmp_path, "sleep 30")
+    cfg = write_config(CFG + f"launcher: '{launcher} {{ranks}}'\ntimeout: 1\n")
+    out = tmp_path / "res"
+    res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    rows = _rows(out)
+    assert len(rows) == 4 and {r["status"] for r in rows} == {"timeout"}
+
+
+def test_too_many_ranks_fail_fast(write_config, tmp_path, data_dir):
+    cfg = write_config(CFG.replace("ranks: [1, 2]", "ranks: [4096]"))
+    res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(tmp_path / "res")])
+    assert res.exit_code == 2
+    assert "4096 ranks" in res.output and "--execution simulate" in res.output and "--oversubscribe" in res.output
+    assert not (tmp_path / "res" / "runs").exists()
