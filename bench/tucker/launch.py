@@ -57,8 +57,11 @@ def export_tensor(tensor, checksum: str) -> Path:
     return final
 
 
-def run_mpi_batch(pending, prepared, config, store, progress):
-    """Run the pending (point, base row) pairs of one tensor, one MPI job per rank count; yield rows."""
+def run_mpi_batch(pending, prepared, config, store, progress, metrics=None):
+    """Run the pending (point, base row) pairs of one tensor, one MPI job per rank count; yield rows.
+
+    `metrics(point, prepared, config, queries)`: the scheme's exact metrics, merged into each
+    measured row (the measured fields win), so one row holds both the times and the metrics."""
     tensor_dir = export_tensor(prepared.tensor, prepared.checksum)
     by_ranks: dict = {}
     for point, row in pending:
@@ -75,10 +78,13 @@ def run_mpi_batch(pending, prepared, config, store, progress):
         started = progress.begin(items[0][0])
         progress.note(f"MPI job: {items[0][0].dataset.name} at {ranks} ranks, {len(tasks)} runs")
         failure = _launch(config, ranks, tensor_dir, store.runs, tasks)
-        for task in tasks:
+        for (point, _), task in zip(items, tasks):
             path = store.runs / f"{task['row']['run_id']}.json"
             if path.exists():
                 row = json.loads(path.read_text())
+                if metrics is not None and row.get("status") == "ok" and "mode_metrics" not in row:
+                    row = {**metrics(point, prepared, config, queries=row.get("queries")), **row}
+                    store.write_row(row)
             else:
                 status, message = failure or ("error", "the MPI job ended without storing this run")
                 row = dict(task["row"], status=status, error=message)

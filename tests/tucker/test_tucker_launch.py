@@ -67,3 +67,22 @@ def test_too_many_ranks_fail_fast(write_config, tmp_path, data_dir):
     assert res.exit_code == 2
     assert "4096 ranks" in res.output and "--execution simulate" in res.output and "--oversubscribe" in res.output
     assert not (tmp_path / "res" / "runs").exists()
+
+
+def test_measured_sweep_end_to_end(write_config, tmp_path, data_dir):
+    """Real MPI jobs at 1 and 2 ranks: measured times and fit, with the exact metrics merged in."""
+    cfg = write_config(CFG)
+    out = tmp_path / "res"
+    res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    rows = _rows(out)
+    assert len(rows) == 4 and all(r["status"] == "ok" for r in rows), [r.get("error") for r in rows]
+    for r in rows:
+        assert r["execution"] == "measured" and r["hooi_time"] > 0 and r["dist_time"] >= 0
+        assert r["svd_words"] == [m["svd_volume"] for m in r["mode_metrics"]]
+        assert r["fm_words"] == [m["fm_volume"] for m in r["mode_metrics"]]
+    fits = {(r["algorithm"], r["ranks"]): r["fit"] for r in rows}
+    assert fits[("lite", 1)] == pytest.approx(fits[("lite", 2)], rel=1e-6)
+    assert fits[("coarse", 2)] == pytest.approx(fits[("lite", 2)], rel=1e-6)
+    again = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out)])
+    assert "4 already stored, 0 run" in again.output

@@ -1,0 +1,168 @@
+"""Distributed HOOI under MPI: parallel schemes, the Figure-5 oracle, factor transfer, the worker.
+
+Each MPI run is a subprocess ``<venv>/bin/mpiexec -n R python -m mpi4py ...`` with a timeout
+(STYLE.md: 1, 2 and 3 ranks; an exception on any rank aborts them all). The MPI scripts under
+``mpi_scripts/`` do the distributed work and write their comparisons with the single-process
+code (``schemes``, ``hooi``, ``compute_metrics``) to a JSON file asserted on here.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from spbench.tucker.hooi import hooi
+from spbench.tucker.tensor import SparseTensor
+
+HERE = Path(__file__).parent
+SCRIPTS = HERE / "mpi_scripts"
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+TIMEOUT = 120
+
+
+def _mpi_available() -> str | None:
+    if not MPIEXEC.exists():
+        return f"no mpiexec beside {sys.executable} (pip install mpi4py mpich)"
+    try:
+        import mpi4py  # noqa: F401
+    except Exception as exc:  # pragma: no cover
+        return f"mpi4py unavailable: {exc}"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_mpi_available() is not None, reason=str(_mpi_available()))
+
+
+def _hyper_available() -> bool:
+    from spbench.tucker.schemes.hyper import available
+    return available()
+
+
+def mpirun(ranks: int, *args, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([str(MPIEXEC), "-n", str(ranks), sys.executable, "-m", "mpi4py", *map(str, args)],
+                          capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"mpiexec -n {ranks} {' '.join(map(str, args))} failed ({proc.returncode}):\n"
+                             f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    return proc
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_distributed_hooi_matches_serial(tmp_path, ranks):
+    """Every scheme at 1/2/3 ranks on a 3- and a 4-mode tensor: parallel policies equal the serial
+    schemes (Lite per §6.1 with sample sort), fit and factor subspaces equal ``hooi``'s, measured
+    SVD/factor-transfer words equal ``compute_metrics``' volumes (per product R_sum − L_n)."""
+    schemes = ["lite", "coarse", "medium"] + (["hyper"] if _hyper_available() else [])
+    out = tmp_path / "report.json"
+    mpirun(ranks, SCRIPTS / "check_dist.py", out, *schemes)
+    report = json.loads(out.read_text())
+    assert {(e["case"], e["scheme"]) for e in report} == {(c, s) for c in ("3mode", "4mode") for s in schemes}
+    for e in report:
+        where = f"{e['case']}/{e['scheme']} at {ranks} ranks"
+        assert e["ranks"] == ranks
+        if e["scheme"] != "hyper":
+            assert e["policy_equal"], f"{where}: parallel policy differs from the serial scheme"
+        assert e["stats_equal"], f"{where}: e_max/r_sum/r_max/slices differ from compute_metrics"
+        assert e["per_product"] == e["r_sum_minus_l"], where
+        assert e["svd_words"] == e["svd_volume"], where
+        assert e["fm_words"] == e["fm_volume"], where
+        assert e["fit_rel"] < 1e-10, f"{where}: fit {e['fit']} vs serial {e['serial_fit']}"
+        assert e["max_angle"] < 1e-8, f"{where}: principal angle {e['max_angle']}"
+        if ranks == 1:
+            assert e["svd_words"] == [0] * len(e["svd_words"]) and e["fm_words"] == [0] * len(e["fm_words"])
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_lite_sample_sort_edge_cases(tmp_path, ranks):
+    """Sample sort; Lite/CoarseG/MediumG policies and HOOI fits on a giant slice, tied sizes,
+    many empty slices and a 5-element tensor (ranks without elements)."""
+    out = tmp_path / "report.json"
+    mpirun(ranks, SCRIPTS / "check_lite.py", out)
+    report = json.loads(out.read_text())
+    assert len(report) >= 20
+    bad = [e for e in report if not e["ok"]]
+    assert not bad, bad
+
+
+def _write_tensor_dir(d: Path, t: SparseTensor) -> Path:
+    d.mkdir(parents=True)
+    np.save(d / "coords.npy", t.coords)
+    np.save(d / "values.npy", t.values)
+    (d / "meta.json").write_text(json.dumps({"dims": list(t.dims)}))
+    return d
+
+
+def _tensor(seed=4, dims=(40, 30, 25), nnz=1500):
+    rng = np.random.default_rng(seed)
+    cols = [rng.permutation(L)[rng.choice(L, size=nnz, p=(w := np.arange(1, L + 1) ** -1.1) / w.sum())]
+            for L in dims]
+    return SparseTensor(np.stack(cols, axis=1), rng.random(nnz) + 0.5, dims)
+
+
+REQUIRED = ("run_id", "status", "ranks", "K", "dist_time", "dist_time_kind", "hooi_time", "ttm_time",
+            "svd_time", "comm_time", "fit", "svd_words", "fm_words", "queries", "peak_rss_mb_max",
+            "peak_rss_mb_mean")
+
+
+def test_worker_contract(tmp_path):
+    """``mpiexec -n 2 python -m mpi4py -m spbench.tucker.worker SPEC.json`` writes one fragment per
+    task with the base row, the measured fields and status ok; the fit is hooi's."""
+    from spbench.tucker.metrics import compute_metrics
+    from spbench.tucker.schemes import get_scheme
+
+    t = _tensor()
+    tdir = _write_tensor_dir(tmp_path / "tensor", t)
+    runs = tmp_path / "runs"
+    schemes = ["lite", "coarse", "medium"] + (["hyper"] if _hyper_available() else [])
+    tasks = [{"row": {"run_id": f"run-{s}", "dataset": "toy", "algorithm": s, "schema_version": 1},
+              "scheme": s, "K": 4, "params": {"preset": "deterministic"} if s == "hyper" else {},
+              "seed": 5, "invocations": 1, "init": "random", "save_factors": s == "lite"} for s in schemes]
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": str(runs), "threads": 1, "tasks": tasks}))
+    mpirun(2, "-m", "spbench.tucker.worker", spec)
+    serial = hooi(t, 4, invocations=1, init="random", seed=5)
+    assert not list(runs.glob("*.part*")), "temporary files left behind"
+    for s in schemes:
+        row = json.loads((runs / f"run-{s}.json").read_text())
+        missing = [k for k in REQUIRED if k not in row]
+        assert not missing, f"{s}: missing {missing}"
+        assert row["status"] == "ok" and row["dataset"] == "toy" and row["schema_version"] == 1
+        assert row["ranks"] == 2 and row["nnz"] == t.nnz and row["dims"] == list(t.dims)
+        assert abs(row["fit"] - serial.fit) <= 1e-10 * abs(serial.fit)
+        for k in ("dist_time", "hooi_time", "ttm_time", "svd_time", "comm_time"):
+            assert row[k] >= 0
+        assert row["hooi_time"] >= row["ttm_time"]
+        assert len(row["peak_rss_mb"]) == 2 and row["peak_rss_mb_max"] > 0
+        if s == "hyper":
+            assert "hypergraph" in row["dist_time_kind"]
+        else:
+            dist = get_scheme(s)(t, 2, seed=5)
+            met = compute_metrics(t, dist, 4, Q=row["queries"])
+            assert row["svd_words"] == [m["svd_volume"] for m in met.modes]
+            assert row["fm_words"] == [m["fm_volume"] for m in met.modes]
+    with np.load(runs / "run-lite.factors.npz") as z:
+        assert z["core"].shape == (4, 4, 4)
+        for n in range(3):
+            F = z[f"F{n}"]
+            assert F.shape == (t.dims[n], 4)
+            # same subspace as the serial factor
+            s = np.linalg.svd(F.T @ serial.factors[n], compute_uv=False)
+            assert np.allclose(s, 1.0, atol=1e-8)
+
+
+def test_worker_error_aborts_all_ranks(tmp_path):
+    """A failing task aborts every rank (non-zero exit, no hang); tasks before it are kept."""
+    tdir = _write_tensor_dir(tmp_path / "tensor", _tensor(nnz=300))
+    runs = tmp_path / "runs"
+    tasks = [{"row": {"run_id": "good"}, "scheme": "coarse", "K": 2, "seed": 0},
+             {"row": {"run_id": "bad"}, "scheme": "no-such-scheme", "K": 2, "seed": 0}]
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": str(runs), "threads": 1, "tasks": tasks}))
+    proc = mpirun(2, "-m", "spbench.tucker.worker", spec, check=False)
+    assert proc.returncode != 0
+    assert "no-such-scheme" in proc.stderr + proc.stdout
+    assert (runs / "good.json").is_file() and not (runs / "bad.json").exists()
