@@ -11,7 +11,7 @@ BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.h)
 SUITESPARSE_INCLUDE ?= /usr/include/suitesparse
 ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get install libsuitesparse-dev (or conda install suitesparse), then $(PY) -m pip install scikit-sparse==0.4.16
 
-.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite clean
+.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite bench-hooi clean
 
 $(VENV)/.installed: $(BUILD_INPUTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ demo: install
 	$(SPBENCH) profile $(RESULTS)/smoke_tucker --out $(PLOTS)
 	@echo "tables and figures: $(PLOTS)/smoke/REPORT.md, $(PLOTS)/smoke_tucker/REPORT.md"
 
-bench: bench-serial bench-barrier bench-schedulers bench-lite
+bench: bench-serial bench-barrier bench-schedulers bench-lite bench-hooi
 
 bench-serial: install
 	$(PY) -m spbench.sptrsv.kernel_bench serial --grid 400 --repeats 100
@@ -52,6 +52,11 @@ bench-schedulers: install
 
 bench-lite: install
 	$(PY) -m spbench.tucker.scheme_bench --nnz 10000000 --ranks 512
+
+bench-hooi: install
+	$(PY) -m spbench.tucker.hooi_bench --threads 1
+	$(SPBENCH) run configs/tucker_measured.yaml --out $(RESULTS)/tucker_measured
+	$(SPBENCH) profile $(RESULTS)/tucker_measured --out $(PLOTS)
 
 clean:
 	rm -rf build *.egg-info kernels/*.c kernels/*.so

@@ -140,8 +140,9 @@ def tucker_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per (dataset, scheme, ranks, K): the exact metrics, volumes, memory and distribution time."""
     ok = df[df["status"] == "ok"]
     cols = ["nnz", "ttm_imbalance", "svd_redundancy", "svd_imbalance", "svd_volume", "fm_volume",
-            "mem_total_mb", "mem_total_mb_max", "dist_time"]
-    cols = [c for c in cols if c in ok.columns]
+            "mem_total_mb", "mem_total_mb_max", "hooi_time", "ttm_time", "svd_time", "comm_time", "fit",
+            "peak_rss_mb_max", "dist_time"]
+    cols = [c for c in cols if c in ok.columns and ok[c].notna().any()]
     table = ok.groupby(["dataset", "algorithm", "ranks", "K", "execution"], sort=True)[cols].median().reset_index()
     table["scheme"] = table["algorithm"].map(_label)
     table["dist_ms"] = table.pop("dist_time") * 1e3 if "dist_time" in table else np.nan
