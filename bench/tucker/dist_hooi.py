@@ -235,6 +235,7 @@ class DistHOOIResult:
     fits: list
     times: dict
     queries: list
+    restarts: list             # per mode: Lanczos thick restarts, summed over invocations
     svd_words: list
     fm_words: list
     gather_words: list
@@ -277,6 +278,7 @@ def dist_hooi(comm, dt: DistributedTensor, K, *, invocations: int = 1, init="ran
         F = init_factors(local, K, init, seed, tol=tol)
         times["init_time"] = time.perf_counter() - t0
         queries = [0] * N
+        restarts = [0] * N
         words = [0] * N
         gwords = [0] * N
         fm_words = [0] * N
@@ -305,6 +307,7 @@ def dist_hooi(comm, dt: DistributedTensor, K, *, invocations: int = 1, init="ran
                 times["svd_time"] += t2 - t1
                 times["fm_time"] += t3 - t2
                 queries[n] += orc.queries
+                restarts[n] += int(res.restarts)
                 words[n] += orc.words
                 gwords[n] += orc.gather_words
                 fm_words[n] += int(pl.fm_send_slices.size) * K[n]
@@ -329,7 +332,7 @@ def dist_hooi(comm, dt: DistributedTensor, K, *, invocations: int = 1, init="ran
     stats = [{"mode": n, "length": int(dt.dims[n]), "slices": plans[n].m, "e_max": int(e_max[n]),
               "r_sum": plans[n].r_sum, "r_max": int(r_max[n]),
               "svd_words_per_product": plans[n].r_sum - plans[n].m} for n in range(N)]
-    return DistHOOIResult(F, [pl.ttm.rows[pl.own_idx] for pl in plans], core, fits, times, queries,
+    return DistHOOIResult(F, [pl.ttm.rows[pl.own_idx] for pl in plans], core, fits, times, queries, restarts,
                           tot(words), tot(fm_words), tot(gwords), int(comm.allreduce(core_words)), stats)
 
 

@@ -123,6 +123,7 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None) -> 
         "fit": float(res.fit),
         "fits": [float(f) for f in res.fits],
         "queries": res.queries,
+        "restarts": res.restarts,
         "svd_words": res.svd_words,
         "fm_words": res.fm_words,
         "svd_gather_words": res.gather_words,

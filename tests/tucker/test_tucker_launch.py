@@ -81,6 +81,7 @@ def test_measured_sweep_end_to_end(write_config, tmp_path, data_dir):
         assert r["execution"] == "measured" and r["hooi_time"] > 0 and r["dist_time"] >= 0
         assert r["svd_words"] == [m["svd_volume"] for m in r["mode_metrics"]]
         assert r["fm_words"] == [m["fm_volume"] for m in r["mode_metrics"]]
+        assert len(r["restarts"]) == len(r["queries"]) == r["modes"] and min(r["queries"]) > 0
     fits = {(r["algorithm"], r["ranks"]): r["fit"] for r in rows}
     assert fits[("lite", 1)] == pytest.approx(fits[("lite", 2)], rel=1e-6)
     assert fits[("coarse", 2)] == pytest.approx(fits[("lite", 2)], rel=1e-6)
