@@ -128,6 +128,27 @@ def info(as_json):
     click.echo("\n".join(lines))
 
 
+@main.command()
+@click.option("--cores", default="1,2", show_default=True, help="Core counts to calibrate, comma separated.")
+@click.option("--quick", is_flag=True, help="Small matrices and few repeats (seconds).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Calibration file (default $SPBENCH_DATA/calibration/sptrsv-<host>.json).")
+def calibrate(cores, quick, out_path):
+    """Measure this machine's SpTrSV costs (per row / nonzero, barrier, weak barrier, P2P wait) for the
+    BSP/SSP/P2P cost model that `execution: simulate` uses."""
+    from .sptrsv.calibrate import calibrate as run_calibration, default_costs_path, save_costs, summary
+
+    try:
+        cores_list = tuple(int(c) for c in cores.split(","))
+        costs = run_calibration(cores_list, quick=quick)
+    except ValueError as exc:
+        raise UsageFailure(f"--cores: {exc}") from None
+    path = save_costs(costs, out_path or default_costs_path())
+    for name, value in summary(costs):
+        click.echo(f"{name:<10} {value}")
+    click.echo(f"calibration written to {path}")
+
+
 def _attach_datasets():
     from .dataset_commands import datasets
 

@@ -30,7 +30,7 @@ OPTIONAL_AXES = {
 }
 TOP_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", "repeats", "runs",
             "execution", "fallback", "barrier", "params", "seed", "description",
-            "launcher", "timeout", "oversubscribe", "invocations", "init")
+            "launcher", "timeout", "oversubscribe", "invocations", "init", "costs")
 INITS = ("random", "hosvd")
 
 
@@ -61,6 +61,7 @@ class Config:
     oversubscribe: bool = False  # tucker MPI: allow more ranks than cores (correctness runs only)
     invocations: int = 1  # tucker: HOOI invocations per run (the paper's tables: 1)
     init: str = "random"  # tucker: initial factors, random (seeded, orthonormalized) or hosvd
+    costs: str = ""  # sptrsv simulate: calibration file ("" = the default one `spbench calibrate` writes)
     source: str = "<config>"
     raw: dict = field(default_factory=dict)  # the parsed YAML, copied into meta.json
 
@@ -68,7 +69,6 @@ class Config:
         """CLI flags given explicitly win over the file (STYLE.md: YAML keys mirror flags)."""
         given = {k: v for k, v in overrides.items() if v is not None}
         checked = _check_scalars(self.source, given)
-        _check_execution(self.source, self.experiment, checked.get("execution", self.execution))
         return replace(self, **checked)
 
 
@@ -108,8 +108,8 @@ def parse_config(data: Any, src: str = "<config>", base_dir: Path | None = None)
         raise ConfigError(f"{src}: key 'experiment': expected one of {', '.join(EXPERIMENTS)}, got {experiment!r}")
     scalars = _check_scalars(src, {k: data[k] for k in ("repeats", "runs", "execution", "fallback",
                                                          "barrier", "seed", "launcher", "timeout",
-                                                         "oversubscribe", "invocations", "init") if k in data})
-    _check_execution(src, experiment, scalars.get("execution", "measured"))
+                                                         "oversubscribe", "invocations", "init", "costs")
+                                  if k in data})
     sweep = _check_sweep(src, experiment, data["sweep"])
     include = _check_point_list(src, experiment, "include", data.get("include", []))
     exclude = _check_point_list(src, experiment, "exclude", data.get("exclude", []))
@@ -140,7 +140,10 @@ def _is_int(value) -> bool:
 def _check_scalars(src: str, values: dict) -> dict:
     out = {}
     for key, value in values.items():
-        if key == "launcher":
+        if key == "costs":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{src}: key 'costs': expected the path of a calibration file, got {_kind(value)}")
+        elif key == "launcher":
             if not isinstance(value, str) or "{ranks}" not in value:
                 raise ConfigError(f"{src}: key 'launcher': expected a command template containing {{ranks}} "
                                   f"(e.g. 'srun -n {{ranks}}'), got {_kind(value)}")
@@ -255,13 +258,6 @@ def _check_params(src: str, experiment: str, params) -> dict:
                 raise ConfigError(f"{src}: key 'params.{alg}.{pname}': expected a number, string or "
                                   f"boolean, got {_kind(pval)}")
     return {alg: dict(v) for alg, v in params.items()}
-
-
-def _check_execution(src: str, experiment: str, execution: str) -> None:
-    """What this version can run: measured SpTrSV, and Tucker metrics simulated at any rank count."""
-    if experiment == "sptrsv" and execution == "simulate":
-        raise ConfigError(f"{src}: key 'execution': simulated SpTrSV needs the BSP/SSP cost model, which "
-                          f"is not implemented in this version yet (expected 'measured')")
 
 
 def _check_datasets(src: str, experiment: str, entries, base_dir: Path | None) -> tuple:

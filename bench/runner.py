@@ -112,7 +112,7 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
     if fresh:
         store.fresh()
     store.clean_stale()
-    _write_meta(store, config)
+    _write_meta(store, config, calibration=getattr(experiment, "costs", None))
     stored = store.done()
     version = code_version(config.experiment)
     git = machine.git_state()
@@ -193,8 +193,9 @@ def _move_superseded(store: ResultStore, wanted: set) -> int:
     return moved
 
 
-def _write_meta(store: ResultStore, config: Config) -> None:
-    """meta.json: machine, versions, git state, the config; a different machine is recorded, not hidden."""
+def _write_meta(store: ResultStore, config: Config, calibration: dict | None = None) -> None:
+    """meta.json: machine, versions, git state, the config (and the cost-model calibration simulated
+    rows used); a different machine is recorded, not hidden."""
     facts = machine.machine_facts()
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     meta = store.read_meta()
@@ -210,5 +211,7 @@ def _write_meta(store: ResultStore, config: Config) -> None:
             print(f"spbench: warning: {store.root} holds rows from another machine "
                   f"({old.get('host')}, {old.get('cpu')}); rows carry their host", file=sys.stderr)
         meta["config"] = config.raw
+    if calibration is not None:
+        meta["calibration"] = calibration
     meta["updated_at"] = now
     store.write_meta(meta)

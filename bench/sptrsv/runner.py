@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 
 
 
@@ -22,17 +23,32 @@ class PreparedMatrix:
 class SptrsvExperiment:
     """Runs serial / scheduled SpTrSV points in-process with OpenMP threads (DESIGN.md §4)."""
 
+    def __init__(self):
+        self.costs = None  # the calibration simulated points use (loaded in check_points)
+
     def check_points(self, config, points) -> None:
-        """Refuse, before anything runs, core counts this machine cannot execute."""
+        """Refuse, before anything runs, core counts this machine cannot execute (measured) or a
+        missing calibration (simulated)."""
         from ..runner import RunError
         from .execute import available_cores
 
+        if config.execution == "simulate":
+            from .calibrate import default_costs_path, load_costs
+            path = Path(config.costs) if config.costs else default_costs_path()
+            if not path.exists():
+                raise RunError(f"{config.source}: key 'costs': no calibration at {path}; run `spbench calibrate` "
+                               f"first (it measures this machine's SpTrSV costs)")
+            try:
+                self.costs = load_costs(path)
+            except ValueError as exc:
+                raise RunError(f"{config.source}: key 'costs': {exc}") from None
+            return
         limit = available_cores()
         too_many = sorted({p.axes["cores"] for p in points if p.axes["cores"] > limit})
         if too_many:
             raise RunError(f"{config.source}: key 'sweep.cores': {too_many[0]} cores requested but this "
                            f"machine runs at most {limit} threads; measured SpTrSV is limited to the "
-                           f"hardware threads")
+                           f"hardware threads (`--execution simulate` models more)")
 
     def prepare(self, dataset, config) -> PreparedMatrix:
         from spbench.datasets.transforms import lower_triangle
@@ -45,8 +61,14 @@ class SptrsvExperiment:
 
         axes = point.axes
         extra = {"kernel": axes["kernel"]} if "kernel" in axes else {}
-        result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
-                             barrier=config.barrier, params=config.params.get(axes["algorithm"], {}), **extra)
+        params = config.params.get(axes["algorithm"], {})
+        if config.execution == "simulate":
+            from .model import predict_point
+            result = predict_point(prepared.lower, axes["algorithm"], axes["cores"], self.costs, params=params,
+                                   barrier=config.barrier, **extra)
+        else:
+            result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
+                                 barrier=config.barrier, params=params, **extra)
         result["omp_threads"] = result.get("cores", axes["cores"])
         result["params"] = effective_parameters(axes["algorithm"], config.params.get(axes["algorithm"], {}))
         return result

@@ -1,0 +1,366 @@
+"""SpTrSV cost model: a discrete-event pass over the actual schedule (`execution: simulate`).
+
+The model replays a schedule the way the kernels in ``kernels/sptrsv_impl.h`` run it, with costs
+calibrated on this machine (:mod:`spbench.sptrsv.calibrate`):
+
+- compute of a block (rows of one core in one superstep, run in row-id order):
+  ``rows · t_row + nnz · t_nnz + chained · t_chain + far · t_far`` (:func:`row_features`):
+  ``chained`` counts the rows that read the row run just before them (the loop-carried
+  dependency through x makes such a row wait for the previous result instead of overlapping it:
+  natural order on a stencil is all chained, a wavefront's rows are independent), ``far`` the
+  reads of x more than ``FAR_ROWS`` rows back in the kernel's layout (likely cache misses);
+- serial: the same over all rows in natural order, with the serial kernel's rates;
+- BSP (sptrsv-elasticity §2.2, staleness 1): every superstep ends at the slowest core's finish
+  plus the barrier latency ``barrier``: ``Σ_s (max_p C[s, p] + barrier)``;
+- SSP, staleness S (Algorithm 4.1, §4.1 weak barrier): core p starts superstep s when it has
+  finished s − 1 and every other core q has arrived after s − S, seen ``weak_barrier`` seconds
+  after q arrived; a core with no rows in s skips the wait (still arrives, at no cost).  The
+  solve ends when all cores have arrived after the last superstep, seen ``weak_barrier`` later
+  (the kernel's final wait).  So with S ≥ 2 the latency overlaps the compute of superstep s − 1,
+  the §6.4 argument;
+- P2P (SpMP): task (s, p) starts when core p finished its previous task and all parent tasks
+  finished, plus ``p2p_dep`` per parent it checks (empty tasks check none); ends like SSP.
+
+``costs`` is either a calibration (``calibrate.calibrate()``: ``{"serial": {...}, "cores":
+{"1": {...}, "2": {...}}, ...}``) or one flat dict ``{"t_row", "t_nnz", "t_chain", "t_far",
+"barrier", "weak_barrier", "p2p_dep"}`` (all but t_row and t_nnz default to 0).  Core counts
+not calibrated use the nearest calibrated count below (above, if none is below): rates and
+latencies are held constant, and ``costs_for`` says so with ``extrapolated: True``.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from spbench.sptrsv.dag import DAG
+from spbench.sptrsv.schedule import Schedule, TaskSchedule, task_graph, validate, validate_tasks
+
+SIM_KERNELS = ("serial", "bsp", "ssp", "p2p")
+RATE_KEYS = ("t_row", "t_nnz", "t_chain", "t_far")
+FAR_ROWS = 2048  # an x entry this many rows (16 KiB) back counts as a far read
+SYNC_KEYS = ("barrier", "barrier_omp", "weak_barrier", "p2p_dep")
+
+
+def costs_for(costs: Mapping, cores: int) -> dict:
+    """Flat costs for ``cores`` from a calibration (or a flat dict, returned as floats).
+
+    The result has ``t_row``, ``t_nnz``, ``t_chain``, ``t_far``, ``barrier``, ``barrier_omp``,
+    ``weak_barrier``, ``p2p_dep`` (seconds), ``serial_t_*`` (the serial kernel's rates),
+    ``calibrated_cores`` and ``extrapolated``.
+    """
+    if cores < 1:
+        raise ValueError(f"cores must be >= 1, got {cores}")
+    if "cores" in costs and isinstance(costs["cores"], Mapping):
+        table = {int(k): v for k, v in costs["cores"].items()}
+        if not table:
+            raise ValueError("calibration has no core counts under 'cores'")
+        below = [c for c in table if c <= cores]
+        used = max(below) if below else min(table)
+        entry = table[used]
+        serial = costs.get("serial", entry)
+        flat = {k: float(entry.get(k, 0.0) or 0.0) for k in RATE_KEYS}
+        for k in SYNC_KEYS:
+            flat[k] = float(entry.get(k, 0.0) or 0.0)
+        for k in RATE_KEYS:
+            flat[f"serial_{k}"] = float(serial.get(k, 0.0) or 0.0)
+        flat["calibrated_cores"] = used
+        flat["extrapolated"] = used != cores
+        return flat
+    missing = [k for k in ("t_row", "t_nnz") if k not in costs]
+    if missing:
+        raise ValueError(f"costs need t_row and t_nnz (or a calibration with 'cores'); "
+                         f"missing {', '.join(missing)}")
+    flat = {k: float(costs.get(k, 0.0) or 0.0) for k in RATE_KEYS}
+    for k in SYNC_KEYS:
+        flat[k] = float(costs.get(k, 0.0) or 0.0)
+    flat["barrier_omp"] = float(costs.get("barrier_omp", flat["barrier"]) or 0.0)
+    for k in RATE_KEYS:
+        flat[f"serial_{k}"] = float(costs.get(f"serial_{k}", flat[k]))
+    flat["calibrated_cores"] = costs.get("calibrated_cores")
+    flat["extrapolated"] = bool(costs.get("extrapolated", False))
+    return flat
+
+
+def row_features(dag: DAG, block: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(chained, far) per row for rows laid out and run as ``schedule.reorder`` does.
+
+    Rows are ordered by (block, id) (``block`` None: one block, the serial natural order), which
+    is also where x lives in memory.  ``chained``: the row reads the row run just before it in its
+    block.  ``far``: how many of its off-diagonal reads lie more than ``FAR_ROWS`` positions back
+    in that layout (an x entry likely out of L1: irregular matrices such as rgg-spd).
+    """
+    src, dst = dag.edges()
+    if block is None:
+        pos = np.arange(dag.n, dtype=np.int64)
+        hit = src == dst - 1
+    else:
+        ids = np.arange(dag.n)
+        order = np.lexsort((ids, block))
+        pos = np.empty(dag.n, dtype=np.int64)
+        pos[order] = ids
+        hit = (pos[src] == pos[dst] - 1) & (block[src] == block[dst])
+    chained = np.zeros(dag.n, dtype=bool)
+    chained[dst[hit]] = True
+    far = np.bincount(dst[pos[dst] - pos[src] > FAR_ROWS], minlength=dag.n)
+    return chained, far
+
+
+def block_costs(schedule: Schedule, dag: DAG, t_row: float, t_nnz: float,
+                t_chain: float = 0.0, t_far: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(compute seconds, row count) of every block, each shaped (supersteps, cores)."""
+    P = schedule.n_cores
+    steps = max(schedule.n_supersteps, 1)
+    block = schedule.superstep.astype(np.int64) * P + schedule.core
+    rows = np.bincount(block, minlength=steps * P).reshape(steps, P)
+    nnz = np.bincount(block, weights=dag.weights.astype(np.float64), minlength=steps * P)
+    compute = rows * t_row + nnz.reshape(steps, P) * t_nnz
+    if t_chain or t_far:
+        chained, far = row_features(dag, block)
+        extra = chained * t_chain + far * t_far
+        compute = compute + np.bincount(block, weights=extra, minlength=steps * P).reshape(steps, P)
+    return compute, rows
+
+
+def _bsp(compute: np.ndarray, barrier: float) -> float:
+    return float(np.sum(compute.max(axis=1) + barrier))
+
+
+def _ssp(compute: np.ndarray, rows: np.ndarray, staleness: int, latency: float) -> float:
+    steps, P = compute.shape
+    S = int(staleness)
+    history: list[np.ndarray] = []  # arrival times of the last S supersteps, oldest first
+    own = np.zeros(P)
+    idx = np.arange(P)
+    for s in range(steps):
+        ready = own
+        if s >= S and P > 1:
+            prev = history[0]  # arrivals after superstep s - S
+            first = int(np.argmax(prev))
+            top = prev[first]
+            second = np.max(np.delete(prev, first))
+            others = np.where(idx == first, second, top)
+            ready = np.maximum(own, others + latency)
+        start = np.where(rows[s] > 0, ready, own)
+        own = start + compute[s]
+        history.append(own)
+        if len(history) > S:
+            history.pop(0)
+    return float(own.max() + latency)
+
+
+def _p2p(compute: np.ndarray, rows: np.ndarray, tasks: TaskSchedule, dep: float,
+         latency: float) -> float:
+    steps, P = compute.shape
+    end = np.zeros(steps * P)
+    ptr, idx = tasks.parent_ptr, tasks.parent_idx
+    own = np.zeros(P)
+    for s in range(steps):
+        lo, hi = s * P, s * P + P
+        counts = np.diff(ptr[lo:hi + 1]).astype(np.int64)
+        ready = own
+        if counts.any():
+            seg = np.repeat(np.arange(P), counts)
+            parent_end = np.zeros(P)
+            np.maximum.at(parent_end, seg, end[idx[ptr[lo]:ptr[hi]]])
+            ready = np.maximum(own, parent_end) + counts * dep
+        start = np.where(rows[s] > 0, ready, own)
+        own = start + compute[s]
+        end[lo:hi] = own
+    return float(own.max() + latency)
+
+
+def simulate(schedule_or_tasks, dag: DAG, costs: Mapping, *, kernel: str, cores: int) -> float:
+    """Modelled seconds of one solve of ``dag`` under ``schedule_or_tasks`` on ``kernel``.
+
+    ``kernel``: "serial" (schedule ignored, may be None), "bsp" (any Schedule, or a
+    TaskSchedule's block grid), "ssp" (a Schedule, at its own staleness) or "p2p" (a
+    TaskSchedule, or a Schedule whose task graph is built).  The schedule is not validated here
+    (``predict_point`` does, as ``solve_point`` does).
+    """
+    if kernel not in SIM_KERNELS:
+        raise ValueError(f"kernel must be one of {', '.join(map(repr, SIM_KERNELS))}; "
+                         f"got {kernel!r}")
+    flat = costs_for(costs, cores)
+    if kernel == "serial":
+        if cores != 1:
+            raise ValueError(f"the serial kernel runs on 1 core, got cores = {cores}")
+        chained, far = row_features(dag)
+        return float(dag.n * flat["serial_t_row"] + dag.nnz * flat["serial_t_nnz"]
+                     + chained.sum() * flat["serial_t_chain"] + far.sum() * flat["serial_t_far"])
+    if not isinstance(schedule_or_tasks, (Schedule, TaskSchedule)):
+        raise ValueError(f"kernel {kernel!r} needs a Schedule or TaskSchedule, got "
+                         f"{type(schedule_or_tasks).__name__}")
+    schedule = (schedule_or_tasks.schedule if isinstance(schedule_or_tasks, TaskSchedule)
+                else schedule_or_tasks)
+    if schedule.n_cores != cores:
+        raise ValueError(f"schedule is for {schedule.n_cores} cores, asked to simulate {cores}")
+    if schedule.n != dag.n:
+        raise ValueError(f"schedule has {schedule.n} vertices, the DAG has {dag.n}")
+    compute, rows = block_costs(schedule, dag, *(flat[k] for k in RATE_KEYS))
+    if kernel == "bsp":
+        return _bsp(compute, flat["barrier"])
+    if kernel == "ssp":
+        if isinstance(schedule_or_tasks, TaskSchedule):
+            raise ValueError("a task schedule (point-to-point) cannot run on the SSP kernel")
+        return _ssp(compute, rows, schedule.staleness, flat["weak_barrier"])
+    tasks = (schedule_or_tasks if isinstance(schedule_or_tasks, TaskSchedule)
+             else task_graph(schedule, dag))
+    return _p2p(compute, rows, tasks, flat["p2p_dep"], flat["weak_barrier"])
+
+
+def _model_info(flat: dict, kernel: str, costs: Mapping) -> dict:
+    info = {"kind": "discrete-event", "kernel": kernel,
+            "calibrated_cores": flat["calibrated_cores"], "extrapolated": flat["extrapolated"]}
+    if kernel == "serial":
+        info.update({k: flat[f"serial_{k}"] for k in RATE_KEYS})
+    else:
+        info.update({k: flat[k] for k in RATE_KEYS})
+        info.update({k: flat[k] for k in SYNC_KEYS})
+    if "date" in costs:
+        info["calibration_date"] = costs["date"]
+    machine = costs.get("machine")
+    if isinstance(machine, Mapping):
+        info["calibration_machine"] = {k: machine.get(k) for k in ("host", "cpu", "cores")}
+    return info
+
+
+def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | None = None,
+                  kernel: str = "auto", barrier: str = "auto") -> dict:
+    """A simulated point: the row ``execute.solve_point`` returns, with a modelled solve time.
+
+    The scheduler really runs (``schedule_time`` is measured) for any ``cores``, also beyond this
+    machine; the schedule is validated for the kernel it runs on exactly as ``solve_point`` does;
+    the solve is :func:`simulate`.  ``residual`` is None and ``model`` holds the costs used.
+    """
+    from spbench.sptrsv.execute import KERNELS, _barrier_name, _kernel_plan, prepare_lower
+    from spbench.sptrsv.schedulers import SCHEDULERS
+
+    if cores < 1:
+        raise ValueError(f"cores must be >= 1, got {cores}")
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {', '.join(map(repr, KERNELS))}; got {kernel!r}")
+    L = prepare_lower(L)
+    dag = DAG(L)
+    flat = costs_for(costs, cores)
+    staleness = None
+    if algorithm == "serial":
+        if cores != 1:
+            raise ValueError(f"algorithm 'serial' runs on 1 core, got cores = {cores}")
+        if params:
+            raise ValueError(f"algorithm 'serial' takes no parameters, got {sorted(params)}")
+        if kernel != "auto":
+            raise ValueError(f"algorithm 'serial' runs the serial kernel, got kernel {kernel!r}")
+        kernel_name, supersteps, schedule_time, barrier_name = "serial", 1, 0.0, None
+        solve = simulate(None, dag, flat, kernel="serial", cores=1)
+    elif algorithm not in SCHEDULERS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; known: serial, "
+                         f"{', '.join(sorted(SCHEDULERS))}")
+    else:
+        barrier_name = _barrier_name(barrier)
+        start = time.perf_counter()
+        result = SCHEDULERS[algorithm](dag, cores, **(params or {}))
+        schedule_time = time.perf_counter() - start
+        kernel_name, staleness = _kernel_plan(result, kernel, barrier, algorithm)
+        if kernel_name != "bsp":
+            barrier_name = "spin"
+        if result.n_cores != cores:
+            raise ValueError(f"scheduler {algorithm!r} returned a schedule for {result.n_cores} "
+                             f"cores, asked for {cores}")
+        schedule = result.schedule if isinstance(result, TaskSchedule) else result
+        if kernel_name == "p2p":
+            if isinstance(result, TaskSchedule):
+                tasks = result
+            else:
+                validate(schedule, dag)
+                start = time.perf_counter()
+                tasks = task_graph(schedule, dag)
+                schedule_time += time.perf_counter() - start
+            validate_tasks(tasks, dag)
+            run = tasks
+        else:
+            validate(schedule, dag)
+            run = schedule
+        supersteps = schedule.n_supersteps
+        if kernel_name == "bsp" and barrier_name == "omp":
+            flat["barrier"] = flat["barrier_omp"]
+        solve = simulate(run, dag, flat, kernel=kernel_name, cores=cores)
+    return {
+        "kernel": kernel_name,
+        "staleness": staleness,
+        "cores": int(cores),
+        "n": dag.n,
+        "nnz": dag.nnz,
+        "wavefronts": dag.wavefronts,
+        "supersteps": int(supersteps),
+        "schedule_time": float(schedule_time),
+        "solve_time": float(solve),
+        "solve_times": [float(solve)],
+        "residual": None,
+        "status": "ok",
+        "barrier": barrier_name,
+        "model": _model_info(flat, kernel_name, costs),
+    }
+
+
+def barrier_sweep(schedule_ssp: Schedule, dag: DAG, costs: Mapping,
+                  latencies: Sequence[float]):
+    """The same SSP schedule under the BSP and SSP models, barrier latency varied (§6.4).
+
+    For every latency λ both the BSP barrier and the SSP weak barrier cost λ (compute rates from
+    ``costs`` at the schedule's core count).  Returns a DataFrame [latency, bsp_time, ssp_time,
+    ratio = bsp_time / ssp_time]: ratio > 1 where SSP beats BSP.
+    """
+    import pandas as pd
+
+    if not isinstance(schedule_ssp, Schedule):
+        raise ValueError(f"barrier_sweep needs a Schedule, got {type(schedule_ssp).__name__}")
+    P = schedule_ssp.n_cores
+    base = costs_for(costs, P)
+    rows = []
+    for lam in latencies:
+        lam = float(lam)
+        if lam < 0:
+            raise ValueError(f"latencies must be >= 0, got {lam}")
+        flat = {**base, "barrier": lam, "weak_barrier": lam}
+        bsp = simulate(schedule_ssp, dag, flat, kernel="bsp", cores=P)
+        ssp = simulate(schedule_ssp, dag, flat, kernel="ssp", cores=P)
+        rows.append({"latency": lam, "bsp_time": bsp, "ssp_time": ssp, "ratio": bsp / ssp})
+    return pd.DataFrame(rows, columns=["latency", "bsp_time", "ssp_time", "ratio"])
+
+
+def validate_model(L, algorithms: Sequence[str], cores_list: Sequence[int], costs: Mapping,
+                   repeats: int = 20, params: Mapping | None = None, rounds: int = 1):
+    """Measured (``solve_point``) next to predicted (``predict_point``) solve times.
+
+    "serial" is run at 1 core only.  With ``rounds`` > 1 the measured points run that many times,
+    interleaved (machine noise hits all alike), and ``measured`` is the median of the rounds'
+    medians.  Returns a DataFrame [algorithm, cores, kernel, supersteps, measured, predicted,
+    rel_error = (predicted − measured) / measured].
+    """
+    import pandas as pd
+
+    from spbench.sptrsv.execute import solve_point
+
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    params = params or {}
+    points = [(a, int(c)) for a in algorithms for c in cores_list if a != "serial" or c == 1]
+    runs: dict[tuple, list] = {p: [] for p in points}
+    for _ in range(rounds):
+        for algorithm, cores in points:
+            p = params.get(algorithm) or None
+            runs[(algorithm, cores)].append(
+                solve_point(L, algorithm, cores, repeats=repeats, params=p))
+    rows = []
+    for algorithm, cores in points:
+        measured = runs[(algorithm, cores)]
+        predicted = predict_point(L, algorithm, cores, costs, params=params.get(algorithm) or None)
+        m = float(np.median([r["solve_time"] for r in measured]))
+        q = predicted["solve_time"]
+        rows.append({"algorithm": algorithm, "cores": cores, "kernel": measured[0]["kernel"],
+                     "supersteps": measured[0]["supersteps"], "measured": m, "predicted": q,
+                     "rel_error": (q - m) / m})
+    return pd.DataFrame(rows, columns=["algorithm", "cores", "kernel", "supersteps", "measured",
+                                       "predicted", "rel_error"])

@@ -1,0 +1,208 @@
+"""The SpTrSV cost model: hand-computed discrete-event runs, BSP ≥ SSP, predict_point, calibrate."""
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spbench.sptrsv import calibrate as cal
+from spbench.sptrsv.dag import DAG
+from spbench.sptrsv.execute import available_cores, prepare_lower
+from spbench.sptrsv.model import barrier_sweep, costs_for, predict_point, simulate, validate_model
+from spbench.sptrsv.schedule import Schedule, task_graph, validate
+from spbench.sptrsv.schedulers import SCHEDULERS
+
+ROW_KEYS = {"kernel", "staleness", "cores", "n", "nnz", "wavefronts", "supersteps", "schedule_time",
+            "solve_time", "solve_times", "residual", "status", "barrier", "model"}
+
+
+def _diagonal(n):
+    return prepare_lower(sp.identity(n, format="csr") * 2.0)
+
+
+def _flat(**kw):
+    return {"t_row": 0.0, "t_nnz": 0.0, "barrier": 0.0, "weak_barrier": 0.0, "p2p_dep": 0.0, **kw}
+
+
+def test_bsp_two_cores_by_hand():
+    # rows 0,1,2 form a triangle (nnz 1, 2, 3); row 3 stands alone (nnz 1)
+    L = prepare_lower(sp.csr_matrix(np.array([[1.0, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0],
+                                              [0, 0, 0, 1]])))
+    dag = DAG(L)
+    s = Schedule(core=[0, 0, 0, 1], superstep=[0, 0, 0, 1], n_cores=2)
+    validate(s, dag)
+    costs = _flat(t_row=2.0, t_nnz=1.0, barrier=5.0)
+    # superstep 0: core 0 = 3 rows * 2 + 6 nnz = 12, core 1 idle; superstep 1: core 1 = 2 + 1 = 3
+    assert simulate(s, dag, costs, kernel="bsp", cores=2) == pytest.approx((12 + 5) + (3 + 5))
+
+
+def test_ssp_balanced_hides_two_barriers():
+    dag = DAG(_diagonal(6))
+    s = Schedule(core=np.arange(6) % 2, superstep=np.arange(6) // 2, n_cores=2, staleness=2)
+    costs = _flat(t_row=10.0, barrier=5.0, weak_barrier=5.0)
+    assert simulate(s, dag, costs, kernel="bsp", cores=2) == pytest.approx(3 * (10 + 5))
+    # steps 0 and 1 need no wait; step 2 waits for step 0 (arrived 10, seen 15) while busy to 20;
+    # the final wait adds one latency: 30 + 5
+    assert simulate(s, dag, costs, kernel="ssp", cores=2) == pytest.approx(35.0)
+
+
+def test_ssp_core_runs_ahead_by_one_superstep():
+    # core 0 works in supersteps 0, 1, 2; core 1 in 0, 2, 3 (its superstep 1 is empty)
+    dag = DAG(_diagonal(6))
+    s = Schedule(core=[0, 0, 0, 1, 1, 1], superstep=[0, 1, 2, 0, 2, 3], n_cores=2, staleness=2)
+    costs = _flat(t_row=10.0, barrier=5.0, weak_barrier=5.0)
+    assert simulate(s, dag, costs, kernel="bsp", cores=2) == pytest.approx(4 * (10 + 5))
+    # core 1: s0 0-10, s1 empty (skips the wait), s2 waits for core 0's s0 (10 + 5): 15-25,
+    # s3 waits for core 0's s1 (20 + 5): 25-35; core 0 ends at 30; final wait: 35 + 5
+    assert simulate(s, dag, costs, kernel="ssp", cores=2) == pytest.approx(40.0)
+    # staleness 1 on the same grid: every wait sees the other's previous step + 5
+    bsp_like = Schedule(s.core, s.superstep, 2, staleness=1)
+    # core 0: 0-10, s1 waits 10 + 5: 15-25, s2 25-35; core 1: 0-10, s1 empty (10), s2 waits
+    # 25 + 5: 30-40, s3 waits 35 + 5: 40-50; final wait: 50 + 5
+    assert simulate(bsp_like, dag, costs, kernel="ssp", cores=2) == pytest.approx(55.0)
+
+
+def test_p2p_chain_by_hand():
+    L, s = cal.chain(4, 2)
+    dag = DAG(L)
+    tasks = task_graph(s, dag)
+    assert tasks.n_task_edges == 3
+    costs = _flat(t_row=1.0, t_nnz=1.0, p2p_dep=0.5, weak_barrier=4.0)
+    # row costs 2, 3, 3, 3, each row waiting for the previous one on the other core (+0.5 each):
+    # 0-2, 2.5-5.5, 6-9, 9.5-12.5, then the final wait
+    assert simulate(tasks, dag, costs, kernel="p2p", cores=2) == pytest.approx(16.5)
+    assert simulate(s, dag, costs, kernel="p2p", cores=2) == pytest.approx(16.5)
+
+
+def test_serial_is_sum_of_costs(laplacian_2d):
+    L = prepare_lower(laplacian_2d(12))
+    dag = DAG(L)
+    costs = {"serial": {"t_row": 3e-9, "t_nnz": 7e-10},
+             "cores": {"1": _flat(t_row=1.0, t_nnz=1.0), "2": _flat(t_row=1.0, t_nnz=1.0)}}
+    expected = dag.n * 3e-9 + dag.nnz * 7e-10
+    assert simulate(None, dag, costs, kernel="serial", cores=1) == pytest.approx(expected)
+    row = predict_point(L, "serial", 1, costs)
+    assert row["solve_time"] == pytest.approx(expected) and row["kernel"] == "serial"
+    with pytest.raises(ValueError, match="1 core"):
+        simulate(None, dag, costs, kernel="serial", cores=2)
+
+
+def test_costs_for_picks_nearest_calibrated_below():
+    costs = {"serial": {"t_row": 1.0, "t_nnz": 1.0},
+             "cores": {"1": _flat(t_row=1.0, t_nnz=1.0, barrier=1.0),
+                       "4": _flat(t_row=2.0, t_nnz=2.0, barrier=9.0)}}
+    assert costs_for(costs, 4)["barrier"] == 9.0 and not costs_for(costs, 4)["extrapolated"]
+    assert costs_for(costs, 3)["calibrated_cores"] == 1 and costs_for(costs, 3)["extrapolated"]
+    assert costs_for(costs, 64)["calibrated_cores"] == 4
+
+
+@pytest.mark.parametrize("cores", [2, 4])
+def test_bsp_never_beats_ssp_and_monotone_in_latency(laplacian_2d, cores):
+    L = prepare_lower(laplacian_2d(30))
+    dag = DAG(L)
+    s = SCHEDULERS["elastic_divide"](dag, cores)
+    assert s.staleness == 2
+    validate(s, dag)
+    rng = np.random.default_rng(cores)
+    lat = np.concatenate(([0.0], np.sort(rng.exponential(1e-6, 20)), [1e-3]))
+    df = barrier_sweep(s, dag, _flat(t_row=3e-9, t_nnz=4e-10), lat)
+    assert list(df.columns) == ["latency", "bsp_time", "ssp_time", "ratio"]
+    assert np.all(df.bsp_time >= df.ssp_time * (1 - 1e-12))
+    assert np.all(np.diff(df.bsp_time) >= 0) and np.all(np.diff(df.ssp_time) >= 0)
+    assert df.ratio.iloc[-1] > df.ratio.iloc[0]  # costlier synchronisation favours SSP (§6.4)
+
+
+def test_predict_point_beyond_this_machine(laplacian_2d):
+    L = laplacian_2d(25)
+    cores = available_cores() + 3
+    costs = {"serial": {"t_row": 3e-9, "t_nnz": 4e-10}, "date": "2026-01-01",
+             "cores": {"1": _flat(t_row=3e-9, t_nnz=4e-10, barrier=1e-7, weak_barrier=1e-7,
+                                  p2p_dep=1e-7)}}
+    kernels = {"wavefront": "bsp", "elastic_divide": "ssp", "spmp": "p2p", "growlocal": "bsp"}
+    for algorithm, kernel in kernels.items():
+        row = predict_point(L, algorithm, cores, costs)
+        assert set(row) == ROW_KEYS
+        assert row["kernel"] == kernel and row["cores"] == cores and row["status"] == "ok"
+        assert row["residual"] is None and row["solve_times"] == [row["solve_time"]]
+        assert row["solve_time"] > 0 and row["schedule_time"] > 0
+        assert row["model"]["extrapolated"] and row["model"]["calibrated_cores"] == 1
+        json.dumps(row)
+    row = predict_point(L, "elastic_divide", cores, costs, kernel="bsp")
+    assert row["kernel"] == "bsp" and row["staleness"] == 1
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        predict_point(L, "nope", 2, costs)
+
+
+def test_validate_model_small(laplacian_2d):
+    L = prepare_lower(laplacian_2d(20))
+    costs = _flat(t_row=3e-9, t_nnz=4e-10, barrier=1e-7)
+    df = validate_model(L, ["serial", "wavefront"], [1], costs, repeats=3)
+    assert list(df.algorithm) == ["serial", "wavefront"]
+    assert np.all(df.measured > 0) and np.all(df.predicted > 0)
+    assert np.allclose(df.rel_error, (df.predicted - df.measured) / df.measured)
+
+
+@pytest.fixture(scope="module")
+def quick_costs():
+    return cal.calibrate(cores_list=sorted({1, min(2, available_cores())}), quick=True)
+
+
+def test_calibrate_quick(quick_costs, tmp_path):
+    c = quick_costs
+    assert c["kind"] == cal.KIND and c["schema_version"] == cal.SCHEMA_VERSION
+    assert c["machine"]["cores"] >= 1 and c["date"]
+    assert c["serial"]["t_row"] + c["serial"]["t_nnz"] > 0
+    assert c["serial"]["t_nnz"] > 0
+    for P, e in c["cores"].items():
+        assert e["t_nnz"] > 0 and e["t_row"] >= 0
+        for key in ("barrier", "barrier_omp", "weak_barrier", "p2p_dep"):
+            assert e[key] >= 0
+        if int(P) > 1:
+            assert e["barrier"] > 0 and e["weak_barrier"] > 0 and e["p2p_dep"] > 0
+    path = cal.save_costs(c, tmp_path / "costs.json")
+    assert cal.load_costs(path) == json.loads(json.dumps(c))
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ValueError, match="not an SpTrSV calibration"):
+        cal.load_costs(tmp_path / "bad.json")
+
+
+def test_calibration_reproduces_its_sync_measurements(quick_costs):
+    """The fitted latencies make the model match the measurements they came from."""
+    from spbench.datasets.synthetic import generate
+    from spbench.sptrsv.schedulers import wavefront
+
+    P = max(int(p) for p in quick_costs["cores"])
+    e = quick_costs["cores"][str(P)]
+    name, params = cal.SYNC_MATRIX[True]
+    dag = DAG(prepare_lower(generate(name, params)))
+    s = wavefront.schedule(dag, P)
+    assert e["measured"]["supersteps"] == s.n_supersteps
+    for kernel, key in (("bsp", "barrier"), ("ssp", "weak_barrier"), ("p2p", "p2p_dep")):
+        if e[key] > 0:
+            assert simulate(s, dag, quick_costs, kernel=kernel, cores=P) == pytest.approx(
+                e["measured"][kernel], rel=1e-6)
+
+
+def test_row_features_chain_and_far():
+    from spbench.sptrsv.model import FAR_ROWS, row_features
+
+    n = FAR_ROWS + 10
+    # row i reads i - 1 (chained in natural order); the last row also reads row 0 (far)
+    L = sp.diags([np.full(n - 1, -0.5), np.full(n, 2.0)], [-1, 0], format="lil")
+    L[n - 1, 0] = -0.1
+    L = prepare_lower(L.tocsr())
+    dag = DAG(L)
+    chained, far = row_features(dag)
+    assert chained.sum() == n - 1 and not chained[0]
+    assert far.sum() == 1 and far[n - 1] == 1
+    # odd rows on core 1: no row reads the one just before it in its block
+    s = Schedule(core=np.arange(n) % 2, superstep=np.arange(n), n_cores=2)
+    chained2, _ = row_features(dag, s.superstep.astype(np.int64) * 2 + s.core)
+    assert chained2.sum() == 0
+    costs = _flat(t_row=1.0, t_chain=10.0, t_far=100.0)
+    assert simulate(None, dag, costs, kernel="serial", cores=1) == pytest.approx(
+        n + 10.0 * (n - 1) + 100.0)
+    # one superstep on one core: the same rows, the same chain
+    one = Schedule(core=np.zeros(n), superstep=np.zeros(n), n_cores=1)
+    assert simulate(one, dag, costs, kernel="bsp", cores=1) == pytest.approx(
+        n + 10.0 * (n - 1) + 100.0)
