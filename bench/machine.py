@@ -37,11 +37,18 @@ def cpu_model() -> str:
 
 
 def usable_cores() -> int:
-    """Cores this process may run on (affinity- and cgroup-aware where the OS tells)."""
+    """Cores this process may run on (affinity- and cgroup-aware where the OS tells). With
+    OMP_PROC_BIND/OMP_PLACES, libgomp pins the main thread to one place once the kernels load, so
+    the number of OpenMP places counts too."""
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:
         n = os.cpu_count() or 1
+    try:
+        from spbench.kernels._sptrsv import omp_num_places
+        n = max(n, omp_num_places())
+    except ImportError:
+        pass
     quota = Path("/sys/fs/cgroup/cpu.max")
     try:
         q, period = quota.read_text().split()
