@@ -55,9 +55,6 @@ class TuckerExperiment:
 
         if config.execution != "measured":
             return
-        if config.init != "random":
-            raise RunError(f"{config.source}: key 'init': the distributed HOOI starts from seeded random "
-                           f"orthonormal factors only (expected 'random')")
         launcher = launcher_command(config.launcher, 1)[0]
         if shutil.which(launcher) is None:
             raise RunError(f"{config.source}: key 'launcher': {launcher!r} not found; install MPI (README) or "

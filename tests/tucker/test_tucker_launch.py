@@ -87,3 +87,19 @@ def test_measured_sweep_end_to_end(write_config, tmp_path, data_dir):
     assert fits[("coarse", 2)] == pytest.approx(fits[("lite", 2)], rel=1e-6)
     again = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out)])
     assert "4 already stored, 0 run" in again.output
+
+
+def test_measured_hosvd_init_matches_serial(write_config, tmp_path, data_dir):
+    """init: hosvd under MPI (2 ranks) gives the single-process HOOI's fit from the same HOSVD start."""
+    from spbench.datasets.tensor_registry import standin
+    from spbench.tucker.hooi import hooi
+
+    cfg = write_config(CFG.replace("[coarse, lite]", "[lite]").replace("ranks: [1, 2]", "ranks: [2]")
+                       + "init: hosvd\n")
+    out = tmp_path / "res"
+    res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    (row,) = _rows(out)
+    assert row["status"] == "ok" and row["init"] == "hosvd", row.get("error")
+    serial = hooi(standin("nell2", nnz=2000), [3, 3, 3], init="hosvd", seed=0)
+    assert row["fit"] == pytest.approx(serial.fits[-1], rel=1e-6)
