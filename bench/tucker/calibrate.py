@@ -4,14 +4,21 @@
 (the worker's setting: ``OMP_NUM_THREADS=1``, BLAS held at one thread), and fits:
 
 * TTM (the Cython kernel :func:`.hooi.ttm` over a :class:`.hooi.TTMPlan`) on generated tensors
-  of N = 3 and 4 modes, K = 5, 10, 20 (quick: fewer and smaller), every mode:
-  t = ttm_elem·|E| + ttm_elem_khat·|E|·K̂ + ttm_row_khat·R·K̂ (non-negative least squares,
-  relative error weighting);
+  of N = 3 and 4 modes (uniform coordinates, and the power-law stand-ins of nell1, enron,
+  delicious: never nell2, the validation tensor), K = 5, 10, 20 (quick: fewer and smaller),
+  every mode, each call cold as in a one-invocation HOOI (caches evicted, a fresh Z), in both
+  layouts of the worker: one copy (uni-policy) and N copies with mode n's plan over copy n
+  (multi-policy; the worker measures those 1.2–1.5× slower, the copies here do not show it):
+  t = ttm_elem·|E| + ttm_elem_khat·|E|·K̂ + ttm_row_khat·R·K̂ + ttm_local_khat·(local − |E|)·K̂,
+  local = the elements the rank holds for all modes (non-negative least squares, relative
+  error weighting);
 * the oracle on compact matrices Z (R × K̂): Z·x and Zᵀ·y, t = oracle_call + c·R·K̂ with
   c = oracle_matvec_entry / oracle_rmatvec_entry;
 * the core's GEMM Zᵀ·Y (Y: R × K), seconds per multiply–add (``gemm_madd``);
 * the Lanczos work outside the oracle (:func:`.lanczos.lanczos_svd`: the replicated bases, full
   reorthogonalization, restarts), per query: lanczos_query + lanczos_word·ncv·(L + K̂);
+* the distributed oracle's own work per query (DistOracle at one rank minus Z·x / Zᵀ·y):
+  dist_oracle_call + dist_oracle_row·L (measured inside the MPI micro-benchmark);
 * MPI α/β of ping-pong, Allreduce, Alltoallv, Allgatherv from :mod:`.mpi_microbench` run as
   ``mpiexec -n 2 python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json`` (the mpiexec
   beside this Python). Two ranks on two cores only: with more ranks than cores the numbers are
@@ -38,10 +45,10 @@ __all__ = ["calibrate", "save", "load", "calibrate_ttm", "calibrate_oracle", "ca
            "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
-COMPUTE_KEYS = ("ttm_elem", "ttm_elem_khat", "ttm_row_khat", "oracle_call", "oracle_matvec_entry",
-                "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_word")
-MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce", "alpha_alltoallv",
-            "beta_alltoallv", "alpha_allgatherv", "beta_allgatherv")
+COMPUTE_KEYS = ("ttm_elem", "ttm_elem_khat", "ttm_row_khat", "ttm_local_khat", "oracle_call",
+                "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_word")
+MPI_KEYS = ("dist_oracle_call", "dist_oracle_row", "alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce",
+            "alpha_alltoallv", "beta_alltoallv", "alpha_allgatherv", "beta_allgatherv")
 
 
 def _median_time(fn, reps: int) -> float:
@@ -69,40 +76,65 @@ def _uniform_tensor(rng, dims, nnz):
     return SparseTensor(coords, rng.random(nnz) + 0.5, dims)
 
 
+def _standin(name, nnz, seed):
+    from spbench.datasets.tensor_registry import standin
+    return standin(name, nnz=nnz, seed=seed)
+
+
 # ---- TTM ------------------------------------------------------------------------------------
 def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
     """Fit of the TTM kernel's time per mode on generated tensors (see the module docstring)."""
     from threadpoolctl import threadpool_limits
 
     from .hooi import TTMPlan, init_factors, khat, ttm, ttm_scratch_len
+    from .tensor import SparseTensor
 
     rng = np.random.default_rng(seed)
+    # (generator, nnz, Ks): uniform coordinates and power-law stand-ins of FROSTT tensors other
+    # than nell2 (the validation tensor stays out of sample)
     if quick:
-        cases = [((3000, 800, 60), 20_000, (5, 10, 20)), ((300, 120, 40, 12), 8_000, (5, 10))]
+        cases = [((3000, 800, 60), 20_000, (5, 10, 20)), ((300, 120, 40, 12), 8_000, (5, 10)),
+                 ("nell1", 30_000, (5, 10, 20))]
         reps = 2
     else:
         cases = [((20000, 3000, 150), 100_000, (5, 10, 20)), ((2000, 400, 60), 200_000, (5, 10, 20)),
-                 ((2000, 300, 80, 20), 50_000, (5, 10, 20)), ((600, 100, 40, 10), 100_000, (5, 10))]
+                 ((2000, 300, 80, 20), 50_000, (5, 10, 20)), ((600, 100, 40, 10), 100_000, (5, 10)),
+                 ("nell1", 200_000, (5, 10, 20)), ("enron", 100_000, (5, 10, 20)),
+                 ("delicious", 100_000, (5, 10))]
         reps = 3
+    evict = np.ones((8 if quick else 32) * 2 ** 17)          # 8 / 32 MB written before each call
     rows, samples = [], []
     with threadpool_limits(limits=1):
         for dims, nnz, Ks in cases:
-            T = _uniform_tensor(rng, dims, nnz)
-            plans = [TTMPlan.build(T, n) for n in range(T.nmodes)]
-            for k in Ks:
-                K = [k] * T.nmodes
-                F = init_factors(T, K, "random", seed)
-                scratch = np.empty((1, max(ttm_scratch_len(K, n) for n in range(T.nmodes))))
-                for n in range(T.nmodes):
-                    kh = khat(K, n)
-                    Z = np.empty((plans[n].nrows, kh))
-                    t = _median_time(lambda: ttm(T, plans[n], F, out=Z, scratch=scratch), reps)
-                    E, R = T.nnz, plans[n].nrows
-                    rows.append([E, E * kh, R * kh])
-                    samples.append(t)
+            T0 = _standin(dims, nnz, seed) if isinstance(dims, str) else _uniform_tensor(rng, dims, nnz)
+            N, E = T0.nmodes, T0.nnz
+            # uni-policy layout (one copy, plan over all of it) and the multi-policy worker's
+            # layout (N copies concatenated, mode n's plan over the n-th copy: dist_hooi)
+            TN = SparseTensor(np.concatenate([T0.coords] * N), np.concatenate([T0.values] * N), T0.dims,
+                              sum_duplicates=False, check=False)
+            layouts = [(T0, [TTMPlan.build(T0, n) for n in range(N)]),
+                       (TN, [TTMPlan.build(TN, n, np.arange(n * E, (n + 1) * E)) for n in range(N)])]
+            for T, plans in layouts:
+                for k in Ks:
+                    K = [k] * N
+                    F = init_factors(T, K, "random", seed)
+                    scratch = np.empty((1, max(ttm_scratch_len(K, n) for n in range(N))))
+                    for n in range(N):
+                        kh = khat(K, n)
+                        ts = []
+                        for _ in range(reps):                # cold: one call per mode per invocation
+                            evict += 1.0
+                            Z = np.empty((plans[n].nrows, kh))
+                            t0 = time.perf_counter()
+                            ttm(T, plans[n], F, out=Z, scratch=scratch)
+                            ts.append(time.perf_counter() - t0)
+                        R = plans[n].nrows
+                        rows.append([E, E * kh, R * kh, (T.nnz - E) * kh])
+                        samples.append(float(np.median(ts)))
     X, t = np.array(rows, dtype=float), np.array(samples)
     coef, err = _nnls_rel(X, t)
     return {"ttm_elem": float(coef[0]), "ttm_elem_khat": float(coef[1]), "ttm_row_khat": float(coef[2]),
+            "ttm_local_khat": float(coef[3]),
             "_fit": {"samples": len(t), "median_rel_error": err,
                      "max_rel_error": float(np.max(np.abs(X @ coef - t) / t))}}
 
@@ -227,6 +259,12 @@ def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> 
     for name in ("allreduce", "alltoallv", "allgatherv"):
         costs[f"alpha_{name}"] = pat[name]["alpha"]
         costs[f"beta_{name}"] = pat[name]["beta"]
+    oh = raw.get("oracle_overhead") or []
+    if len(oh) >= 2:
+        (l0, t0), (l1, t1) = (oh[0]["L"], oh[0]["seconds"]), (oh[-1]["L"], oh[-1]["seconds"])
+        row = max((t1 - t0) / (l1 - l0), 0.0) if l1 != l0 else 0.0
+        costs["dist_oracle_call"] = max(t0 - row * l0, 0.0)
+        costs["dist_oracle_row"] = row
     return {"costs": costs, "ranks": raw["ranks"], "cores": raw["cores"], "library": raw.get("library"),
             "command": f"mpiexec -n {ranks} python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json"
                        + (" --quick" if quick else ""),
