@@ -129,13 +129,20 @@ def info(as_json):
 
 
 @main.command()
-@click.option("--cores", default="1,2", show_default=True, help="Core counts to calibrate, comma separated.")
-@click.option("--quick", is_flag=True, help="Small matrices and few repeats (seconds).")
+@click.option("--experiment", type=click.Choice(["sptrsv", "tucker"]), default="sptrsv", show_default=True)
+@click.option("--cores", default="1,2", show_default=True, help="SpTrSV: core counts to calibrate, comma separated.")
+@click.option("--quick", is_flag=True, help="Small inputs and few repeats (seconds).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Calibration file (default $SPBENCH_DATA/calibration/sptrsv-<host>.json).")
-def calibrate(cores, quick, out_path):
-    """Measure this machine's SpTrSV costs (per row / nonzero, barrier, weak barrier, P2P wait) for the
-    BSP/SSP/P2P cost model that `execution: simulate` uses."""
+              help="Calibration file (default $SPBENCH_DATA/calibration/<experiment>-<host>.json).")
+def calibrate(experiment, cores, quick, out_path):
+    """Measure this machine's costs for the cost model `execution: simulate` uses: SpTrSV (per row /
+    nonzero, barrier, weak barrier, P2P wait) or Tucker (TTM, oracle, Lanczos, MPI latency and
+    per-word cost from a 2-rank micro-benchmark)."""
+    if experiment == "tucker":
+        from .tucker.calibrate import calibrate as tucker_calibration, default_calibration_path, save
+        path = save(tucker_calibration(quick=quick), out_path or default_calibration_path())
+        click.echo(f"calibration written to {path}")
+        return
     from .sptrsv.calibrate import calibrate as run_calibration, default_costs_path, save_costs, summary
 
     try:

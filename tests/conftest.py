@@ -25,3 +25,10 @@ def spbench_cmd():
         return [str(exe)]
     found = shutil.which("spbench")
     return [found] if found else [sys.executable, "-m", "spbench.cli"]
+
+
+@pytest.fixture(autouse=True)
+def isolated_data_dir(tmp_path_factory, monkeypatch):
+    """Every test gets its own $SPBENCH_DATA, so a user's cache or calibration never leaks in
+    (tests that need a particular cache set it again)."""
+    monkeypatch.setenv("SPBENCH_DATA", str(tmp_path_factory.mktemp("spbench-data")))

@@ -299,10 +299,19 @@ def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
     }
 
 
+def default_calibration_path() -> Path:
+    """Where `spbench calibrate --experiment tucker` keeps this machine's costs."""
+    import os
+    import socket
+    root = Path(os.environ.get("SPBENCH_DATA") or "~/.cache/spbench").expanduser()
+    return root / "calibration" / f"tucker-{socket.gethostname()}.json"
+
+
 def save(cal: dict, path) -> Path:
+    """Write a calibration as JSON, atomically."""
+    from spbench.results import atomic_write_text
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(cal, indent=1, sort_keys=True, default=str))
+    atomic_write_text(path, json.dumps(cal, indent=1, sort_keys=True, default=str))
     return path
 
 

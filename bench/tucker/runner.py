@@ -45,7 +45,11 @@ def partition_cache_dir() -> Path:
 
 
 class TuckerExperiment:
-    """Simulated Tucker points: exact distributions and metrics at any rank count."""
+    """Tucker points: simulated (exact distributions and metrics at any rank count, HOOI times from
+    the calibrated cost model when a calibration exists) or measured under MPI."""
+
+    def __init__(self):
+        self.costs = None  # the Tucker calibration of bench/tucker/calibrate.py, when simulating with one
 
     def check_points(self, config, points) -> None:
         """Measured runs: refuse, before anything starts, rank counts this machine cannot host."""
@@ -54,6 +58,16 @@ class TuckerExperiment:
         from .launch import launcher_command
 
         if config.execution != "measured":
+            from .calibrate import default_calibration_path, load
+            path = Path(config.costs) if config.costs else default_calibration_path()
+            if config.costs and not path.exists():
+                raise RunError(f"{config.source}: key 'costs': no Tucker calibration at {path}; run "
+                               f"`spbench calibrate --experiment tucker` first")
+            if path.exists():
+                try:
+                    self.costs = load(path)
+                except ValueError as exc:
+                    raise RunError(f"{config.source}: key 'costs': {exc}") from None
             return
         launcher = launcher_command(config.launcher, 1)[0]
         if shutil.which(launcher) is None:
@@ -113,6 +127,14 @@ class TuckerExperiment:
         """A simulated point: exact metrics, the serial distribution time, no HOOI times."""
         axes = point.axes
         row = self.exact_metrics(point, prepared, config)
+        times = {"hooi_time": None, "ttm_time": None, "svd_time": None, "comm_time": None}
+        if self.costs is not None:
+            from .model import predict_hooi
+            dist, _ = self._distribution(prepared, axes["algorithm"], axes["ranks"], config.seed,
+                                         config.params.get(axes["algorithm"], {}))
+            predicted = predict_hooi(prepared.tensor, dist, axes["K"], self.costs, invocations=config.invocations)
+            times = {k: float(predicted[k]) for k in times}
+            row["hooi_time_kind"] = "modelled (bench/tucker/model.py, default 4K Lanczos queries per mode)"
         slack = row.get("lite_bound_slack")
         broken = slack is not None and min(slack.values()) < 0
         return {
@@ -124,6 +146,6 @@ class TuckerExperiment:
             "dist_time": row.pop("serial_dist_time"),
             "dist_time_kind": ("hypergraph partitioning (offline, Mt-KaHyPar)" if axes["algorithm"] == "hyper"
                                else "serial scheme computation on this machine"),
-            "hooi_time": None, "ttm_time": None, "svd_time": None, "comm_time": None, "fit": None,
+            **times, "fit": None,
             **row,
         }

@@ -121,3 +121,16 @@ def test_datasets_cli_knows_tensors(tmp_path, monkeypatch):
     assert resolve_tensor({"path": str(out)}).load().tensor.nnz == 300
     res = runner.invoke(main, ["datasets", "generate", "enron", "-p", "nzz=3", "-o", str(out)])
     assert res.exit_code != 0 and "unknown parameter 'nzz'" in res.output
+
+
+def test_simulated_rows_get_modelled_times_with_a_calibration(write_config, tmp_path):
+    cal = tmp_path / "tucker.json"
+    res = CliRunner().invoke(main, ["calibrate", "--experiment", "tucker", "--quick", "--out", str(cal)])
+    assert res.exit_code == 0, res.output
+    cfg = write_config(CFG.replace("execution: simulate", f"execution: simulate\ncosts: {cal}"))
+    out = tmp_path / "res"
+    res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(p.read_text()) for p in (out / "runs").glob("*.json")]
+    assert all(r["hooi_time"] > 0 and r["hooi_time_kind"].startswith("modelled") for r in rows)
+    assert all(r["comm_time"] > 0 for r in rows)  # every point has more than one rank
