@@ -10,6 +10,7 @@ stores the rows itself and yields them.
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -119,7 +120,7 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
     host = machine.machine_facts(with_mpi=False)["host"]
     progress = Progress(total=len(points), quiet=quiet, stream=stream)
     summary = SweepSummary(total=len(points))
-    wanted: set = set()
+    wanted: dict = {}  # point identity -> the run_id it has now
     by_dataset: dict = {}
     for p in points:
         by_dataset.setdefault(p.dataset.name, []).append(p)
@@ -136,7 +137,7 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
         for point in ds_points:
             params = run_parameters(config, point)
             rid = run_id(params, prepared.checksum, version)
-            wanted.add(rid)
+            wanted[_identity(point.dataset.name, point.repeat, config.execution, point.axes)] = rid
             if stored.get(rid) in FINAL_STATUSES:
                 summary.skipped += 1
                 progress.skip(point)
@@ -181,11 +182,26 @@ def _count(summary: SweepSummary, row: dict) -> None:
     summary.statuses[row["status"]] = summary.statuses.get(row["status"], 0) + 1
 
 
-def _move_superseded(store: ResultStore, wanted: set) -> int:
-    """Rows not produced by this sweep's current points (code or data changed) go to runs/superseded/."""
+def _identity(dataset: str, repeat: int, execution: str, axes: dict) -> tuple:
+    """What makes a row the same point: data set, axes, repeat and execution (not code or data version)."""
+    execution = "measured" if execution in ("measured", "mpi") else "simulated"
+    return (dataset, int(repeat), execution, tuple(sorted((k, str(v)) for k, v in axes.items())))
+
+
+def _move_superseded(store: ResultStore, wanted: dict) -> int:
+    """A stored row of a point this sweep has just run under a different run_id (its code or data
+    changed) goes to runs/superseded/; rows of other points (another execution, a data set no
+    longer listed) stay."""
     moved = 0
+    axis_names = {k for key in wanted for k, _ in key[3]}
     for frag in store.runs.glob("*.json") if store.runs.is_dir() else []:
-        if frag.stem not in wanted:
+        try:
+            row = json.loads(frag.read_text())
+        except json.JSONDecodeError:
+            continue
+        key = _identity(row.get("dataset"), row.get("repeat", 0), row.get("execution", ""),
+                        {k: row.get(k) for k in axis_names if k in row})
+        if key in wanted and wanted[key] != frag.stem:
             target = store.runs / "superseded" / frag.name
             target.parent.mkdir(exist_ok=True)
             frag.replace(target)

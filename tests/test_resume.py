@@ -61,3 +61,18 @@ def test_kill_and_rerun_stores_every_point_once(write_config, tmp_path, spbench_
     fresh = subprocess.run(cmd[:-2] + ["--out", str(out), "--fresh", "--runs", "1", "--repeats", "2"],
                            capture_output=True, text=True, timeout=120)
     assert fresh.returncode == 0 and len(_rows(out)) == N_POINTS // 3
+
+
+def test_changed_version_is_superseded_other_execution_kept(write_config, tmp_path, spbench_cmd):
+    cfg = write_config(CFG.replace("runs: 3", "runs: 1").replace("repeats: 1000", "repeats: 3"))
+    out = tmp_path / "res"
+    assert subprocess.run([*spbench_cmd, "run", str(cfg), "--out", str(out), "-q"]).returncode == 0
+    rows = _rows(out)
+    old = dict(rows[0], run_id="0" * 20)                       # same point, an older code version
+    other = dict(rows[0], run_id="1" * 20, execution="simulated")  # same point, other execution
+    for r in (old, other):
+        (out / "runs" / f"{r['run_id']}.json").write_text(json.dumps(r))
+    res = subprocess.run([*spbench_cmd, "run", str(cfg), "--out", str(out)], capture_output=True, text=True)
+    assert "moved 1 rows" in res.stderr
+    assert (out / "runs" / "superseded" / f"{'0' * 20}.json").exists()
+    assert (out / "runs" / f"{'1' * 20}.json").exists()

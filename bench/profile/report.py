@@ -10,6 +10,7 @@ import pandas as pd
 
 from spbench.profile.figures import performance_profile_figure, speedup_vs_cores
 from spbench.profile.perfprofile import check_columns, executions
+from spbench.profile.model_report import write_model_sections
 from spbench.profile.sptrsv_tables import write_paper_sections
 from spbench.profile.tables import SERIAL, format_markdown, sptrsv_summary, write_table, write_text
 
@@ -97,6 +98,10 @@ def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
         written += paths
         sections += paper_lines
         notes += paper_notes
+        paths, model_lines, model_notes = write_model_sections(df, out_dir)
+        written += paths
+        sections += model_lines
+        notes += model_notes
     lines = [f"# SpTrSV profile: {name}", "", "## Rows", "", *_row_counts(df), ""]
     if notes:
         lines += ["## Notes", "", *(f"- {n}" for n in notes), ""]

@@ -26,6 +26,17 @@ class SptrsvExperiment:
     def __init__(self):
         self.costs = None  # the calibration simulated points use (loaded in check_points)
 
+    def _barrier_sweep(self, prepared, cores: int, params: dict) -> list:
+        """ElasticDivide's schedule under the BSP and SSP models with the barrier latency varied
+        (sptrsv-elasticity §6.4): where SSP starts to beat BSP."""
+        from .dag import DAG
+        from .model import barrier_sweep
+        from .schedulers import SCHEDULERS
+
+        dag = DAG(prepared.lower)
+        schedule = SCHEDULERS["elastic_divide"](dag, cores, **params)
+        return barrier_sweep(schedule, dag, self.costs, BARRIER_SWEEP_LATENCIES).to_dict("records")
+
     def check_points(self, config, points) -> None:
         """Refuse, before anything runs, core counts this machine cannot execute (measured) or a
         missing calibration (simulated)."""
@@ -66,12 +77,18 @@ class SptrsvExperiment:
             from .model import predict_point
             result = predict_point(prepared.lower, axes["algorithm"], axes["cores"], self.costs, params=params,
                                    barrier=config.barrier, **extra)
+            if axes["algorithm"] == "elastic_divide" and axes["cores"] > 1 and result["kernel"] == "ssp":
+                result["barrier_sweep"] = self._barrier_sweep(prepared, axes["cores"], params)
         else:
             result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
                                  barrier=config.barrier, params=params, **extra)
         result["omp_threads"] = result.get("cores", axes["cores"])
         result["params"] = effective_parameters(axes["algorithm"], config.params.get(axes["algorithm"], {}))
         return result
+
+
+#: barrier latencies (s) of the §6.4 sweep stored with every simulated multi-core ElasticDivide row
+BARRIER_SWEEP_LATENCIES = (0.0, 3e-8, 1e-7, 3e-7, 1e-6, 3e-6, 1e-5)
 
 
 def effective_parameters(algorithm: str, given: dict) -> dict:
