@@ -11,7 +11,24 @@ BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.h)
 SUITESPARSE_INCLUDE ?= /usr/include/suitesparse
 ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get install libsuitesparse-dev (or conda install suitesparse), then $(PY) -m pip install scikit-sparse==0.4.16
 
-.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite bench-hooi clean
+.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite bench-hooi clean \
+	$(RUN_TARGETS) $(FIGURES) papers sptrsv tucker
+
+# ---- Reproducing the papers (README "Reproducing the papers") ----------------------------------
+# `make fig10` runs the figure's configs then profiles them into $(PLOTS)/<name>/REPORT.md.
+#   SCALE=small      quick pass (`--scale small`: smaller stand-ins, <= 10 repeats; results/<name>_small/)
+#   LAUNCHER='srun -n {ranks}'   Tucker MPI launcher (`--launcher`), with EXECUTION=measured
+#   EXECUTION=measured|simulate  override the configs' execution
+SCALE     ?=
+LAUNCHER  ?=
+EXECUTION ?=
+SUFFIX    := $(if $(filter small,$(SCALE)),_small)
+RUN_FLAGS := $(if $(SCALE),--scale $(SCALE)) $(if $(EXECUTION),--execution $(EXECUTION))
+TUCKER_CONFIGS := tucker_32 tucker_512 tucker_k20 tucker_big tucker_scaling
+SPTRSV_CONFIGS := sptrsv_suitesparse sptrsv_ichol sptrsv_metis
+RUN_TARGETS := $(addprefix run-,$(TUCKER_CONFIGS) $(SPTRSV_CONFIGS))
+FIGURES := fig1.1 fig5.1 fig6.1 fig6.2 table6.1 table6.2 table6.3 \
+	fig10 fig11 fig12 fig13 fig14 fig15 fig16 fig17
 
 $(VENV)/.installed: $(BUILD_INPUTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -57,6 +74,27 @@ bench-hooi: install
 	$(PY) -m spbench.tucker.hooi_bench --threads 1
 	$(SPBENCH) run configs/tucker_measured.yaml --out $(RESULTS)/tucker_measured
 	$(SPBENCH) profile $(RESULTS)/tucker_measured --out $(PLOTS)
+
+$(addprefix run-,$(TUCKER_CONFIGS)): run-%: install
+	$(SPBENCH) run configs/$*.yaml --out $(RESULTS)/$*$(SUFFIX) $(RUN_FLAGS) $(if $(LAUNCHER),--launcher "$(LAUNCHER)")
+	$(SPBENCH) profile $(RESULTS)/$*$(SUFFIX) --out $(PLOTS)
+
+$(addprefix run-,$(SPTRSV_CONFIGS)): run-%: install
+	$(SPBENCH) run configs/$*.yaml --out $(RESULTS)/$*$(SUFFIX) $(RUN_FLAGS)
+	$(SPBENCH) profile $(RESULTS)/$*$(SUFFIX) --out $(PLOTS)
+
+# Benchmarks must not share cores (`make -j` would run two sweeps at once): run targets one by one.
+.NOTPARALLEL:
+
+# tucker-lite (Figs. 10-17); a stored run is skipped, so shared configs run once
+fig10: run-tucker_32 run-tucker_512 run-tucker_k20
+fig11 fig12 fig13 fig16 fig17: run-tucker_512
+fig14: run-tucker_big
+fig15: run-tucker_scaling
+tucker: fig10 fig14 fig15
+# sptrsv-elasticity (Figs. 1.1, 5.1, 6.1, 6.2, Tables 6.1-6.3): every one comes from the three data sets
+sptrsv fig1.1 fig5.1 fig6.1 fig6.2 table6.1 table6.2 table6.3: $(addprefix run-,$(SPTRSV_CONFIGS))
+papers: tucker sptrsv
 
 clean:
 	rm -rf build *.egg-info kernels/*.c kernels/*.so

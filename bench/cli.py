@@ -37,11 +37,14 @@ def main():
 @click.option("--launcher", default=None, help="Tucker MPI launcher template, e.g. 'srun -n {ranks}' (override).")
 @click.option("--oversubscribe", is_flag=True, default=None, help="Tucker MPI: allow more ranks than cores.")
 @click.option("--timeout", type=float, default=None, help="Tucker MPI: seconds per (tensor, ranks) job (override).")
+@click.option("--scale", type=click.Choice(["full", "small"]), default=None,
+              help="small: a quick pass (stand-ins ~1/8 the rows or 1/10 the nonzeros, at most 10 repeats, "
+                   "1 run; results in results/<name>_small/).")
 @click.option("--resume/--fresh", default=True, help="Skip stored runs (default) or start over.")
 @click.option("--dry-run", is_flag=True, help="Print the points and exit.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launcher, oversubscribe, timeout,
-        resume, dry_run, quiet):
+        scale, resume, dry_run, quiet):
     """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run."""
     from .config import ConfigError, load_config
     from .runner import RunError, run_sweep
@@ -50,14 +53,16 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
     try:
         config = load_config(config_file).with_overrides(execution=execution, repeats=repeats, runs=runs,
                                                           barrier=barrier, fallback=fallback, launcher=launcher,
-                                                          oversubscribe=oversubscribe, timeout=timeout)
+                                                          oversubscribe=oversubscribe, timeout=timeout,
+                                                          scale=scale)
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
     points = expand(config)
     if dry_run:
         for i, p in enumerate(points, 1):
             click.echo(f"{i:4d}  {p.label}")
-        click.echo(f"{len(points)} points, {config.repeats} timed runs each, execution {config.execution}")
+        click.echo(f"{len(points)} points, {config.repeats} timed runs each, execution {config.execution}"
+                   + (f", scale {config.scale}" if config.scale != "full" else ""))
         return
     out = out_dir or Path("results") / config.name
     try:

@@ -32,6 +32,12 @@ TOP_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", "re
             "execution", "fallback", "barrier", "params", "seed", "description",
             "launcher", "timeout", "oversubscribe", "invocations", "init", "costs")
 INITS = ("random", "hosvd")
+#: `--scale`: full = the config as written; small = a quick pass (see Config.scaled)
+SCALES = ("full", "small")
+#: small scale: stand-in data sets shrink by these factors (SpTrSV rows, Tucker nonzeros)
+SMALL_MATRIX_FACTOR = 1 / 8
+SMALL_TENSOR_FACTOR = 1 / 10
+SMALL_MAX_REPEATS = 10
 
 
 class ConfigError(ValueError):
@@ -62,14 +68,40 @@ class Config:
     invocations: int = 1  # tucker: HOOI invocations per run (the paper's tables: 1)
     init: str = "random"  # tucker: initial factors, random (seeded, orthonormalized) or hosvd
     costs: str = ""  # sptrsv simulate: calibration file ("" = the default one `spbench calibrate` writes)
+    scale: str = "full"  # `--scale`: full, or small (Config.scaled: smaller stand-ins, fewer repeats)
     source: str = "<config>"
     raw: dict = field(default_factory=dict)  # the parsed YAML, copied into meta.json
 
     def with_overrides(self, **overrides) -> "Config":
         """CLI flags given explicitly win over the file (STYLE.md: YAML keys mirror flags)."""
         given = {k: v for k, v in overrides.items() if v is not None}
-        checked = _check_scalars(self.source, given)
-        return replace(self, **checked)
+        scale = given.pop("scale", None)
+        config = self
+        if scale is not None and scale != self.scale:
+            if scale not in SCALES:
+                raise ConfigError(f"{self.source}: scale: expected one of {', '.join(SCALES)}, got {_kind(scale)}")
+            if self.scale != "full":
+                raise ConfigError(f"{self.source}: scale: cannot go back from {self.scale} to {scale}")
+            config = self.scaled(scale)
+        checked = _check_scalars(self.source, given)  # explicit --repeats / --runs win over the scale
+        return replace(config, **checked)
+
+    def scaled(self, scale: str) -> "Config":
+        """The quick variant of this sweep: ``small`` keeps every point but runs ``min(repeats, 10)``
+        timed runs, ``runs: 1``, stand-ins shrunk (SpTrSV: about 1/8 of the rows; Tucker: 1/10 of
+        the nonzeros; real data sets, when cached, stay as they are) and the name ``<name>_small``,
+        so its rows land in their own folder and ``scale`` is part of every run_id."""
+        if scale == "full":
+            return self
+        if self.experiment == "tucker":
+            from spbench.datasets.tensor_registry import scaled_tensor as shrink
+            factor = SMALL_TENSOR_FACTOR
+        else:
+            from spbench.datasets.registry import scaled_dataset as shrink
+            factor = SMALL_MATRIX_FACTOR
+        return replace(self, scale=scale, name=f"{self.name}_{scale}",
+                       datasets=tuple(shrink(d, factor) for d in self.datasets),
+                       repeats=min(self.repeats, SMALL_MAX_REPEATS), runs=1)
 
 
 def load_config(path) -> Config:

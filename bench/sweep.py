@@ -90,6 +90,8 @@ def run_parameters(config: Config, point: Point) -> dict:
     }
     if config.experiment == "sptrsv":
         params["barrier"] = config.barrier
+    if config.scale != "full":  # only when not full, so full runs keep their run_ids
+        params["scale"] = config.scale
     return params
 
 

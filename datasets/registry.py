@@ -38,7 +38,7 @@ from .matrix_market import MATRIX_SUFFIXES, matrix_stem, read_matrix
 from .transforms import TRANSFORM_VERSION, TRANSFORMS, apply_transform
 
 __all__ = ["DatasetError", "Dataset", "LoadedMatrix", "SuiteSparseMatrix", "SUITESPARSE", "METIS_ONLY",
-           "PaperRow", "ICHOL_TABLE", "METIS_TABLE", "TRANSFORMS", "suitesparse_matrix", "resolve", "list_datasets", "fetch_suitesparse", "is_cached", "data_dir", "suitesparse_dir"]
+           "PaperRow", "scaled_dataset", "ICHOL_TABLE", "METIS_TABLE", "TRANSFORMS", "suitesparse_matrix", "resolve", "list_datasets", "fetch_suitesparse", "is_cached", "data_dir", "suitesparse_dir"]
 
 DEFAULT_URL_BASE = "https://sparse.tamu.edu/MM"
 
@@ -270,7 +270,8 @@ class Dataset:
             m = suitesparse_matrix(self.base)
             if m is None:
                 raise _unknown(self.name, self.base)
-            return _load_suitesparse(m, fetch=fetch, standin=standin)
+            return _load_suitesparse(m, fetch=fetch, standin=standin,
+                                     standin_scale=self.params.get("standin_scale", 1.0))
         raise DatasetError(f"{self.name}: unknown data set kind {self.kind!r}")
 
 
@@ -389,7 +390,8 @@ def fetch_suitesparse(name: str, *, base: str | None = None, timeout: float = 60
     return dest
 
 
-def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool) -> LoadedMatrix:
+def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool,
+                      standin_scale: float = 1.0) -> LoadedMatrix:
     cached = _load_cached_npz(m)
     if cached is not None:
         return cached
@@ -403,8 +405,10 @@ def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool) -> Lo
     if source is not None:
         return _parse_and_cache(m, source)
     if standin:
-        A = synthetic.generate(m.standin, m.standin_params)
-        return LoadedMatrix(m.name, "synthetic", synthetic.checksum(m.standin, m.standin_params), A)
+        params = m.standin_params if standin_scale == 1.0 else synthetic.scaled_params(m.standin, m.standin_params,
+                                                                                        standin_scale)
+        A = synthetic.generate(m.standin, params)
+        return LoadedMatrix(m.name, "synthetic", synthetic.checksum(m.standin, params), A)
     raise DatasetError(f"{m.name}: not cached in {suitesparse_dir()} and could not be fetched ({reason}); "
                        f"set 'fallback: standin' in the config to use its synthetic stand-in "
                        f"{m.standin_label()}, or run 'spbench datasets fetch {m.name}' when online")
@@ -542,6 +546,22 @@ def resolve(entry) -> Dataset:
         return _from_name(dict(entry), key, value)
     raise DatasetError(f"data set {entry!r}: expected a name, {{name: {{params}}}} or {{path: FILE}}, "
                        f"got {type(entry).__name__}")
+
+
+def scaled_dataset(ds: Dataset, factor: float) -> Dataset:
+    """``ds`` with its synthetic matrix about ``factor`` times the rows (``--scale small``): a
+    generator's size parameters shrink (new name, e.g. ``lap2d-5pt[grid=141]``); a SuiteSparse
+    matrix keeps its name and, if it falls back to its stand-in, gets the shrunk stand-in (the
+    checksum differs); a file is used as it is."""
+    if ds.kind == "synthetic":
+        gen = ds.params["generator"]
+        params = synthetic.scaled_params(gen, {k: v for k, v in ds.params.items() if k != "generator"}, factor)
+        name = synthetic.label(gen, params)
+        return Dataset(f"{name}+{ds.transform}" if ds.transform else name, "synthetic",
+                       {"generator": gen, **params}, ds.transform)
+    if ds.kind == "suitesparse":
+        return Dataset(ds.name, ds.kind, {**ds.params, "standin_scale": float(factor)}, ds.transform)
+    return ds
 
 
 def list_datasets() -> list[dict]:

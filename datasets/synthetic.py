@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -253,3 +254,18 @@ def checksum(name: str, params: Mapping | None = None) -> str:
 
 def _fmt(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
+
+
+def scaled_params(name: str, params: Mapping | None, factor: float) -> dict:
+    """``params`` of generator ``name`` resized so the matrix has about ``factor`` times the rows:
+    ``n`` scaled directly, ``grid`` by factor^(1/d) where d is the grid's dimension (read off the
+    generator's row count); other parameters unchanged. Used by ``--scale small``."""
+    gen = get_generator(name)
+    full = check_params(name, params)
+    if "n" in full:
+        full["n"] = max(gen.params["n"].minimum or 2, int(round(full["n"] * factor)))
+    elif "grid" in full:
+        g = full["grid"]
+        dim = round(math.log(gen.rows({**full, "grid": 2 * g}) / gen.rows(full), 2))
+        full["grid"] = max(int(gen.params["grid"].minimum or 2), int(round(g * factor ** (1 / max(dim, 1)))))
+    return full

@@ -30,7 +30,7 @@ from .fetch import download, verify_file
 
 __all__ = ["FrosttTensor", "TENSORS", "frostt_dir", "tensor_path", "is_cached", "fetch_tensor",
            "load_tensor", "standin", "standin_dims", "standin_label", "write_standin", "powerlaw_exponent", "load_or_standin",
-           "DEFAULT_URL_BASE", "TensorDataset", "LoadedTensor", "resolve_tensor"]
+           "DEFAULT_URL_BASE", "scaled_tensor", "TensorDataset", "LoadedTensor", "resolve_tensor"]
 
 DEFAULT_URL_BASE = "https://s3.us-east-2.amazonaws.com/frostt/frostt_data"
 
@@ -280,6 +280,16 @@ class TensorDataset:
                            "version": STANDIN_VERSION}, sort_keys=True)
         return LoadedTensor(self.name, "synthetic", hashlib.sha256(text.encode()).hexdigest(),
                             _generate_standin(self.name, **kw), label)
+
+
+def scaled_tensor(ds: TensorDataset, factor: float) -> TensorDataset:
+    """``ds`` with its stand-in holding ``factor`` times the nonzeros (at least 1000; ``--scale
+    small``); the stand-in's label and checksum change with it. A real tensor, when cached, and
+    a file are used as they are."""
+    if ds.kind != "frostt":
+        return ds
+    nnz = int(ds.params.get("nnz", _entry(ds.name).standin_nnz))
+    return TensorDataset(ds.name, ds.kind, {**ds.params, "nnz": max(1000, int(round(nnz * factor)))})
 
 
 def resolve_tensor(entry) -> TensorDataset:
