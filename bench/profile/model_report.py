@@ -19,13 +19,16 @@ ERROR_LIMIT = 0.30
 KEYS = ["dataset", "algorithm", "kernel", "cores"]
 
 
-def model_error(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, algorithm, kernel, cores) with both a measured and a simulated ok row: the
-    median measured and predicted solve times and the relative error (predicted − measured) / measured."""
-    ok = df[df["status"] == "ok"]
-    med = ok.groupby(KEYS + ["execution"])["solve_time"].median().unstack("execution")
+def model_error(df: pd.DataFrame, keys=KEYS, column: str = "solve_time") -> pd.DataFrame:
+    """Per point (`keys`) with both a measured and a simulated ok row: the median measured and
+    predicted `column` and the relative error (predicted − measured) / measured."""
+    keys = list(keys)
+    ok = df[(df["status"] == "ok") & df[column].notna()] if column in df.columns else df.iloc[:0]
+    if ok.empty:
+        return pd.DataFrame(columns=keys + ["measured_ms", "predicted_ms", "rel_error"])
+    med = ok.groupby(keys + ["execution"])[column].median().unstack("execution")
     if not {"measured", "simulated"} <= set(med.columns):
-        return pd.DataFrame(columns=KEYS + ["measured_ms", "predicted_ms", "rel_error"])
+        return pd.DataFrame(columns=keys + ["measured_ms", "predicted_ms", "rel_error"])
     both = med.dropna(subset=["measured", "simulated"])
     out = pd.DataFrame({"measured_ms": both["measured"] * 1e3, "predicted_ms": both["simulated"] * 1e3})
     out["rel_error"] = (out["predicted_ms"] - out["measured_ms"]) / out["measured_ms"]
@@ -50,20 +53,25 @@ def barrier_sweep_table(df: pd.DataFrame) -> pd.DataFrame:
                          "datasets": g["dataset"].nunique()}).reset_index()
 
 
+def error_section(err: pd.DataFrame, out_dir: Path, what: str) -> tuple[list[Path], list[str]]:
+    """The model-error table and its call-out when an error exceeds ERROR_LIMIT."""
+    written = write_table(err, out_dir / "model_error")
+    worst = err["rel_error"].abs().max()
+    over = int((err["rel_error"].abs() > ERROR_LIMIT).sum())
+    lines = ["## Cost model against measurement", "",
+             f"Points with both a measured and a simulated {what}: {len(err)}; largest error {worst:.0%}."
+             + (f" **The model's error exceeds {ERROR_LIMIT:.0%} on {over} points: treat its predictions as "
+                f"indicative there.**" if worst > ERROR_LIMIT else ""), "",
+             format_markdown(err), "[CSV](model_error.csv)", ""]
+    return written, lines
+
+
 def write_model_sections(df: pd.DataFrame, out_dir: Path) -> tuple[list[Path], list[str], list[str]]:
     """(paths, REPORT.md lines, notes) for the model-error table and the barrier-latency sweep."""
     written, lines, notes = [], [], []
     err = model_error(df)
     if len(err):
-        written += write_table(err, out_dir / "model_error")
-        worst = err["rel_error"].abs().max()
-        lines += ["## Cost model against measurement", "",
-                  f"Points with both a measured and a simulated run: {len(err)}; largest error "
-                  f"{worst:.0%}." + (f" **The model's error exceeds {ERROR_LIMIT:.0%} on "
-                                     f"{int((err['rel_error'].abs() > ERROR_LIMIT).sum())} points: "
-                                     f"treat its predictions as indicative there.**"
-                                     if worst > ERROR_LIMIT else ""), "",
-                  format_markdown(err), "[CSV](model_error.csv)", ""]
+        written, lines = error_section(err, out_dir, "solve time")
     elif set(df["execution"]) == {"simulated"}:
         notes.append("Only simulated rows: run the same sweep measured (`--execution measured`) to see the "
                      "cost model's error on this machine.")

@@ -211,6 +211,12 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
                 lines += [path.read_text(), ""]
     lines += ["The paper's columns are its 512-rank, K = 10 numbers on the real FROSTT tensors (Power-8 "
               "cluster, §7.1); this run's come from this machine and, for stand-ins, from smaller tensors.", ""]
+    from spbench.profile.model_report import error_section, model_error
+    err = model_error(df, keys=["dataset", "algorithm", "ranks", "K"], column="hooi_time")
+    if len(err):
+        files, err_lines = error_section(err, out_dir, "HOOI time")
+        written += files
+        lines += err_lines
     lines += ["## Summary", "", (out_dir / "summary.md").read_text(), "[CSV](summary.csv)", ""]
     from spbench.profile.tables import write_text
     written.append(write_text(out_dir / "REPORT.md", "\n".join(lines)))

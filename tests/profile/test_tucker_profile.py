@@ -38,3 +38,13 @@ def test_side_by_side_marks_missing_paper_values():
     ours = pd.DataFrame({"lite": [2.0], "hyper": [1.0]}, index=["amazon"])
     table = side_by_side(ours, FIG15A_SPEEDUP, "speedup")
     assert table.loc[0, "HyperG (paper)"] == "x" and table.loc[0, "Lite (paper)"] == "13.5"
+
+
+def test_tucker_report_shows_model_error(tmp_path):
+    measured = _rows()
+    simulated = measured.assign(execution="simulated", hooi_time=measured["hooi_time"] * 1.5)
+    write_profile(pd.concat([measured, simulated], ignore_index=True), tmp_path)
+    report = (tmp_path / "REPORT.md").read_text()
+    assert "Cost model against measurement" in report and "exceeds 30%" in report
+    err = pd.read_csv(tmp_path / "model_error.csv")
+    assert len(err) == 18 and (err["rel_error"].round(12) == 0.5).all()
