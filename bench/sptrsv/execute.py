@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -93,6 +94,49 @@ def _kernel_plan(schedule, kernel: str, barrier: str, algorithm: str) -> tuple[s
     return kernel, None
 
 
+@dataclass(frozen=True)
+class SchedulePlan:
+    """A scheduler's output made ready for one kernel: validated, with its task graph for P2P."""
+
+    kernel: str
+    staleness: int | None
+    barrier: str
+    schedule: Schedule
+    tasks: TaskSchedule | None
+    schedule_time: float  # seconds: the scheduler, plus the task graph when P2P needs one built
+
+
+def plan_schedule(dag, algorithm: str, cores: int, kernel: str = "auto", barrier: str = "auto",
+                  params: dict | None = None) -> SchedulePlan:
+    """Run `algorithm`'s scheduler (timed), pick the kernel, and validate what that kernel will run
+    (Eq. 2.5 at the kernel's staleness, or every DAG edge covered by the task graph); shared by the
+    measured (`solve_point`) and the modelled (`model.predict_point`) paths."""
+    barrier_name = _barrier_name(barrier)
+    start = time.perf_counter()
+    result = SCHEDULERS[algorithm](dag, cores, **(params or {}))
+    schedule_time = time.perf_counter() - start
+    kernel_name, staleness = _kernel_plan(result, kernel, barrier, algorithm)
+    if kernel_name != "bsp":
+        barrier_name = "spin"
+    if result.n_cores != cores:
+        raise ValueError(f"scheduler {algorithm!r} returned a schedule for {result.n_cores} "
+                         f"cores, asked for {cores}")
+    schedule = result.schedule if isinstance(result, TaskSchedule) else result
+    tasks = None
+    if kernel_name == "p2p":
+        if isinstance(result, TaskSchedule):
+            tasks = result
+        else:  # building the task graph is preprocessing: it counts as schedule time
+            validate(schedule, dag)
+            start = time.perf_counter()
+            tasks = task_graph(schedule, dag)
+            schedule_time += time.perf_counter() - start
+        validate_tasks(tasks, dag)
+    else:
+        validate(schedule, dag)
+    return SchedulePlan(kernel_name, staleness, barrier_name, schedule, tasks, schedule_time)
+
+
 def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str = "auto",
                 params: dict | None = None, kernel: str = "auto") -> dict:
     """One measured point: 2 untimed then `repeats` timed solves of L x = 1 (§5.1), checked by backward error.
@@ -134,27 +178,9 @@ def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str 
         with threadpool_limits(limits=1, user_api="blas"):
             _sptrsv.serial_solve_timed(L.indptr, L.indices, L.data, b, x, times)
     else:
-        start = time.perf_counter()
-        result = SCHEDULERS[algorithm](dag, cores, **(params or {}))
-        schedule_time = time.perf_counter() - start
-        kernel_name, staleness = _kernel_plan(result, kernel, barrier, algorithm)
-        if kernel_name != "bsp":
-            barrier_name = "spin"
-        if result.n_cores != cores:
-            raise ValueError(f"scheduler {algorithm!r} returned a schedule for {result.n_cores} "
-                             f"cores, asked for {cores}")
-        schedule = result.schedule if isinstance(result, TaskSchedule) else result
-        if kernel_name == "p2p":
-            if isinstance(result, TaskSchedule):
-                tasks = result
-            else:  # building the task graph is preprocessing: it counts as schedule time
-                validate(schedule, dag)
-                start = time.perf_counter()
-                tasks = task_graph(schedule, dag)
-                schedule_time += time.perf_counter() - start
-            validate_tasks(tasks, dag)
-        else:
-            validate(schedule, dag)
+        plan = plan_schedule(dag, algorithm, cores, kernel, barrier, params)
+        kernel_name, staleness, schedule_time = plan.kernel, plan.staleness, plan.schedule_time
+        barrier_name, schedule, tasks = plan.barrier, plan.schedule, plan.tasks
         supersteps = schedule.n_supersteps
         L_perm, perm, block_ptr = reorder(schedule, L)
         x_perm = np.zeros(n)

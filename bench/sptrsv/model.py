@@ -29,13 +29,12 @@ latencies are held constant, and ``costs_for`` says so with ``extrapolated: True
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from spbench.sptrsv.dag import DAG
-from spbench.sptrsv.schedule import Schedule, TaskSchedule, task_graph, validate, validate_tasks
+from spbench.sptrsv.schedule import Schedule, TaskSchedule, task_graph
 
 SIM_KERNELS = ("serial", "bsp", "ssp", "p2p")
 RATE_KEYS = ("t_row", "t_nnz", "t_chain", "t_far")
@@ -234,7 +233,7 @@ def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | 
     machine; the schedule is validated for the kernel it runs on exactly as ``solve_point`` does;
     the solve is :func:`simulate`.  ``residual`` is None and ``model`` holds the costs used.
     """
-    from spbench.sptrsv.execute import KERNELS, _barrier_name, _kernel_plan, prepare_lower
+    from spbench.sptrsv.execute import KERNELS, plan_schedule, prepare_lower
     from spbench.sptrsv.schedulers import SCHEDULERS
 
     if cores < 1:
@@ -258,30 +257,10 @@ def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | 
         raise ValueError(f"unknown algorithm {algorithm!r}; known: serial, "
                          f"{', '.join(sorted(SCHEDULERS))}")
     else:
-        barrier_name = _barrier_name(barrier)
-        start = time.perf_counter()
-        result = SCHEDULERS[algorithm](dag, cores, **(params or {}))
-        schedule_time = time.perf_counter() - start
-        kernel_name, staleness = _kernel_plan(result, kernel, barrier, algorithm)
-        if kernel_name != "bsp":
-            barrier_name = "spin"
-        if result.n_cores != cores:
-            raise ValueError(f"scheduler {algorithm!r} returned a schedule for {result.n_cores} "
-                             f"cores, asked for {cores}")
-        schedule = result.schedule if isinstance(result, TaskSchedule) else result
-        if kernel_name == "p2p":
-            if isinstance(result, TaskSchedule):
-                tasks = result
-            else:
-                validate(schedule, dag)
-                start = time.perf_counter()
-                tasks = task_graph(schedule, dag)
-                schedule_time += time.perf_counter() - start
-            validate_tasks(tasks, dag)
-            run = tasks
-        else:
-            validate(schedule, dag)
-            run = schedule
+        plan = plan_schedule(dag, algorithm, cores, kernel, barrier, params)
+        kernel_name, staleness, schedule_time = plan.kernel, plan.staleness, plan.schedule_time
+        barrier_name, schedule = plan.barrier, plan.schedule
+        run = plan.tasks if plan.kernel == "p2p" else schedule
         supersteps = schedule.n_supersteps
         if kernel_name == "bsp" and barrier_name == "omp":
             flat["barrier"] = flat["barrier_omp"]
