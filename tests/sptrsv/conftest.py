@@ -49,3 +49,37 @@ def random_lower():
 def laplacian_2d():
     """Factory: laplacian_2d(grid) -> full 5-point Laplacian."""
     return _laplacian_2d
+
+
+@pytest.fixture
+def schedule_digest():
+    """sha256[:16] of a schedule's int32 core array then superstep array (pins reference outputs)."""
+    import hashlib
+
+    def digest(s):
+        raw = np.concatenate([s.core, s.superstep]).astype("<i4").tobytes()
+        return hashlib.sha256(raw).hexdigest()[:16]
+    return digest
+
+
+@pytest.fixture(scope="session")
+def patterned_lower():
+    """Deterministic irregular DAG (n = 4000): row i reads some of i-1, i-7, i-13, i-64; every 5th row none."""
+    from spbench.sptrsv.execute import prepare_lower
+    n, rows, cols = 4000, [], []
+    for i in range(n):
+        if i % 5 == 0:
+            continue
+        for d in (1, 7, 13, 64):
+            if i - d >= 0 and (i * 31 + d) % 3 != 0:
+                rows.append(i)
+                cols.append(i - d)
+    A = sp.csr_matrix((-np.ones(len(rows)), (rows, cols)), shape=(n, n)) + 8 * sp.eye(n)
+    return prepare_lower(A.tocsr())
+
+
+@pytest.fixture
+def chain_lower():
+    """chain_lower(n): lower bidiagonal matrix, a DAG with no parallelism."""
+    from spbench.sptrsv.execute import prepare_lower
+    return lambda n: prepare_lower(sp.diags([np.full(n - 1, -1.0), np.full(n, 2.0)], [-1, 0]))

@@ -1,5 +1,4 @@
 """ElasticDivide, SSP of staleness 2 (schedulers/elastic_divide.py, kernels/_grow_local.pyx)."""
-import hashlib
 
 import numpy as np
 import pytest
@@ -20,35 +19,12 @@ REFERENCE = {  # (grid, cores): (supersteps, sha256[:16] of int32 core array the
     (100, 3): (194, "d6b1e4febd478cb2"),
 }
 
-REFERENCE_PATTERNED = {  # (sync_cost, cores): same, on _patterned()
+REFERENCE_PATTERNED = {  # (sync_cost, cores): same, on the patterned_lower fixture
     (2000, 2): (8, "ea9cb5108e96bcac"),
     (2000, 3): (8, "354f687500ebdec3"),
     (200, 2): (10, "750d20629641fc44"),
     (200, 3): (9, "c8c29b76c1a4d3fb"),
 }
-
-
-def _digest(s):
-    raw = np.concatenate([s.core, s.superstep]).astype("<i4").tobytes()
-    return hashlib.sha256(raw).hexdigest()[:16]
-
-
-def _patterned(n=4000):
-    """Deterministic irregular DAG: row i reads some of i-1, i-7, i-13, i-64; every 5th row none."""
-    rows, cols = [], []
-    for i in range(n):
-        if i % 5 == 0:
-            continue
-        for d in (1, 7, 13, 64):
-            if i - d >= 0 and (i * 31 + d) % 3 != 0:
-                rows.append(i)
-                cols.append(i - d)
-    A = sp.csr_matrix((-np.ones(len(rows)), (rows, cols)), shape=(n, n)) + 8 * sp.eye(n)
-    return prepare_lower(A.tocsr())
-
-
-def _chain(n):
-    return prepare_lower(sp.diags([np.full(n - 1, -1.0), np.full(n, 2.0)], [-1, 0]))
 
 
 def _cross_core_gap(s, dag):
@@ -82,8 +58,8 @@ def test_empty_offdiagonal_rows(random_lower, cores):
 
 
 @pytest.mark.parametrize("cores", [1, 2, 3, 4])
-def test_chain(cores):
-    dag = DAG(_chain(2000))
+def test_chain(cores, chain_lower):
+    dag = DAG(chain_lower(2000))
     s = elastic_divide.schedule(dag, cores)
     validate(s, dag)
     assert np.all(np.diff(s.superstep) >= 0)
@@ -115,11 +91,11 @@ def test_deterministic(random_lower):
 
 
 @pytest.mark.parametrize("grid, cores", sorted(REFERENCE))
-def test_matches_reference(laplacian_2d, grid, cores):
+def test_matches_reference(laplacian_2d, grid, cores, schedule_digest):
     dag = DAG(prepare_lower(laplacian_2d(grid)))
     s = elastic_divide.schedule(dag, cores)
     validate(s, dag)
-    assert (s.n_supersteps, _digest(s)) == REFERENCE[(grid, cores)]
+    assert (s.n_supersteps, schedule_digest(s)) == REFERENCE[(grid, cores)]
 
 
 def test_reordered_solve_matches_serial(random_lower):
@@ -136,11 +112,11 @@ def test_reordered_solve_matches_serial(random_lower):
 
 
 @pytest.mark.parametrize("sync_cost, cores", sorted(REFERENCE_PATTERNED))
-def test_matches_reference_irregular(sync_cost, cores):
-    dag = DAG(_patterned())
+def test_matches_reference_irregular(sync_cost, cores, patterned_lower, schedule_digest):
+    dag = DAG(patterned_lower)
     s = elastic_divide.schedule(dag, cores, sync_cost=sync_cost)
     validate(s, dag)
-    assert (s.n_supersteps, _digest(s)) == REFERENCE_PATTERNED[(sync_cost, cores)]
+    assert (s.n_supersteps, schedule_digest(s)) == REFERENCE_PATTERNED[(sync_cost, cores)]
 
 
 def test_rejects_bad_arguments(random_lower):
