@@ -138,8 +138,9 @@ def plan_schedule(dag, algorithm: str, cores: int, kernel: str = "auto", barrier
 
 
 def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str = "auto",
-                params: dict | None = None, kernel: str = "auto") -> dict:
+                params: dict | None = None, kernel: str = "auto", dag: DAG | None = None) -> dict:
     """One measured point: 2 untimed then `repeats` timed solves of L x = 1 (§5.1), checked by backward error.
+    `dag`: DAG(L) of an L already in the kernels' layout (`prepare_lower`), to skip rebuilding both.
 
     ``kernel`` picks the parallel kernel (see ``_kernel_plan``); the result's ``kernel`` says which
     ran and ``staleness`` the staleness its synchronisation allowed (1 for BSP, the schedule's for
@@ -166,8 +167,9 @@ def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str 
     if cores > have:
         raise ValueError(f"cores = {cores} exceeds the {have} hardware threads available to this "
                          "process; measure at most that many, or use execution: simulate")
-    L = prepare_lower(L)
-    dag = DAG(L)
+    if dag is None:  # a caller running many points of one matrix prepares it and its DAG once
+        L = prepare_lower(L)
+        dag = DAG(L)
     n = dag.n
     b = np.ones(n)
     times = np.empty(WARMUP_RUNS + repeats)

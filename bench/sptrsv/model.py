@@ -226,8 +226,9 @@ def _model_info(flat: dict, kernel: str, costs: Mapping) -> dict:
 
 
 def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | None = None,
-                  kernel: str = "auto", barrier: str = "auto") -> dict:
-    """A simulated point: the row ``execute.solve_point`` returns, with a modelled solve time.
+                  kernel: str = "auto", barrier: str = "auto", dag: DAG | None = None) -> dict:
+    """A simulated point: the row ``execute.solve_point`` returns, with a modelled solve time
+    (``dag`` as in ``solve_point``).
 
     The scheduler really runs (``schedule_time`` is measured) for any ``cores``, also beyond this
     machine; the schedule is validated for the kernel it runs on exactly as ``solve_point`` does;
@@ -240,8 +241,9 @@ def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | 
         raise ValueError(f"cores must be >= 1, got {cores}")
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {', '.join(map(repr, KERNELS))}; got {kernel!r}")
-    L = prepare_lower(L)
-    dag = DAG(L)
+    if dag is None:  # a caller running many points of one matrix prepares it and its DAG once
+        L = prepare_lower(L)
+        dag = DAG(L)
     flat = costs_for(costs, cores)
     staleness = None
     if algorithm == "serial":

@@ -16,6 +16,7 @@ class PreparedMatrix:
     """One data set ready to solve: its lower triangle and where it came from."""
 
     lower: object  # scipy.sparse.csr_matrix
+    dag: object  # spbench.sptrsv.dag.DAG of `lower`, built once for every point of the data set
     checksum: str
     source: str  # real | synthetic
 
@@ -29,13 +30,11 @@ class SptrsvExperiment:
     def _barrier_sweep(self, prepared, cores: int, params: dict) -> list:
         """ElasticDivide's schedule under the BSP and SSP models with the barrier latency varied
         (sptrsv-elasticity §6.4): where SSP starts to beat BSP."""
-        from .dag import DAG
         from .model import barrier_sweep
         from .schedulers import SCHEDULERS
 
-        dag = DAG(prepared.lower)
-        schedule = SCHEDULERS["elastic_divide"](dag, cores, **params)
-        return barrier_sweep(schedule, dag, self.costs, BARRIER_SWEEP_LATENCIES).to_dict("records")
+        schedule = SCHEDULERS["elastic_divide"](prepared.dag, cores, **params)
+        return barrier_sweep(schedule, prepared.dag, self.costs, BARRIER_SWEEP_LATENCIES).to_dict("records")
 
     def check_points(self, config, points) -> None:
         """Refuse, before anything runs, core counts this machine cannot execute (measured) or a
@@ -65,7 +64,11 @@ class SptrsvExperiment:
         from spbench.datasets.transforms import lower_triangle
 
         loaded = dataset.load(fetch=True, standin=config.fallback == "standin")
-        return PreparedMatrix(lower=lower_triangle(loaded.matrix), checksum=loaded.checksum, source=loaded.source)
+        from .dag import DAG
+        from .execute import prepare_lower
+
+        lower = prepare_lower(lower_triangle(loaded.matrix))
+        return PreparedMatrix(lower=lower, dag=DAG(lower), checksum=loaded.checksum, source=loaded.source)
 
     def run(self, point, prepared: PreparedMatrix, config) -> dict:
         from .execute import solve_point
@@ -76,12 +79,12 @@ class SptrsvExperiment:
         if config.execution == "simulate":
             from .model import predict_point
             result = predict_point(prepared.lower, axes["algorithm"], axes["cores"], self.costs, params=params,
-                                   barrier=config.barrier, **extra)
+                                   barrier=config.barrier, dag=prepared.dag, **extra)
             if axes["algorithm"] == "elastic_divide" and axes["cores"] > 1 and result["kernel"] == "ssp":
                 result["barrier_sweep"] = self._barrier_sweep(prepared, axes["cores"], params)
         else:
             result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
-                                 barrier=config.barrier, params=params, **extra)
+                                 barrier=config.barrier, params=params, dag=prepared.dag, **extra)
         result["omp_threads"] = result.get("cores", axes["cores"])
         result["params"] = effective_parameters(axes["algorithm"], config.params.get(axes["algorithm"], {}))
         return result
