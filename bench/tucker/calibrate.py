@@ -3,7 +3,7 @@
 :func:`calibrate` times the real code paths of one distributed HOOI, one process, one thread
 (the worker's setting: ``OMP_NUM_THREADS=1``, BLAS held at one thread), and fits:
 
-* TTM (the Cython kernel :func:`.hooi.ttm` over a :class:`.hooi.TTMPlan`) on generated tensors
+* TTM (the Cython kernel :func:`.ttm.ttm` over a :class:`.ttm.TTMPlan`) on generated tensors
   of N = 3 and 4 modes (uniform coordinates, and the power-law stand-ins of nell1, enron,
   delicious: never nell2, the validation tensor), K = 5, 10, 20 (quick: fewer and smaller),
   every mode, each call cold as in a one-invocation HOOI (caches evicted, a fresh Z), in both
@@ -86,7 +86,8 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
     """Fit of the TTM kernel's time per mode on generated tensors (see the module docstring)."""
     from threadpoolctl import threadpool_limits
 
-    from .hooi import TTMPlan, init_factors, khat, ttm, ttm_scratch_len
+    from .hooi import init_factors
+    from .ttm import TTMPlan, khat, ttm, ttm_scratch_len
     from .tensor import SparseTensor
 
     rng = np.random.default_rng(seed)

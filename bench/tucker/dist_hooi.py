@@ -40,7 +40,8 @@ from threadpoolctl import threadpool_limits
 
 from .comm import row_owners_from_pairs
 from .dist_schemes import DistributedTensor, Exchange, _allreduce, allgatherv, alltoallv
-from .hooi import TTMPlan, fold, init_factors, khat, ttm, ttm_scratch_len, tucker_fit
+from .hooi import init_factors, tucker_fit
+from .ttm import TTMPlan, fold, khat, ttm, ttm_scratch_len
 from .lanczos import lanczos_svd
 from .tensor import SparseTensor, unique_sorted
 

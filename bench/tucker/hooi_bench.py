@@ -125,7 +125,8 @@ def matmul_peak(threads: int, n: int = 2048) -> float:
 
 def ttm_throughput(nmodes: int, K: int, threads: int, seed: int, reps: int = 3) -> dict:
     """The TTM kernel on every mode of the case with ``nmodes`` modes, core K per mode."""
-    from .hooi import TTMPlan, init_factors, khat, ttm, ttm_flops, ttm_scratch_len
+    from .hooi import init_factors
+    from .ttm import TTMPlan, khat, ttm, ttm_flops, ttm_scratch_len
 
     spec = CASES["3way" if nmodes == 3 else "4way"]
     T = make_tensor(spec["dims"], spec["nnz"], seed)

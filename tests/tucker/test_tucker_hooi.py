@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 from conftest import random_tensor
 
-from spbench.tucker.hooi import TTMPlan, hooi, hooi_dense, init_factors, unfold, _ttm_dense
+from spbench.tucker.hooi import hooi, init_factors
+from spbench.tucker.hooi_reference import hooi_dense, ttm_dense as _ttm_dense
+from spbench.tucker.ttm import TTMPlan, unfold
 from spbench.tucker.tensor import SparseTensor
 
 

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 from conftest import random_tensor
 
-from spbench.tucker.hooi import TTMPlan, _ttm_dense, khat, ttm, ttm_flops, ttm_scratch_len, unfold
+from spbench.tucker.hooi_reference import ttm_dense as _ttm_dense
+from spbench.tucker.ttm import TTMPlan, khat, ttm, ttm_flops, ttm_scratch_len, unfold
 from spbench.tucker.lanczos import default_ncv, lanczos_svd
 from spbench.tucker.tensor import SparseTensor
 
