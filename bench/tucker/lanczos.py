@@ -1,30 +1,37 @@
 """Leading singular triplets through an oracle: Golub–Kahan–Lanczos bidiagonalization
-(tucker-lite-distribution §3 "SVD Component", Figure 5; SLEPc's SVDTRLANCZOS).
+(tucker-lite-distribution §3 "SVD Component", Figures 4–5; §4.3 and §7.1 for the iteration count).
 
-The matrix Z (m × n) is only seen through two callables, ``matvec(x) = Z·x`` (x of length n,
-result of length m) and ``rmatvec(y) = y·Z = Zᵀy`` (y of length m, result of length n), so the
-distributed version plugs in its own oracles (row owners σ_n, point-to-point reduction,
-Allreduce) and nothing here changes.  Every call of either callable is one oracle query; ``Q``
-counts them.
+The matrix Z (m × n) is only seen through two callables, ``matvec(x) = Z·x`` and
+``rmatvec(y) = y·Z = Zᵀy``; every call is one oracle query (``queries`` counts them, the paper's
+Q_n). Distributed by row owners (Figure 5): the LEFT vectors (length m = L_n) live split over the
+ranks by σ_n, each rank holding only the rows it owns, described by a :class:`RowLayout`
+(``local`` rows here, their global ``ids``, ``sum`` = an Allreduce). ``matvec`` returns this
+rank's owned rows of Z·x, ``rmatvec`` takes them and returns the whole (replicated) Zᵀy. Inner
+products and norms of left vectors are local products plus one Allreduce of at most ncv + 1
+numbers; the right vectors (length n = K̂_n) are replicated. No rank ever holds an m-long vector.
+On one process the layout is :class:`LocalRows` (``sum`` is the identity): the same code.
 
-Method.  A Krylov basis of ``ncv = max(2·nsv, 10)`` vectors (SLEPc's default, the paper's
-"2K Lanczos iterations", Q = 4K queries per pass), both bases fully reorthogonalized (classical
-Gram–Schmidt applied twice).  The projected matrix B = Uᵀ Z V is kept as the Gram–Schmidt
-coefficients, so after ``k`` steps Z V_k = U_k B and Zᵀ U_k = V_k Bᵀ + β_k v_{k+1} e_kᵀ.  With
-B = P Σ Qᵀ the residual of Ritz triplet i is β_k·|P[k−1, i]|; triplet i has converged when it is
-≤ ``tol``·σ_i (relative, SLEPc's default test).  Until the ``nsv`` leading triplets converge the
-basis is thick-restarted as SLEPc does: keep the ``nconv + max(1, (ncv − nconv)//2)`` leading
-Ritz vectors (U P_l, [V Q_l, v_{k+1}]; B becomes diag(σ_l) plus the column β_k·P[k−1, :l]) and
-extend the basis again.  Breakdowns (an invariant subspace: α or β ≈ 0) continue with a random
-vector orthogonal to the basis (its B coefficient is 0), as SLEPc does.
+Two modes (config key ``lanczos``):
 
-Small or deficient matrices.  When ``ncv ≥ min(m, n)`` the Krylov space cannot hold ncv
-vectors: the matrix is then formed through the oracle (min(m, n) queries: Z·e_i for the n
-columns, or e_iᵀ·Z for the m rows) and given to a dense SVD.  When ``nsv > min(m, n)`` there
-are only min(m, n) singular triplets: the result is padded with σ = 0 and ZERO singular
-vectors (columns of zeros), so U keeps ``nsv`` columns, all orthonormal or zero.  HOOI uses this
-for K_n ≥ L_n (or more columns than non-empty slices): the zero columns of F_n contribute
-nothing to the next TTMs or to the core, and the fit stays 1 − √(‖T‖² − ‖G‖²)/‖T‖.
+* ``paper`` (default of the HOOI): ncv = 2·nsv Lanczos steps with full reorthogonalization and no
+  restart, so exactly Q = 4·nsv queries ("we set the number of Lanczos iterations to be 2K",
+  §7.1; Q_n = 4K_n in §4.3). The nsv leading Ritz triplets are the answer, converged or not;
+  their relative residuals are reported.
+* ``converged``: basis of ncv = max(2·nsv, 10) (SLEPc's default), thick-restarted as SLEPc does
+  (keep nconv + max(1, (ncv − nconv)//2) Ritz vectors) until the nsv leading triplets reach
+  relative residual ``tol``.
+
+Both bases are reorthogonalized by classical Gram–Schmidt applied twice; the second pass and the
+squared norm share one Allreduce (‖w − Bc‖² = ‖w‖² − ‖c‖² for orthonormal B). B = Uᵀ Z V is kept
+as the Gram–Schmidt coefficients; with B = P Σ Qᵀ the residual of Ritz triplet i is β_k·|P[k−1, i]|.
+Breakdowns (α or β ≈ 0) continue with a random vector orthogonal to the basis; left ones are drawn
+by :func:`.counter_random.counter_normal` from the rows' global ids, so results do not depend on P.
+
+Small or deficient matrices. When ncv ≥ min(m, n) the Krylov space cannot hold ncv vectors: Z is
+formed through the oracle (min(m, n) queries) and decomposed densely — for n ≤ m by a TSQR (local
+QR per rank, the small R factors gathered, QR of their stack, SVD of R), for m < n from the m
+replicated rows. When nsv > min(m, n) the result is padded with σ = 0 and ZERO vectors; HOOI uses
+this for K_n ≥ L_n (those columns contribute nothing to the TTMs, the core or the fit).
 """
 from __future__ import annotations
 
@@ -32,12 +39,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["LanczosResult", "lanczos_svd", "default_ncv"]
+from .counter_random import counter_normal
+
+__all__ = ["LanczosResult", "lanczos_svd", "default_ncv", "paper_ncv", "RowLayout", "LocalRows",
+           "CommRows", "LANCZOS_MODES"]
+
+LANCZOS_MODES = ("paper", "converged")
 
 
 @dataclass
 class LanczosResult:
-    """``U`` (m, nsv), ``s`` (nsv,) decreasing, ``V`` (n, nsv); diagnostics."""
+    """``U`` (local rows, nsv), ``s`` (nsv,) decreasing, ``V`` (n, nsv); diagnostics."""
 
     U: np.ndarray
     s: np.ndarray
@@ -45,99 +57,202 @@ class LanczosResult:
     queries: int = 0            # oracle calls (matvec + rmatvec): the paper's Q_n
     restarts: int = 0
     converged: int = 0          # leading triplets that met the tolerance
-    residuals: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    residuals: np.ndarray = field(default_factory=lambda: np.zeros(0))   # relative, per triplet
     dense: bool = False         # solved by the dense fallback
+
+    @property
+    def max_residual(self) -> float:
+        """Largest relative residual of the nsv leading triplets (0 for the dense fallback)."""
+        return float(np.max(self.residuals)) if self.residuals.size else 0.0
+
+
+class RowLayout:
+    """Where the rows of left vectors live: ``m`` global rows, ``ids`` the global ids of the
+    ``local`` rows held here, ``sum`` an elementwise sum over ranks, ``allgather`` a list over ranks."""
+
+    m: int
+    ids: np.ndarray
+
+    @property
+    def local(self) -> int:
+        return int(self.ids.shape[0])
+
+    def sum(self, a: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def allgather(self, obj) -> list:
+        raise NotImplementedError
+
+
+class LocalRows(RowLayout):
+    """All m rows on this process."""
+
+    def __init__(self, m: int):
+        self.m = int(m)
+        self.ids = np.arange(self.m, dtype=np.int64)
+
+    def sum(self, a):
+        return np.asarray(a, dtype=np.float64)
+
+    def allgather(self, obj):
+        return [obj]
+
+
+class CommRows(RowLayout):
+    """Rows ``ids`` (increasing global ids) of an m-row vector on this rank of ``comm``."""
+
+    def __init__(self, comm, ids: np.ndarray, m: int):
+        self.comm, self.m = comm, int(m)
+        self.ids = np.ascontiguousarray(ids, dtype=np.int64)
+        self.words = 0          # words this rank contributed to Allreduces (for words-per-rank)
+
+    def sum(self, a):
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        out = np.empty_like(a)
+        self.comm.Allreduce(a, out)
+        self.words += 2 * int(a.size)
+        return out
+
+    def allgather(self, obj):
+        return self.comm.allgather(obj)
 
 
 def default_ncv(nsv: int) -> int:
-    """SLEPc's default basis size max(2·nsv, 10)."""
+    """SLEPc's default basis size max(2·nsv, 10) (``lanczos: converged``)."""
     return max(2 * int(nsv), 10)
 
 
-def _orth(basis: np.ndarray, k: int, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Orthogonalize ``w`` against ``basis[:, :k]`` (CGS twice); returns (w, coefficients)."""
+def paper_ncv(nsv: int) -> int:
+    """The paper's 2K Lanczos iterations (§7.1), ``lanczos: paper``."""
+    return 2 * int(nsv)
+
+
+def _orth(basis: np.ndarray, k: int, w: np.ndarray, total) -> tuple[np.ndarray, np.ndarray, float]:
+    """Orthogonalize ``w`` against ``basis[:, :k]`` (CGS twice); returns (w, coefficients, ‖w‖).
+    ``total`` sums over ranks (left vectors) or is the identity (replicated right vectors)."""
     if k == 0:
-        return w, np.zeros(0)
+        return w, np.zeros(0), float(np.sqrt(max(float(total(np.array([w @ w]))[0]), 0.0)))
     B = basis[:, :k]
-    c = B.T @ w
+    c = total(B.T @ w)
     w = w - B @ c
-    c2 = B.T @ w
+    red = total(np.append(B.T @ w, w @ w))
+    c2 = red[:k]
     w = w - B @ c2
-    return w, c + c2
+    return w, c + c2, float(np.sqrt(max(red[k] - c2 @ c2, 0.0)))
 
 
-def _random_orth(basis: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """A random unit vector orthogonal to ``basis[:, :k]`` (k < basis.shape[0])."""
-    for _ in range(5):
-        w, _ = _orth(basis, k, rng.standard_normal(basis.shape[0]))
-        nrm = np.linalg.norm(w)
-        if nrm > 1e-8:
-            return w / nrm
-    raise RuntimeError("could not extend the Lanczos basis (is the space exhausted?)")
-
-
-def _pad(U, s, V, m, n, nsv):
+def _pad(U, s, V, nsv):
     """Exactly ``nsv`` triplets: extra ones are σ = 0 with zero vectors."""
     k = s.shape[0]
     if k >= nsv:
         return U[:, :nsv], s[:nsv], V[:, :nsv]
-    Up = np.zeros((m, nsv))
-    Vp = np.zeros((n, nsv))
+    Up = np.zeros((U.shape[0], nsv))
+    Vp = np.zeros((V.shape[0], nsv))
     sp = np.zeros(nsv)
     Up[:, :k], Vp[:, :k], sp[:k] = U, V, s
     return Up, sp, Vp
 
 
-def _dense(matvec, rmatvec, m, n, nsv) -> LanczosResult:
-    """Form Z through the oracle (min(m, n) queries) and take a dense SVD."""
+def _dense(matvec, rmatvec, rows: RowLayout, n: int, nsv: int) -> LanczosResult:
+    """Form Z through the oracle (min(m, n) queries) and decompose it densely."""
+    m, loc = rows.m, rows.local
     if m == 0 or n == 0:
-        U, s, V = _pad(np.zeros((m, 0)), np.zeros(0), np.zeros((n, 0)), m, n, nsv)
+        U, s, V = _pad(np.zeros((loc, 0)), np.zeros(0), np.zeros((n, 0)), nsv)
         return LanczosResult(U, s, V, dense=True, converged=nsv)
     if n <= m:
-        Z = np.empty((m, n))
+        Z = np.empty((loc, n))
         e = np.zeros(n)
         for i in range(n):
             e[i] = 1.0
             Z[:, i] = matvec(e)
             e[i] = 0.0
         q = n
+        # TSQR: local QR, the small R factors of every rank stacked, QR of the stack, SVD of R
+        Q1, R1 = np.linalg.qr(Z)
+        Rs = rows.allgather(R1)
+        Q2, R = np.linalg.qr(np.vstack(Rs))
+        me = sum(r.shape[0] for r in Rs[:_my_index(rows)])
+        Pr, s, Vt = np.linalg.svd(R, full_matrices=False)
+        U = Q1 @ (Q2[me:me + R1.shape[0]] @ Pr)
+        V = Vt.T
     else:
-        Z = np.empty((m, n))
-        e = np.zeros(m)
+        Zr = np.empty((m, n))
+        e = np.zeros(loc)
+        pos = np.full(m, -1, dtype=np.int64)
+        pos[rows.ids] = np.arange(loc)
         for i in range(m):
-            e[i] = 1.0
-            Z[i, :] = rmatvec(e)
-            e[i] = 0.0
+            if pos[i] >= 0:
+                e[pos[i]] = 1.0
+            Zr[i, :] = rmatvec(e)
+            if pos[i] >= 0:
+                e[pos[i]] = 0.0
         q = m
-    U, s, Vt = np.linalg.svd(Z, full_matrices=False)
-    U, s, V = _pad(U, s, Vt.T, m, n, nsv)
+        Uf, s, Vt = np.linalg.svd(Zr, full_matrices=False)
+        U, V = Uf[rows.ids], Vt.T
+    rank = int(np.sum(s > s[0] * max(m, n) * np.finfo(float).eps)) if s.size and s[0] > 0 else 0
+    U, s, V = _pad(U[:, :rank], s[:rank], V[:, :rank], nsv)
     return LanczosResult(np.ascontiguousarray(U), s, np.ascontiguousarray(V), queries=q,
                          dense=True, converged=nsv, residuals=np.zeros(nsv))
 
 
-def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, ncv: int | None = None, tol: float = 1e-8,
-                max_restarts: int | None = None, seed: int = 0, v0: np.ndarray | None = None) -> LanczosResult:
+def _my_index(rows: RowLayout) -> int:
+    """This rank's position in ``allgather`` order (the communicator rank; 0 on one process)."""
+    comm = getattr(rows, "comm", None)
+    return 0 if comm is None else int(comm.rank)
+
+
+def _random_left(rows: RowLayout, U, k, seed, stream) -> np.ndarray:
+    """A random unit left vector orthogonal to U[:, :k], drawn from the rows' global ids."""
+    for t in range(5):
+        w = counter_normal(seed, (stream << 3) + t, rows.ids, 1)[:, 0]
+        w, _, nrm = _orth(U, k, w, rows.sum)
+        if nrm > 1e-8:
+            return w / nrm
+    raise RuntimeError("could not extend the left Lanczos basis (is the space exhausted?)")
+
+
+def _random_right(V, k, rng) -> np.ndarray:
+    for _ in range(5):
+        w, _, nrm = _orth(V, k, rng.standard_normal(V.shape[0]), _identity)
+        if nrm > 1e-8:
+            return w / nrm
+    raise RuntimeError("could not extend the right Lanczos basis (is the space exhausted?)")
+
+
+def _identity(a):
+    return np.asarray(a, dtype=np.float64)
+
+
+def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, mode: str = "converged", ncv: int | None = None,
+                tol: float = 1e-8, max_restarts: int | None = None, seed: int = 0,
+                v0: np.ndarray | None = None, rows: RowLayout | None = None) -> LanczosResult:
     """The ``nsv`` leading singular triplets of the m × n matrix seen through the oracle.
 
-    ``shape`` = (m, n); ``ncv`` defaults to max(2·nsv, 10); ``tol`` is the relative residual
-    bound; ``v0`` the starting right vector (default: seeded normal).  Raises RuntimeError when
-    ``max_restarts`` restarts (default SLEPc's max(100, min(m, n)/ncv)) do not converge.
+    ``shape`` = (m, n); ``mode`` "paper" (2·nsv steps, no restart) or "converged" (restart to
+    relative residual ``tol``; RuntimeError after ``max_restarts``, default SLEPc's
+    max(100, min(m, n)/ncv)); ``ncv`` overrides the basis size; ``v0`` the starting right vector
+    (default: seeded normal, the same on every rank); ``rows`` the left vectors' layout (default:
+    all m rows here). ``U`` holds this rank's rows of the left vectors.
     """
     m, n = int(shape[0]), int(shape[1])
     nsv = int(nsv)
+    if mode not in LANCZOS_MODES:
+        raise ValueError(f"lanczos mode must be one of {', '.join(LANCZOS_MODES)}, got {mode!r}")
     if nsv < 1:
         raise ValueError(f"nsv must be >= 1, got {nsv}")
-    ncv = default_ncv(nsv) if ncv is None else int(ncv)
+    rows = LocalRows(m) if rows is None else rows
+    if rows.m != m:
+        raise ValueError(f"row layout has {rows.m} rows for a {m}-row matrix")
+    ncv = (paper_ncv(nsv) if mode == "paper" else default_ncv(nsv)) if ncv is None else int(ncv)
     if ncv <= nsv:
         raise ValueError(f"ncv = {ncv} must exceed nsv = {nsv}")
     if ncv >= min(m, n):
-        return _dense(matvec, rmatvec, m, n, nsv)
-
+        return _dense(matvec, rmatvec, rows, n, nsv)
     if max_restarts is None:
-        max_restarts = max(100, min(m, n) // ncv)
+        max_restarts = 0 if mode == "paper" else max(100, min(m, n) // ncv)
     rng = np.random.default_rng(seed)
-    U = np.zeros((m, ncv))
-    V = np.zeros((n, ncv + 1))
+    U = np.zeros((rows.local, ncv), order="F")
+    V = np.zeros((n, ncv + 1), order="F")
     B = np.zeros((ncv, ncv))
     v = rng.standard_normal(n) if v0 is None else np.asarray(v0, dtype=float).copy()
     nrm = np.linalg.norm(v)
@@ -145,51 +260,51 @@ def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, ncv: int | None = None, tol
         v = rng.standard_normal(n)
         nrm = np.linalg.norm(v)
     V[:, 0] = v / nrm
-    queries = 0
-    restarts = 0
+    queries = restarts = breakdowns = 0
     l = 0            # vectors kept from the last restart: U[:, :l], V[:, :l+1] valid
     anorm = 0.0      # running estimate of ‖Z‖ for breakdown tests
     while True:
         beta = 0.0
         for j in range(l, ncv):
-            # u_j = Z v_j − U B[:, j]
+            # u_j = Z v_j − U B[:, j]   (this rank's owned rows)
             w = np.asarray(matvec(V[:, j]), dtype=float)
             queries += 1
-            w, c = _orth(U, j, w)
+            w, c, alpha = _orth(U, j, w, rows.sum)
             B[:j, j] = c
-            alpha = np.linalg.norm(w)
-            anorm = max(anorm, alpha, np.linalg.norm(c))
+            anorm = max(anorm, alpha, float(np.linalg.norm(c)))
             if alpha <= 1e-13 * max(anorm, 1e-300):
-                U[:, j] = _random_orth(U, j, rng)
+                breakdowns += 1
+                U[:, j] = _random_left(rows, U, j, seed, breakdowns)
                 B[j, j] = 0.0
             else:
                 U[:, j] = w / alpha
                 B[j, j] = alpha
-            # v_{j+1} = Zᵀ u_j − V (·)
+            # v_{j+1} = Zᵀ u_j − V (·)   (replicated)
             w = np.asarray(rmatvec(U[:, j]), dtype=float)
             queries += 1
-            w, _ = _orth(V, j + 1, w)
-            beta = np.linalg.norm(w)
+            w, _, beta = _orth(V, j + 1, w, _identity)
             anorm = max(anorm, beta)
             if beta <= 1e-13 * max(anorm, 1e-300):
-                V[:, j + 1] = _random_orth(V, j + 1, rng)
+                V[:, j + 1] = _random_right(V, j + 1, rng)
                 beta = 0.0
             else:
                 V[:, j + 1] = w / beta
         P, s, Qt = np.linalg.svd(B)
         res = beta * np.abs(P[ncv - 1, :])
-        ok = res <= tol * np.maximum(s, 1e-300)
+        rel = res / np.maximum(s, 1e-300)
+        ok = rel <= tol
         nconv = 0
         while nconv < ncv and ok[nconv]:
             nconv += 1
-        if nconv >= nsv or restarts >= max_restarts:
-            if nconv < nsv:
+        if mode == "paper" or nconv >= nsv or restarts >= max_restarts:
+            if mode != "paper" and nconv < nsv:
                 raise RuntimeError(f"Lanczos: {nconv} of {nsv} triplets converged after "
                                    f"{restarts} restarts (tol {tol})")
             Uk = U @ P[:, :nsv]
             Vk = V[:, :ncv] @ Qt[:nsv, :].T
-            return LanczosResult(Uk, s[:nsv].copy(), Vk, queries=queries, restarts=restarts,
-                                 converged=min(nconv, nsv), residuals=res[:nsv].copy())
+            return LanczosResult(np.ascontiguousarray(Uk), s[:nsv].copy(), np.ascontiguousarray(Vk),
+                                 queries=queries, restarts=restarts, converged=min(nconv, nsv),
+                                 residuals=np.where(s[:nsv] > 0, rel[:nsv], 0.0))
         # thick restart: keep the leading Ritz vectors and the last right vector
         keep = min(ncv - 1, max(nsv, nconv + max(1, (ncv - nconv) // 2)))
         Unew = U @ P[:, :keep]
