@@ -25,6 +25,13 @@ Memory per rank (§7.3, Fig. 17), in MB (10^6 bytes), average and max over ranks
   (Σ_n |E_n^p|), uni-policy one (|E^p|). Defaults: 4-byte indices, 8-byte values.
 * penultimate: Σ_n R_n^p · K̂_n · 8 (the compact local Z_(n)^p of every mode).
 * factor: Σ_n |rows of F_n that p needs (D_l ∋ p) ∪ rows p owns (σ_n(l) = p)| · K_n · 8.
+
+Two steps, so that the MPI worker (which gathers the per-rank counts of its own distribution)
+and the serial path share the arithmetic: :func:`mode_counts` (one pass over the elements per
+mode: per-rank counts, also the cost model's loads) and :func:`metrics_from_counts` (everything
+above from those counts). The (slice, rank) pair sets are marked in an L_n × P bitmap when that
+is small (≤ 4 bytes per element), else sorted keys: vectorized, no per-element sort in the
+common case, a few bytes per element of scratch.
 """
 from __future__ import annotations
 
@@ -32,27 +39,33 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .comm import row_owners_from_pairs, sharer_pairs
+from .comm import row_owners_from_pairs
 from .tensor import sorted_member, unique_sorted
 
-__all__ = ["TuckerMetrics", "compute_metrics", "MODE_KEYS", "AGGREGATE_KEYS"]
+__all__ = ["TuckerMetrics", "compute_metrics", "mode_counts", "metrics_from_counts", "MODE_KEYS",
+           "AGGREGATE_KEYS", "COUNT_KEYS"]
 
 MODE_KEYS = ("mode", "length", "slices", "e_max", "r_sum", "r_max", "svd_volume", "fm_volume")
 AGGREGATE_KEYS = ("e_max", "r_sum", "r_max", "svd_volume", "fm_volume",
                   "mem_tensor_mb", "mem_penultimate_mb", "mem_factor_mb",
                   "mem_tensor_mb_max", "mem_penultimate_mb_max", "mem_factor_mb_max")
+# per-rank arrays of one mode that metrics_from_counts needs (plus the ints slices, fm_rows, bad_slices)
+COUNT_KEYS = ("e_p", "r_p", "held_p")
 _MB = 1e6
+_CHUNK = 1 << 22                 # elements per vectorized step (bounded scratch)
 
 
 @dataclass
 class TuckerMetrics:
     """``modes``: one dict per mode (MODE_KEYS); ``aggregate``: AGGREGATE_KEYS plus normalized
-    forms, FLOPs and totals; ``details``: per mode, the per-rank arrays and normalized values."""
+    forms, FLOPs and totals; ``details``: per mode, the per-rank arrays and normalized values;
+    ``counts``: per mode, :func:`mode_counts`' dict (the cost model's loads)."""
 
     modes: list
     aggregate: dict
     details: list = field(default_factory=list)
-    owners: list = field(default_factory=list)   # σ_n per mode (int32, −1 = empty slice)
+    owners: list = field(default_factory=list)   # σ_n per mode (int32, −1 = empty slice); may be empty
+    counts: list = field(default_factory=list)
 
     def row(self) -> dict:
         """Result-row columns: the aggregate plus ``mode_metrics`` (DESIGN.md §5)."""
@@ -68,70 +81,127 @@ def _per_mode(values, nmodes) -> list[int]:
     return values
 
 
-def compute_metrics(tensor, dist, K=10, *, Q=None, owners=None, index_bytes: int = 4,
-                    value_bytes: int = 8) -> TuckerMetrics:
-    """All metrics of ``dist`` (a schemes.Distribution) on ``tensor`` for core sizes ``K``
-    (int or per mode). ``Q``: Lanczos queries per mode (default 4·K_n). ``owners``: σ_n per
-    mode (default: ``comm``'s greedy)."""
-    N, P, nnz = tensor.nmodes, int(dist.nparts), tensor.nnz
-    dist.validate(nnz)
+def _pair_keys(index: np.ndarray, policies, length: int, P: int, dense: bool | None = None) -> np.ndarray:
+    """Sorted distinct keys l·P + p over the elements' (index, policy) pairs of every policy in
+    ``policies``: an L × P bitmap when it is small (``dense`` None: ≤ 4 bytes per element or
+    16 MB), else a sort of the keys."""
+    nnz = int(index.shape[0])
+    if not policies or nnz == 0:
+        return np.zeros(0, dtype=np.int64)
+    cells = int(length) * P
+    if dense is None:
+        dense = cells <= max(1 << 24, 4 * nnz)
+    if not dense:
+        return unique_sorted(np.concatenate([index.astype(np.int64) * P + pol for pol in policies]))
+    mark = np.zeros(cells, dtype=bool)
+    for a in range(0, nnz, _CHUNK):
+        key = index[a:a + _CHUNK].astype(np.int64)
+        key *= P
+        for pol in policies:
+            mark[key + pol[a:a + _CHUNK]] = True
+    return np.flatnonzero(mark)
+
+
+def _peers(a: np.ndarray, b: np.ndarray, P: int) -> np.ndarray:
+    """Distinct partners per rank over the directed pairs a → b (both directions count)."""
+    if a.size == 0:
+        return np.zeros(P, dtype=np.int64)
+    if P * P <= 1 << 26:
+        mark = np.zeros((P, P), dtype=bool)
+        mark[a, b] = True
+        mark |= mark.T
+        return np.count_nonzero(mark, axis=1).astype(np.int64)
+    keys = unique_sorted(np.concatenate([a * P + b, b * P + a]).astype(np.int64))
+    return np.bincount(keys // P, minlength=P).astype(np.int64)
+
+
+def _bincount(x, P, weights=None) -> np.ndarray:
+    return np.bincount(x, weights=weights, minlength=P).astype(np.int64)
+
+
+def mode_counts(tensor, dist, *, owners=None, dense: bool | None = None) -> tuple[list, list]:
+    """Per mode, the per-rank counts of ``dist`` on ``tensor`` in one pass over the elements,
+    and σ_n per mode (``owners`` given, or ``comm``'s rule). Each dict holds the arrays over
+    ranks ``e_p`` |E_n^p|, ``r_p`` R_n^p, ``held_p`` (factor rows needed ∪ owned), ``own_p``
+    (σ_n(l) = p), ``x_send_p``/``x_recv_p`` (partial sums sent to / received at owners per Z·x),
+    ``x_peers_p``, ``fm_send_p``/``fm_recv_p`` (factor rows sent / received), ``fm_peers_p``,
+    and the ints ``slices`` (L_n), ``fm_rows`` (Σ_l |D_l \\ {σ_n(l)}|), ``bad_slices``.
+    ``dense``: force the bitmap (True) or the sorted keys (False) for the pair sets."""
+    N, P = tensor.nmodes, int(dist.nparts)
+    dist.validate(tensor.nnz)
+    counts, sigmas = [], []
+    for n in range(N):
+        idx = tensor.coords[:, n]
+        L = int(tensor.dims[n])
+        pol = dist.policy(n)
+        S = _pair_keys(idx, [pol], L, P, dense)
+        s, p = S // P, S % P
+        cnt = np.bincount(s, minlength=L)
+        sigma = np.asarray(owners[n] if owners is not None else row_owners_from_pairs(s, p, L, P))
+        ne = np.flatnonzero(cnt)
+        so = sigma[ne].astype(np.int64)
+        r_p = _bincount(p, P)
+        own_p = _bincount(so, P)
+        own_of = sigma[s].astype(np.int64)
+        shared = own_of != p
+        # D pairs: who needs F_n rows for the TTMs of the other modes
+        if N == 1:
+            D = np.zeros(0, dtype=np.int64)
+        elif dist.multi_policy:
+            D = _pair_keys(idx, [dist.policy(j) for j in range(N) if j != n], L, P, dense)
+        else:
+            D = S
+        dl, dq = D // P, D % P
+        owner_in_d = sorted_member(ne.astype(np.int64) * P + so, D)
+        do = sigma[dl].astype(np.int64)
+        need = dq != do
+        counts.append({
+            "e_p": _bincount(pol, P), "r_p": r_p, "own_p": own_p,
+            "held_p": _bincount(dq, P) + _bincount(so[~owner_in_d], P),
+            "x_send_p": r_p - own_p, "x_recv_p": _bincount(so, P, cnt[ne] - 1),
+            "x_peers_p": _peers(p[shared], own_of[shared], P),
+            "fm_send_p": _bincount(do[need], P), "fm_recv_p": _bincount(dq[need], P),
+            "fm_peers_p": _peers(do[need], dq[need], P),
+            "slices": int(ne.size), "fm_rows": int(D.size - np.count_nonzero(owner_in_d)),
+            "bad_slices": int(np.count_nonzero(cnt > 1)),
+        })
+        sigmas.append(sigma)
+    return counts, sigmas
+
+
+def metrics_from_counts(dims, nnz, K, Q, multi_policy, per_mode, *, index_bytes: int = 4,
+                        value_bytes: int = 8) -> TuckerMetrics:
+    """All metrics from per-rank counts (:func:`mode_counts`, or the MPI worker's gathered
+    counts): ``per_mode`` a list over modes of dicts with the arrays ``e_p``, ``r_p``,
+    ``held_p`` over ranks and the ints ``slices``, ``fm_rows``, ``bad_slices``. ``K`` and ``Q``
+    (Lanczos queries; None = 4·K_n) are ints or per mode."""
+    N, nnz = len(dims), int(nnz)
     Ks = _per_mode(K, N)
     Qs = _per_mode(Q, N) if Q is not None else [4 * k for k in Ks]
     Khat = [int(np.prod([Ks[j] for j in range(N) if j != n], dtype=np.int64)) for n in range(N)]
-    multi = bool(dist.multi_policy)
-
-    modes, details, sigmas = [], [], []
-    mem_tensor = np.zeros(P)
-    mem_pen = np.zeros(P)
-    mem_fac = np.zeros(P)
+    P = int(np.asarray(per_mode[0]["e_p"]).shape[0])
     elem_bytes = N * index_bytes + value_bytes
-    for n in range(N):
-        idx = tensor.coords[:, n]
-        pol = dist.policy(n)
-        L = tensor.dims[n]
-        e_p = np.bincount(pol, minlength=P).astype(np.int64)
-        s, p = sharer_pairs(idx, pol, P)
-        r_p = np.bincount(p, minlength=P).astype(np.int64)
-        r_sum = int(s.size)
-        slices = int(np.count_nonzero(tensor.slice_sizes(n)))
-        sigma = owners[n] if owners is not None else row_owners_from_pairs(s, p, L, P)
-        sigma = np.asarray(sigma)
-        # D pairs: who needs F_n rows for the TTMs of the other modes
-        if multi:
-            others = [j for j in range(N) if j != n]
-            if others:
-                keys = unique_sorted(np.concatenate([idx * P + dist.policy(j) for j in others]))
-            else:
-                keys = np.zeros(0, dtype=np.int64)
-        else:
-            keys = s * P + p if N > 1 else np.zeros(0, dtype=np.int64)
-        nonempty = np.flatnonzero(sigma >= 0)
-        own_keys = nonempty.astype(np.int64) * P + sigma[nonempty]
-        owner_in_d = sorted_member(own_keys, keys)
-        fm_rows = int(keys.size - np.count_nonzero(owner_in_d))
-        fm_volume = Ks[n] * fm_rows
-        svd_volume = Qs[n] * (r_sum - slices)
-        # memory
-        if multi or n == 0:
+    mem_tensor, mem_pen, mem_fac = np.zeros(P), np.zeros(P), np.zeros(P)
+    modes, details = [], []
+    for n, c in enumerate(per_mode):
+        e_p = np.asarray(c["e_p"], dtype=np.int64)
+        r_p = np.asarray(c["r_p"], dtype=np.int64)
+        r_sum, slices = int(r_p.sum()), int(c["slices"])
+        if multi_policy or n == 0:
             mem_tensor += e_p * elem_bytes
         mem_pen += r_p * Khat[n] * 8
-        held = np.bincount(keys % P, minlength=P) + np.bincount(sigma[nonempty][~owner_in_d], minlength=P)
-        mem_fac += held * Ks[n] * 8
-        modes.append({"mode": n, "length": int(L), "slices": slices, "e_max": int(e_p.max(initial=0)),
+        mem_fac += np.asarray(c["held_p"], dtype=np.int64) * Ks[n] * 8
+        modes.append({"mode": n, "length": int(dims[n]), "slices": slices, "e_max": int(e_p.max(initial=0)),
                       "r_sum": r_sum, "r_max": int(r_p.max(initial=0)),
-                      "svd_volume": int(svd_volume), "fm_volume": int(fm_volume)})
-        avg_e = nnz / P
+                      "svd_volume": int(Qs[n] * (r_sum - slices)), "fm_volume": int(Ks[n] * int(c["fm_rows"]))})
         details.append({
             "e_per_rank": e_p, "r_per_rank": r_p,
-            "ttm_imbalance": float(e_p.max(initial=0) / avg_e) if nnz else 1.0,
+            "ttm_imbalance": float(e_p.max(initial=0) / (nnz / P)) if nnz else 1.0,
             "svd_redundancy": r_sum / slices if slices else 1.0,
             "svd_imbalance": float(r_p.max(initial=0) / (r_sum / P)) if r_sum else 1.0,
             "ttm_flops": nnz * Khat[n], "svd_flops": Qs[n] * Khat[n] * r_sum,
-            "bad_slices": int(np.count_nonzero(np.bincount(s, minlength=L) > 1)),
-            "K": Ks[n], "Q": Qs[n], "Khat": Khat[n],
+            "bad_slices": int(c["bad_slices"]), "K": Ks[n], "Q": Qs[n], "Khat": Khat[n],
         })
-        sigmas.append(sigma)
-
     wt = np.array(Khat, dtype=float)                       # TTM FLOPs per element, per mode
     ws = np.array([Qs[n] * Khat[n] for n in range(N)], dtype=float)   # SVD FLOPs per shared row
     col = {k: np.array([m[k] for m in modes], dtype=float) for k in ("e_max", "r_sum", "r_max", "slices")}
@@ -156,4 +226,16 @@ def compute_metrics(tensor, dist, K=10, *, Q=None, owners=None, index_bytes: int
     agg["svd_imbalance"] = float(ws @ col["r_max"] / (ws @ col["r_sum"] / P)) if col["r_sum"].any() else 1.0
     agg["ttm_flops"] = int(sum(d["ttm_flops"] for d in details))
     agg["svd_flops"] = int(sum(d["svd_flops"] for d in details))
-    return TuckerMetrics(modes, agg, details, sigmas)
+    return TuckerMetrics(modes, agg, details, [], list(per_mode))
+
+
+def compute_metrics(tensor, dist, K=10, *, Q=None, owners=None, index_bytes: int = 4,
+                    value_bytes: int = 8) -> TuckerMetrics:
+    """All metrics of ``dist`` (a schemes.Distribution) on ``tensor`` for core sizes ``K``
+    (int or per mode). ``Q``: Lanczos queries per mode (default 4·K_n). ``owners``: σ_n per
+    mode (default: ``comm``'s rule)."""
+    counts, sigmas = mode_counts(tensor, dist, owners=owners)
+    m = metrics_from_counts(tensor.dims, tensor.nnz, K, Q, bool(dist.multi_policy), counts,
+                            index_bytes=index_bytes, value_bytes=value_bytes)
+    m.owners = sigmas
+    return m
