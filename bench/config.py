@@ -30,8 +30,11 @@ OPTIONAL_AXES = {
 }
 TOP_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", "repeats", "runs",
             "execution", "fallback", "barrier", "params", "seed", "description",
-            "launcher", "timeout", "oversubscribe", "invocations", "init", "costs")
+            "launcher", "timeout", "oversubscribe", "invocations", "init", "lanczos", "costs")
 INITS = ("random", "hosvd")
+#: tucker `lanczos:` paper = 2K_n steps, Q_n = 4K_n queries, no restart (tucker-lite §7.1);
+#: converged = restarted until the K_n leading triplets reach relative residual 1e-8
+LANCZOS = ("paper", "converged")
 #: `--scale`: full = the config as written; small = a quick pass (see Config.scaled)
 SCALES = ("full", "small")
 #: small scale: stand-in data sets shrink by these factors (SpTrSV rows, Tucker nonzeros)
@@ -67,6 +70,7 @@ class Config:
     oversubscribe: bool = False  # tucker MPI: allow more ranks than cores (correctness runs only)
     invocations: int = 1  # tucker: HOOI invocations per run (the paper's tables: 1)
     init: str = "random"  # tucker: initial factors, random (seeded, orthonormalized) or hosvd
+    lanczos: str = "paper"  # tucker: Lanczos iterations as the paper runs them, or converged
     costs: str = ""  # sptrsv simulate: calibration file ("" = the default one `spbench calibrate` writes)
     scale: str = "full"  # `--scale`: full, or small (Config.scaled: smaller stand-ins, fewer repeats)
     source: str = "<config>"
@@ -140,7 +144,8 @@ def parse_config(data: Any, src: str = "<config>", base_dir: Path | None = None)
         raise ConfigError(f"{src}: key 'experiment': expected one of {', '.join(EXPERIMENTS)}, got {experiment!r}")
     scalars = _check_scalars(src, {k: data[k] for k in ("repeats", "runs", "execution", "fallback",
                                                          "barrier", "seed", "launcher", "timeout",
-                                                         "oversubscribe", "invocations", "init", "costs")
+                                                         "oversubscribe", "invocations", "init", "lanczos",
+                                                         "costs")
                                   if k in data})
     sweep = _check_sweep(src, experiment, data["sweep"])
     include = _check_point_list(src, experiment, "include", data.get("include", []))
@@ -186,9 +191,10 @@ def _check_scalars(src: str, values: dict) -> dict:
         elif key == "oversubscribe":
             if not isinstance(value, bool):
                 raise ConfigError(f"{src}: key 'oversubscribe': expected true or false, got {_kind(value)}")
-        elif key == "init":
-            if value not in INITS:
-                raise ConfigError(f"{src}: key 'init': expected one of {', '.join(INITS)}, got {_kind(value)}")
+        elif key in ("init", "lanczos"):
+            allowed = INITS if key == "init" else LANCZOS
+            if value not in allowed:
+                raise ConfigError(f"{src}: key '{key}': expected one of {', '.join(allowed)}, got {_kind(value)}")
         elif key in ("repeats", "runs", "invocations"):
             if not _is_int(value) or value < 1:
                 raise ConfigError(f"{src}: key '{key}': expected an integer >= 1, got {_kind(value)}")

@@ -90,6 +90,8 @@ def run_parameters(config: Config, point: Point) -> dict:
     }
     if config.experiment == "sptrsv":
         params["barrier"] = config.barrier
+    else:   # what a Tucker run computes depends on these (tucker-lite §7.1: Lanczos iterations)
+        params.update(invocations=config.invocations, init=config.init, lanczos=config.lanczos)
     if config.scale != "full":  # only when not full, so full runs keep their run_ids
         params["scale"] = config.scale
     return params

@@ -74,7 +74,8 @@ def run_mpi_batch(pending, prepared, config, store, progress, metrics=None):
             row = dict(row, started_at=now, dataset_label=prepared.label, omp_threads=1)
             tasks.append({"row": row, "scheme": axes["algorithm"], "K": int(axes["K"]),
                           "params": config.params.get(axes["algorithm"], {}), "seed": config.seed,
-                          "invocations": config.invocations, "init": config.init})
+                          "invocations": config.invocations, "init": config.init,
+                          "lanczos": config.lanczos})
         started = progress.begin(items[0][0])
         progress.note(f"MPI job: {items[0][0].dataset.name} at {ranks} ranks, {len(tasks)} runs")
         failure = _launch(config, ranks, tensor_dir, store.runs, tasks)
