@@ -62,3 +62,25 @@ def row_owners(tensor, policy: np.ndarray, mode: int, nparts: int) -> np.ndarray
     """σ_mode for ``policy`` (see module docstring); −1 marks empty slices."""
     s, p = sharer_pairs(tensor.coords[:, mode], policy, nparts)
     return row_owners_from_pairs(s, p, tensor.dims[mode], nparts)
+
+
+class RowOwners:
+    """σ_n of the slices a rank shares, under MPI (interim rule: every rank gathers the sharer
+    pairs and runs the global greedy; the home-rank rule without global gathers replaces it)."""
+
+    def __init__(self, sigma: np.ndarray, rows: np.ndarray):
+        self._sigma = sigma
+        self.owners = sigma[rows] if rows.size else np.zeros(0, dtype=np.int32)
+
+    @classmethod
+    def compute(cls, comm, rows: np.ndarray, length: int) -> "RowOwners":
+        from .mpi import allgatherv
+
+        P = comm.size
+        rows = np.asarray(rows, dtype=np.int64)
+        keys, _ = allgatherv(comm, rows * P + comm.rank)
+        keys.sort()
+        return cls(row_owners_from_pairs(keys // P, keys % P, length, P), rows)
+
+    def lookup(self, comm, slices: np.ndarray) -> np.ndarray:
+        return self._sigma[np.asarray(slices, dtype=np.int64)]

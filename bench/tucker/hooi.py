@@ -1,25 +1,29 @@
-"""HOOI on one process (tucker-lite-distribution §2.2 Figure 2, §3), plus a dense reference.
+"""HOOI, one loop for one rank or many (tucker-lite-distribution §2.2 Figure 2, §3 Figures 4–5,
+§4.2; DESIGN.md §6). On one process the communicator is :class:`.mpi.LocalComm` and every
+exchange is a local copy: the same code path as the MPI run (SPLATT's rule: the serial case is
+P = 1 of the distributed one).
 
-One invocation, for every mode n in turn (Gauss–Seidel: the factors updated earlier in the same
-invocation are used):
+Per invocation, for every mode n in turn (Gauss–Seidel order):
 
-1. TTM-chain into the COMPACT penultimate matrix Z_n (R_n rows = the non-empty mode-n slices,
-   K̂_n = Π_{j≠n} K_j columns, the unfolding's column order of Appendix A: lowest mode fastest),
-   by the Cython kernel ``spbench.kernels._ttm`` over a :class:`TTMPlan` (the elements grouped
-   by compact row, prepared once per mode);
-2. the K_n leading left singular vectors of Z_n by Lanczos (:mod:`.lanczos`) through an
-   oracle ``matvec(x) = Z_n·x``, ``rmatvec(y) = Z_nᵀ·y``;
-3. F_n[rows_n, :] = those vectors, every other row 0: an empty slice is a zero row of Z_(n), so
-   every left singular vector with σ > 0 is zero there; ones with σ = 0 are not unique and we
-   take them as 0 too (they are padding when K_n exceeds the non-empty slices, see lanczos.py).
+1. TTM (:func:`.ttm.ttm`) of this rank's elements of π_n into the compact local Z_n^p
+   (R_n^p rows = the slices it shares, K̂_n columns), allocated for the current mode only;
+2. the K_n leading left singular vectors by :func:`.lanczos.lanczos_svd` (``lanczos: paper``: 2K_n
+   steps, Q_n = 4K_n queries; or ``converged``) through the :class:`Oracle` of Figure 5: ``Z·x``
+   = local products, partial sums of shared rows sent to their owners σ_n(l), who keep the answer
+   (no rank gathers L_n words); ``y·Z`` = owners send y(l) to the other sharers, local products,
+   an Allreduce of K̂_n words. The left vectors live at the owners (:class:`.lanczos.CommRows`);
+3. F_n's owned rows = those vectors; the factor transfer sends each to the ranks that need it
+   for the next TTMs (:mod:`.mode_plan`).
 
-After the last mode the core is G_(N) = F_N[rows_N]ᵀ · Z_N (no extra TTM), and
-fit = 1 − √(max(‖T‖² − ‖G‖², 0))/‖T‖ (factors orthonormal or zero columns, so ‖G‖ is the norm of
-the projection of T).
+Core after each invocation: G_(N) = F_Nᵀ Z_N through the y·Z path with K_N columns; fit =
+1 − √(‖T‖² − ‖G‖²)/‖T‖ with ‖T‖² by an Allreduce.
 
-The distributed version changes only the TTM input (``plans``: a rank's elements of π_n) and the
-oracle (``oracle``: σ_n owners, point-to-point reduction, Allreduce); the timer regions
-``ttm_time`` / ``svd_time`` / ``core_time`` are shared with the benchmark (STYLE.md).
+Counters: ``svd_words``/``fm_words`` per mode (point-to-point words sent, summed over ranks: the
+paper's SVD and factor-transfer volumes), ``svd_gather_words`` (0: nothing is gathered),
+``words_sent_recv`` (this rank's words sent plus received in HOOI, point to point and collective
+payloads, an Allreduce of k words counting 2k). Timers (local seconds): ``plan_time``,
+``init_time``, ``ttm_time``, ``svd_time`` (Lanczos with its oracle communication), ``fm_time``,
+``core_time``, ``comm_time`` (all communication inside HOOI), ``hooi_time``.
 """
 from __future__ import annotations
 
@@ -29,68 +33,100 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .lanczos import lanczos_svd
-from .tensor import SparseTensor, linear_keys, unique_sorted
-from .ttm import TTMPlan, fold, khat, ttm, ttm_scratch_len
+from .factor_start import hosvd_rows, orthonormalize_rows, random_rows
+from .lanczos import LANCZOS_MODES, CommRows, lanczos_svd
+from .mode_plan import build_plans
+from .mpi import LocalComm
+from .tensor import SparseTensor
+from .ttm import fold, khat, ttm, ttm_scratch_len
 
-__all__ = ["init_factors", "local_oracle", "hooi", "HOOIResult", "tucker_fit"]
-
-
-# ---- initial factors ----------------------------------------------------------------------
-def _orthonormal_columns(A: np.ndarray, K: int) -> np.ndarray:
-    """QR of A (L × K): K orthonormal columns, zero columns beyond L."""
-    L = A.shape[0]
-    Q, R = np.linalg.qr(A[:, :min(K, L)])
-    F = np.zeros((L, K))
-    F[:, :Q.shape[1]] = Q
-    return F
+__all__ = ["hooi", "hooi_distributed", "HOOIResult", "Oracle", "tucker_fit", "gather_factors"]
 
 
-def _unfolding_sparse(tensor: SparseTensor, mode: int):
-    """T_(n) as a scipy CSR over compact rows (non-empty slices) × compact columns (fibers)."""
-    import scipy.sparse as sp
+class _Clock:
+    """Accumulates the seconds spent in communication calls."""
 
-    others = [j for j in range(tensor.nmodes) if j != mode]
-    # lexicographic key with the lowest other mode fastest (column order of the unfolding)
-    keys = linear_keys(tensor.coords[:, others[::-1]], [tensor.dims[j] for j in others[::-1]])
-    cols_u = unique_sorted(keys)
-    cols = np.searchsorted(cols_u, keys)
-    rows_u = unique_sorted(tensor.coords[:, mode])
-    rows = np.searchsorted(rows_u, tensor.coords[:, mode])
-    M = sp.csr_matrix((tensor.values, (rows, cols)), shape=(rows_u.size, cols_u.size))
-    return M, rows_u
+    def __init__(self):
+        self.seconds = 0.0
+
+    def __enter__(self):
+        self._t = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds += time.perf_counter() - self._t
 
 
-def init_factors(tensor: SparseTensor, K, init="random", seed: int = 0, *, tol: float = 1e-8):
-    """Initial factor matrices: ``"random"`` (seeded normal, orthonormalized by QR),
-    ``"hosvd"`` (leading K_n left singular vectors of the sparse unfolding T_(n), by Lanczos),
-    or a list of N matrices (orthonormalized by QR)."""
-    N = tensor.nmodes
-    if isinstance(init, (list, tuple)):
-        if len(init) != N:
-            raise ValueError(f"{len(init)} initial factors for {N} modes")
-        return [_orthonormal_columns(np.asarray(F, dtype=float), int(K[n])) for n, F in enumerate(init)]
-    if init == "random":
-        rng = np.random.default_rng(seed)
-        return [_orthonormal_columns(rng.standard_normal((tensor.dims[n], int(K[n]))), int(K[n]))
-                for n in range(N)]
-    if init == "hosvd":
-        out = []
-        for n in range(N):
-            M, rows = _unfolding_sparse(tensor, n)
-            Mt = M.T.tocsr()
-            res = lanczos_svd(lambda x: M @ x, lambda y: Mt @ y, M.shape, int(K[n]), tol=tol, seed=seed)
-            F = np.zeros((tensor.dims[n], int(K[n])))
-            F[rows] = res.U
-            out.append(F)
+class Oracle:
+    """Figure 5's oracle over the compact local Z_n^p: ``matvec`` (Z·x, partial sums reduced at
+    the owners, who keep their rows) and ``rmatvec``/``rmatmat`` (owners send y(l) to the sharers,
+    local products, Allreduce). Counts queries, point-to-point words sent and all words moved."""
+
+    def __init__(self, comm, Z: np.ndarray, plan, clock: _Clock):
+        self.comm, self.Z, self.plan, self.clock = comm, Z, plan, clock
+        self.queries = 0
+        self.words = 0          # point-to-point words this rank sent (the paper's SVD volume)
+        self.moved = 0          # words sent + received, collectives included
+        self.shape = (plan.m, Z.shape[1])
+
+    def matvec(self, x):
+        pl = self.plan
+        xp = self.Z @ np.asarray(x, dtype=np.float64)
+        with self.clock:
+            recv = pl.reduce_x(self.comm, xp[pl.send_idx])
+        if recv.size:
+            xp += np.bincount(pl.recv_pos, weights=recv, minlength=xp.shape[0])
+        self.queries += 1
+        self.words += int(pl.send_idx.size)
+        self.moved += int(pl.send_idx.size + recv.size)
+        return xp[pl.own_idx]
+
+    def rmatvec(self, y_own):
+        self.queries += 1
+        return self.rmatmat(np.asarray(y_own, dtype=np.float64)[:, None])[:, 0]
+
+    def rmatmat(self, Y_own):
+        """Zᵀ·Y for Y given by its owned rows (own × k); the result is replicated."""
+        pl = self.plan
+        Y_own = np.asarray(Y_own, dtype=np.float64)
+        k = Y_own.shape[1]
+        Yp = np.empty((pl.r_p, k))
+        Yp[pl.own_idx] = Y_own
+        with self.clock:
+            Yp[pl.send_idx] = pl.bcast_y(self.comm, Yp[pl.recv_pos], width=k)
+        part = np.ascontiguousarray(self.Z.T @ Yp)
+        out = np.empty_like(part)
+        with self.clock:
+            self.comm.Allreduce(part, out)
+        self.words += int(pl.recv_pos.size) * k
+        self.moved += int(pl.recv_pos.size + pl.send_idx.size) * k + 2 * int(part.size)
         return out
-    raise ValueError(f"unknown init {init!r}: 'random', 'hosvd' or a list of matrices")
 
 
-# ---- HOOI ---------------------------------------------------------------------------------
-def local_oracle(Z: np.ndarray, plan: TTMPlan):
-    """Single-process oracle of the compact Z: (matvec, rmatvec, shape)."""
-    return (lambda x: Z @ x), (lambda y: Z.T @ y), Z.shape
+@dataclass
+class HOOIResult:
+    """This rank's view: its local factor rows, the core, fits, local timers and counters."""
+
+    factors: list               # per mode: (len(factor_ids[n]), K_n) local rows (full size at P = 1 via hooi())
+    factor_ids: list            # per mode: global slice ids of those rows
+    owned_rows: list            # per mode: slice ids this rank owns (σ_n(l) = p)
+    core: np.ndarray
+    fits: list
+    times: dict
+    queries: list               # per mode, this rank's count (the same on every rank)
+    restarts: list
+    residuals: list             # per mode: largest relative residual of the K_n leading triplets
+    sigmas: list
+    svd_words: list = field(default_factory=list)    # per mode, summed over ranks
+    fm_words: list = field(default_factory=list)
+    svd_gather_words: list = field(default_factory=list)
+    core_words: int = 0
+    words_sent_recv: int = 0    # this rank
+    plans: list = field(default_factory=list)
+
+    @property
+    def fit(self) -> float:
+        return self.fits[-1]
 
 
 def tucker_fit(norm_t: float, norm_g: float) -> float:
@@ -100,74 +136,148 @@ def tucker_fit(norm_t: float, norm_g: float) -> float:
     return float(1.0 - np.sqrt(max(norm_t ** 2 - norm_g ** 2, 0.0)) / norm_t)
 
 
-@dataclass
-class HOOIResult:
-    """Factors (L_n × K_n), core (K_1 × … × K_N), fit after each invocation, timers, and per
-    mode the Lanczos singular values, oracle queries and restarts (of the last invocation)."""
-
-    factors: list
-    core: np.ndarray
-    fits: list
-    times: dict
-    sigmas: list = field(default_factory=list)
-    queries: list = field(default_factory=list)
-    restarts: list = field(default_factory=list)
-
-    @property
-    def fit(self) -> float:
-        return self.fits[-1]
+def _sum(comm, a):
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    out = np.empty_like(a)
+    comm.Allreduce(a, out)
+    return out
 
 
-def _fold_core(G_last: np.ndarray, K) -> np.ndarray:
-    """Core tensor from its mode-(N−1) unfolding (columns: lowest mode fastest)."""
-    return fold(G_last, len(K) - 1, tuple(int(k) for k in K))
+def _transfer(comm, pl, F, K, clock) -> int:
+    """Factor transfer of mode ``pl.mode``: owners' rows to the ranks that need them. Returns
+    the words this rank sent plus received."""
+    with clock:
+        recv = pl.fm(comm, F[pl.fm_send_local], width=K)
+    F[pl.fm_recv_local] = recv
+    return (int(pl.fm_send_local.size) + int(pl.fm_recv_local.size)) * K
 
 
-def hooi(tensor: SparseTensor, K, *, invocations: int = 1, init="random", seed: int = 0,
-         threads: int = 1, tol: float = 1e-8, ncv: int | None = None, plans=None,
-         oracle=local_oracle) -> HOOIResult:
-    """HOOI (Figure 2) on one process.  ``K``: int or per-mode core sizes; ``init``: "random",
-    "hosvd" or a list of factor matrices; ``threads``: OpenMP threads of the TTM kernel (BLAS is
-    limited to the same count); ``tol``/``ncv``: Lanczos; ``plans``: per-mode TTMPlan (default:
-    all elements); ``oracle(Z, plan) -> (matvec, rmatvec, shape)``."""
-    N = tensor.nmodes
+def _start(comm, dt, lt, plans, K, init, seed, tol):
+    """Owned rows of every starting factor (see :mod:`.factor_start`), as local factor arrays."""
+    N = len(plans)
+    if init == "hosvd":
+        rows = hosvd_rows(comm, dt.sets[0].coords, dt.sets[0].values, dt.dims, K,
+                          [pl.own_ids for pl in plans], seed, tol)
+    elif init == "random":
+        rows = [random_rows(seed, n, plans[n].own_ids, K[n]) for n in range(N)]
+    elif isinstance(init, (list, tuple)) and len(init) == N:
+        rows = [np.asarray(init[n], dtype=float)[plans[n].own_ids, :K[n]] for n in range(N)]
+    else:
+        raise ValueError(f"init must be 'random', 'hosvd' or {N} matrices, got {init!r}")
+    F = []
+    for n, pl in enumerate(plans):
+        Fn = np.zeros((lt.factor_ids[n].size, K[n]))
+        total = (lambda a: _sum(comm, a))
+        Fn[pl.own_local] = rows[n] if init == "hosvd" else orthonormalize_rows(rows[n], total, pl.m)
+        F.append(Fn)
+    return F
+
+
+def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: int = 0,
+                     threads: int = 1, tol: float = 1e-8, lanczos: str = "paper", ncv: int | None = None,
+                     progress=None) -> HOOIResult:
+    """HOOI on this rank's share ``dt`` (a :class:`.distribute.DistributedTensor`). ``K``: int or
+    per mode; ``lanczos``: "paper" or "converged"; ``progress(event, **fields)`` is called on
+    every rank after each invocation."""
+    N = dt.nmodes
     K = [int(K)] * N if np.ndim(K) == 0 else [int(k) for k in K]
     if len(K) != N or min(K) < 1:
         raise ValueError(f"K must be positive, one per mode ({N}), got {K}")
-    times = {"ttm_time": 0.0, "svd_time": 0.0, "core_time": 0.0, "init_time": 0.0, "plan_time": 0.0}
-    t_all = time.perf_counter()
+    if lanczos not in LANCZOS_MODES:
+        raise ValueError(f"lanczos must be one of {', '.join(LANCZOS_MODES)}, got {lanczos!r}")
     threads = max(1, int(threads))
+    times = dict.fromkeys(("plan_time", "init_time", "ttm_time", "svd_time", "fm_time", "core_time",
+                           "comm_time", "hooi_time"), 0.0)
+    clock = _Clock()
+    queries, restarts, resid = [0] * N, [0] * N, [0.0] * N
+    words, fm_words, sigmas = [0] * N, [0] * N, [None] * N
+    moved, core_words = 0, 0
     with threadpool_limits(limits=threads):
         t0 = time.perf_counter()
-        if plans is None:
-            plans = [TTMPlan.build(tensor, n) for n in range(N)]
-        Z = [np.empty((plans[n].nrows, khat(K, n))) for n in range(N)]
+        lt, plans = build_plans(comm, dt)
         scratch = np.empty((threads, max(ttm_scratch_len(K, n) for n in range(N))))
+        v0 = dt.sets[0].values
+        norm_t = float(np.sqrt(_sum(comm, np.array([float(v0 @ v0)]))[0]))
         times["plan_time"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        F = init_factors(tensor, K, init, seed, tol=tol)
+        F = _start(comm, dt, lt, plans, K, init, seed, tol)
+        for n, pl in enumerate(plans):
+            moved += _transfer(comm, pl, F[n], K[n], clock)
         times["init_time"] = time.perf_counter() - t0
-        fits, sigmas, queries, restarts = [], [None] * N, [0] * N, [0] * N
-        core = None
-        for _ in range(int(invocations)):
-            for n in range(N):
+        fits, core, Z = [], None, None
+        comm.Barrier()
+        t_hooi = time.perf_counter()
+        for it in range(int(invocations)):
+            for n, pl in enumerate(plans):
                 t0 = time.perf_counter()
-                ttm(tensor, plans[n], F, out=Z[n], scratch=scratch, threads=threads)
+                Z = None                                   # free the previous mode's Z first
+                Z = ttm(lt.tensor, pl.ttm, F, out=np.empty((pl.r_p, khat(K, n))), scratch=scratch,
+                        threads=threads)
                 t1 = time.perf_counter()
-                matvec, rmatvec, shape = oracle(Z[n], plans[n])
-                res = lanczos_svd(matvec, rmatvec, shape, K[n], ncv=ncv, tol=tol, seed=seed + n)
-                Fn = np.zeros((tensor.dims[n], K[n]))
-                Fn[plans[n].rows] = res.U
-                F[n] = Fn
+                orc = Oracle(comm, Z, pl, clock)
+                rows = CommRows(comm, pl.own_ids, pl.m)
+                res = lanczos_svd(orc.matvec, orc.rmatvec, orc.shape, K[n], mode=lanczos, ncv=ncv,
+                                  tol=tol, seed=seed + n, rows=rows)
+                t2 = time.perf_counter()
+                F[n][pl.own_local] = res.U
+                f_moved = _transfer(comm, pl, F[n], K[n], clock)
+                t3 = time.perf_counter()
                 times["ttm_time"] += t1 - t0
-                times["svd_time"] += time.perf_counter() - t1
-                sigmas[n], queries[n], restarts[n] = res.s, res.queries, res.restarts
+                times["svd_time"] += t2 - t1
+                times["fm_time"] += t3 - t2
+                queries[n] += orc.queries
+                restarts[n] += int(res.restarts)
+                resid[n] = max(resid[n], res.max_residual)
+                sigmas[n] = res.s
+                words[n] += orc.words
+                fm_words[n] += int(pl.fm_send_local.size) * K[n]
+                moved += orc.moved + rows.words + f_moved
             t0 = time.perf_counter()
-            G_last = F[N - 1][plans[N - 1].rows].T @ Z[N - 1]
-            core = _fold_core(G_last, K)
-            fits.append(tucker_fit(tensor.norm, float(np.linalg.norm(G_last))))
+            pl = plans[N - 1]
+            orc = Oracle(comm, Z, pl, clock)
+            G_last = orc.rmatmat(F[N - 1][pl.own_local]).T
+            core_words += orc.words
+            moved += orc.moved
+            core = fold(G_last, N - 1, tuple(K))
+            fits.append(tucker_fit(norm_t, float(np.linalg.norm(G_last))))
             times["core_time"] += time.perf_counter() - t0
-    times["total_time"] = time.perf_counter() - t_all
-    return HOOIResult(F, core, fits, times, sigmas, queries, restarts)
+            if progress is not None:
+                progress("invocation", invocation=it + 1, invocations=int(invocations), fit=fits[-1])
+        times["hooi_time"] = time.perf_counter() - t_hooi
+    times["comm_time"] = clock.seconds
+    tot = lambda xs: [int(v) for v in _sum(comm, np.array(xs, dtype=np.float64))]  # noqa: E731
+    return HOOIResult(F, lt.factor_ids, [pl.own_ids for pl in plans], core, fits, times, queries, restarts,
+                      resid, sigmas, tot(words), tot(fm_words), [0] * N, int(comm.allreduce(core_words)),
+                      int(moved), plans)
 
 
+def gather_factors(comm, dims, result: HOOIResult, root: int = 0):
+    """The full factor matrices on ``root`` (each row from its owner; others 0), None elsewhere."""
+    out = []
+    for n, own in enumerate(result.owned_rows):
+        loc = np.searchsorted(result.factor_ids[n], own)
+        parts = comm.gather((own, result.factors[n][loc]), root=root)
+        if comm.rank == root:
+            F = np.zeros((dims[n], result.factors[n].shape[1]))
+            for r, v in parts:
+                F[r] = v
+            out.append(F)
+    return out if comm.rank == root else None
+
+
+def hooi(tensor: SparseTensor, K, *, invocations: int = 1, init="random", seed: int = 0, threads: int = 1,
+         tol: float = 1e-8, lanczos: str = "paper", ncv: int | None = None) -> HOOIResult:
+    """HOOI of a whole tensor on this process: :func:`hooi_distributed` at P = 1 (LocalComm),
+    factors returned at full size (L_n × K_n, rows of empty slices 0)."""
+    from .distribute import DistributedTensor, LocalElements
+
+    comm = LocalComm()
+    gids = np.arange(tensor.nnz, dtype=np.int64)
+    elems = LocalElements(gids, tensor.coords, tensor.values)
+    dt = DistributedTensor("local", tuple(tensor.dims), int(tensor.nnz), 1, 0, False, [elems] * tensor.nmodes,
+                           [np.zeros(tensor.nnz, np.int32)] * tensor.nmodes, 0)
+    res = hooi_distributed(comm, dt, K, invocations=invocations, init=init, seed=seed, threads=threads,
+                           tol=tol, lanczos=lanczos, ncv=ncv)
+    res.factors = gather_factors(comm, tensor.dims, res)
+    res.factor_ids = [np.arange(d, dtype=np.int64) for d in tensor.dims]
+    return res

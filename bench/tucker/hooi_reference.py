@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hooi import HOOIResult, init_factors, tucker_fit
+from .factor_start import init_factors
+from .hooi import HOOIResult, tucker_fit
 from .ttm import fold, unfold
 from .tensor import SparseTensor
 
@@ -55,4 +56,5 @@ def hooi_dense(tensor: SparseTensor, K, *, invocations: int = 1, init="random", 
             sigmas[n] = sp
         core = ttm_dense(X, F)
         fits.append(tucker_fit(tensor.norm, float(np.linalg.norm(core))))
-    return HOOIResult(F, core, fits, {}, sigmas)
+    ids = [np.arange(d, dtype=np.int64) for d in tensor.dims]
+    return HOOIResult(F, ids, ids, core, fits, {}, [], [], [], sigmas)

@@ -176,19 +176,21 @@ def _dense(matvec, rmatvec, rows: RowLayout, n: int, nsv: int) -> LanczosResult:
         U = Q1 @ (Q2[me:me + R1.shape[0]] @ Pr)
         V = Vt.T
     else:
+        all_ids = np.sort(np.concatenate(rows.allgather(rows.ids)))   # m ≤ ncv ids
         Zr = np.empty((m, n))
         e = np.zeros(loc)
-        pos = np.full(m, -1, dtype=np.int64)
-        pos[rows.ids] = np.arange(loc)
+        mine = np.searchsorted(rows.ids, all_ids)
+        mine = np.where((mine < loc) & (rows.ids[np.minimum(mine, max(loc - 1, 0))] == all_ids)
+                        if loc else False, mine, -1)
         for i in range(m):
-            if pos[i] >= 0:
-                e[pos[i]] = 1.0
+            if mine[i] >= 0:
+                e[mine[i]] = 1.0
             Zr[i, :] = rmatvec(e)
-            if pos[i] >= 0:
-                e[pos[i]] = 0.0
+            if mine[i] >= 0:
+                e[mine[i]] = 0.0
         q = m
         Uf, s, Vt = np.linalg.svd(Zr, full_matrices=False)
-        U, V = Uf[rows.ids], Vt.T
+        U, V = Uf[np.searchsorted(all_ids, rows.ids)], Vt.T
     rank = int(np.sum(s > s[0] * max(m, n) * np.finfo(float).eps)) if s.size and s[0] > 0 else 0
     U, s, V = _pad(U[:, :rank], s[:rank], V[:, :rank], nsv)
     return LanczosResult(np.ascontiguousarray(U), s, np.ascontiguousarray(V), queries=q,

@@ -8,12 +8,14 @@ SPEC.json: ``{"tensor_dir": DIR, "results_dir": RUNS_DIR, "threads": 1, "tasks":
 ``values.npy`` (float64) and ``meta.json`` (``{"dims": [...]}``); each rank memory-maps them
 and reads only its contiguous block of about nnz/P elements.
 
-Per task: the distribution in parallel (:func:`.dist_schemes.distribute`; ``dist_time`` = max
-over ranks; HyperG: the offline partition time on rank 0), then HOOI
-(:func:`.dist_hooi.dist_hooi`). Rank 0 writes ``RUNS_DIR/<run_id>.json`` = the task's row +
+Per task: the peak resident size is reset, the distribution computed in parallel
+(:func:`.distribute.distribute`; ``dist_time`` = max over ranks; HyperG: the offline partition
+time on rank 0), then HOOI (:func:`.hooi.hooi_distributed`), then the distribution's exact
+metrics from the ranks' own counts (:mod:`.rank_usage`). Rank 0 writes ``RUNS_DIR/<run_id>.json`` = the task's row +
 the measured fields + ``"status": "ok"`` atomically (temp file + os.replace) as soon as the task
 ends. An untimed CoarseG distribution warms the allocator first (spec key ``warmup``, default
-true). Optional task keys: ``tol``, ``ncv`` (Lanczos), ``save_factors`` (also write
+true). Optional task keys: ``lanczos`` ("paper", the default, or "converged"), ``tol``, ``ncv``,
+``save_factors`` (also write
 ``<run_id>.factors.npz`` with the gathered factor matrices and the core: tests).
 Errors are not caught: under ``python -m mpi4py`` an exception on any rank aborts all ranks.
 """
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import tempfile
 from pathlib import Path
@@ -64,55 +65,43 @@ def _jsonable(x):
     raise TypeError(f"not JSON serializable: {type(x)}")
 
 
-def _peak_rss_mb() -> float:
-    """Peak resident set of this process in MB (10^6 bytes; ru_maxrss is KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6
-
-
-def hosvd_factors(comm, block, K, seed: int, tol: float) -> list:
-    """HOSVD initial factors (leading left singular vectors of each unfolding, by Lanczos),
-    computed on rank 0 from the gathered tensor and broadcast: O(nnz) memory on rank 0, fine for
-    the sizes this machine runs; the random init needs no gathering."""
-    from .hooi import init_factors
-    from .tensor import SparseTensor
-
-    coords = comm.gather(block.coords, root=0)
-    values = comm.gather(block.values, root=0)
-    factors = None
-    if comm.rank == 0:
-        tensor = SparseTensor(np.concatenate(coords), np.concatenate(values), block.dims, sum_duplicates=False)
-        Ks = [int(K)] * tensor.nmodes if np.ndim(K) == 0 else [int(k) for k in K]
-        factors = init_factors(tensor, Ks, "hosvd", seed, tol=tol)
-    return comm.bcast(factors, root=0)
-
-
-def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None) -> dict | None:
-    """One task: parallel distribution, HOOI; returns the row on rank 0 (None elsewhere) and
-    writes it when ``results_dir`` is given."""
-    from mpi4py import MPI
-
-    from .dist_hooi import dist_hooi, gather_factors
-    from .dist_schemes import distribute
+def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, progress=None) -> dict | None:
+    """One task: parallel distribution, HOOI, the run's own metrics; returns the row on rank 0
+    (None elsewhere) and writes it when ``results_dir`` is given. The peak resident size is reset
+    first, so ``peak_rss_mb_max`` is this scheme's. ``progress(event, **fields)``: rank 0's
+    reports to the launching process."""
+    from .distribute import distribute
+    from .hooi import gather_factors, hooi_distributed
+    from .rank_usage import distributed_metrics, peak_rss_mb, reset_peak_rss
 
     scheme = task["scheme"]
     seed = int(task.get("seed", 0))
     params = dict(task.get("params") or {})
     if scheme == "hyper":
         params.setdefault("cache_dir", _partition_cache_dir())
+    K = task.get("K", 10)
+    lanczos = task.get("lanczos", "paper")
+    reset_peak_rss()
     comm.Barrier()
     dt = distribute(comm, block, scheme, seed=seed, params=params)
     dist_local = dict(dt.times)
-    init = task.get("init", "random")
-    if init == "hosvd":
-        init = hosvd_factors(comm, block, task.get("K", 10), seed, float(task.get("tol", 1e-8)))
     comm.Barrier()
-    res = dist_hooi(comm, dt, task.get("K", 10), invocations=int(task.get("invocations", 1)),
-                    init=init, seed=seed, threads=threads,
-                    tol=float(task.get("tol", 1e-8)), ncv=task.get("ncv"))
-    tmax = {k: comm.allreduce(float(res.times[k]), op=MPI.MAX) for k in TIMERS}
-    dmax = {k: comm.allreduce(float(v), op=MPI.MAX) for k, v in dist_local.items()}
-    rss = comm.gather(_peak_rss_mb(), root=0)
+    report = progress if (progress is not None and comm.rank == 0) else None
+    res = hooi_distributed(comm, dt, K, invocations=int(task.get("invocations", 1)),
+                           init=task.get("init", "random"), seed=seed, threads=threads,
+                           tol=float(task.get("tol", 1e-8)), lanczos=lanczos, ncv=task.get("ncv"),
+                           progress=report)
+    tmax = {k: comm.allreduce(float(res.times[k]), op=_max()) for k in TIMERS}
+    dmax = {k: comm.allreduce(float(v), op=_max()) for k, v in dist_local.items()}
+    words_max = int(comm.allreduce(int(res.words_sent_recv), op=_max()))
+    resid = [float(comm.allreduce(float(r), op=_max())) for r in res.residuals]
+    inv = int(task.get("invocations", 1))
+    met = distributed_metrics(comm, dt, res.plans, K, [q // inv for q in res.queries])
     factors = gather_factors(comm, dt.dims, res) if task.get("save_factors") else None
+    held = sum(s.size for s in (dt.sets if dt.multi_policy else dt.sets[:1]))
+    held_max = int(comm.allreduce(int(held), op=_max()))
+    rss = comm.gather(peak_rss_mb(), root=0)
+    del res.plans
     if comm.rank != 0:
         return None
     if scheme == "hyper":
@@ -122,8 +111,8 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None) -> 
     else:
         dist_time = dmax["dist"]
         kind = "parallel distribution (policy computation + element exchange), max over ranks"
-    K = task.get("K", 10)
     row = dict(task.get("row") or {})
+    row.update(met.row())
     row.update({
         "execution": row.get("execution", "measured"),
         "algorithm": row.get("algorithm", scheme),
@@ -132,8 +121,9 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None) -> 
         "modes": len(dt.dims),
         "dims": [int(d) for d in dt.dims],
         "nnz": int(dt.nnz),
-        "invocations": int(task.get("invocations", 1)),
+        "invocations": inv,
         "init": task.get("init", "random"),
+        "lanczos": lanczos,
         "threads": int(threads),
         "multi_policy": bool(dt.multi_policy),
         "dist_time": dist_time,
@@ -145,16 +135,20 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None) -> 
         "fits": [float(f) for f in res.fits],
         "queries": res.queries,
         "restarts": res.restarts,
+        "lanczos_residual_max": resid,
         "svd_words": res.svd_words,
         "fm_words": res.fm_words,
-        "svd_gather_words": res.gather_words,
+        "svd_gather_words": res.svd_gather_words,
         "core_words": res.core_words,
         "svd_words_total": int(sum(res.svd_words)),
         "fm_words_total": int(sum(res.fm_words)),
-        "mode_measured": res.mode_stats,
+        "words_per_rank_max": words_max,
         "peak_rss_mb": [float(x) for x in rss],
         "peak_rss_mb_max": float(max(rss)),
         "peak_rss_mb_mean": float(np.mean(rss)),
+        "held_nonzeros_max": held_max,
+        "peak_rss_kind": "per-scheme peak resident size (VmHWM reset before the scheme), per rank",
+        "metrics_source": "computed by the MPI ranks from their own distribution",
         "dist_info": {k: v for k, v in dt.info.items() if isinstance(v, (int, float, str, bool, list))},
         "status": "ok",
     })
@@ -169,10 +163,15 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None) -> 
     return row
 
 
+def _max():
+    from mpi4py import MPI
+    return MPI.MAX
+
+
 def main(argv=None) -> int:
     from mpi4py import MPI
 
-    from .dist_schemes import read_block
+    from .distribute import read_block
 
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
@@ -184,7 +183,7 @@ def main(argv=None) -> int:
     if spec.get("warmup", True) and spec.get("tasks"):
         # untimed: the first large allocations (page faults) would otherwise land in the first
         # task's dist_time
-        from .dist_schemes import distribute
+        from .distribute import distribute
         distribute(comm, block, "coarse")
     for task in spec.get("tasks", []):
         run_task(comm, block, task, threads=threads, results_dir=spec["results_dir"])

@@ -14,9 +14,9 @@ import numpy as np
 from mpi4py import MPI
 from scipy.linalg import subspace_angles
 
-from spbench.tucker.dist_hooi import dist_hooi, gather_factors
-from spbench.tucker.dist_schemes import distribute, gather_policies, split_block
-from spbench.tucker.hooi import hooi
+from spbench.tucker.distribute import distribute, gather_policies, split_block
+from spbench.tucker.hooi import gather_factors, hooi, hooi_distributed
+from spbench.tucker.rank_usage import distributed_metrics
 from spbench.tucker.metrics import compute_metrics
 from spbench.tucker.schemes import Distribution, get_scheme
 from spbench.tucker.tensor import SparseTensor
@@ -56,7 +56,8 @@ def main():
     seed = 3
     report = []
     for name, tensor, K, inv in CASES:
-        serial = hooi(tensor, K, invocations=inv, init="random", seed=seed, tol=TOL) if comm.rank == 0 else None
+        serial = {mode: hooi(tensor, K, invocations=inv, init="random", seed=seed, tol=TOL, lanczos=mode)
+                  for mode in ("converged", "paper")} if comm.rank == 0 else None
         block = split_block(tensor, comm)
         for scheme in schemes:
             params = {"preset": "deterministic"} if scheme == "hyper" else {}
@@ -67,8 +68,12 @@ def main():
                 s = dt.sets[n]
                 assert np.all(np.diff(s.gids) > 0)
                 assert np.array_equal(s.coords, tensor.coords[s.gids])
-            res = dist_hooi(comm, dt, K, invocations=inv, init="random", seed=seed, tol=TOL)
+            res = hooi_distributed(comm, dt, K, invocations=inv, init="random", seed=seed, tol=TOL,
+                                   lanczos="converged")
+            paper = hooi_distributed(comm, dt, K, invocations=inv, init="random", seed=seed, lanczos="paper")
             F = gather_factors(comm, tensor.dims, res)
+            Fp = gather_factors(comm, tensor.dims, paper)
+            own_met = distributed_metrics(comm, dt, res.plans, K, [q // inv for q in res.queries])
             if comm.rank != 0:
                 continue
             dist = Distribution(scheme, comm.size, tuple(pols), dt.multi_policy)
@@ -82,15 +87,21 @@ def main():
             entry["svd_volume"] = [m["svd_volume"] for m in met.modes]
             entry["fm_words"] = res.fm_words
             entry["fm_volume"] = [inv * m["fm_volume"] for m in met.modes]
-            entry["per_product"] = [s["svd_words_per_product"] for s in res.mode_stats]
+            entry["per_product"] = [pl.r_sum - pl.m for pl in res.plans]
             entry["r_sum_minus_l"] = [m["r_sum"] - m["slices"] for m in met.modes]
-            entry["stats_equal"] = all(s[k] == m[k] for s, m in zip(res.mode_stats, met.modes)
-                                       for k in ("e_max", "r_sum", "r_max", "slices"))
+            met1 = compute_metrics(tensor, dist, K, Q=[q // inv for q in res.queries])
+            entry["own_metrics_equal"] = (own_met.modes == met1.modes
+                                          and all(np.isclose(own_met.aggregate[k], v) for k, v in met1.aggregate.items()))
+            entry["svd_gather_words"] = res.svd_gather_words
             entry["fit"] = res.fit
-            entry["serial_fit"] = serial.fit
-            entry["fit_rel"] = abs(res.fit - serial.fit) / abs(serial.fit)
-            entry["max_angle"] = max(_angle(a, b) for a, b in zip(F, serial.factors))
-            entry["core_diff"] = float(np.max(np.abs(np.abs(res.core) - np.abs(serial.core))))
+            entry["serial_fit"] = serial["converged"].fit
+            entry["fit_rel"] = abs(res.fit - entry["serial_fit"]) / abs(entry["serial_fit"])
+            entry["max_angle"] = max(_angle(a, b) for a, b in zip(F, serial["converged"].factors))
+            entry["core_diff"] = float(np.max(np.abs(np.abs(res.core) - np.abs(serial["converged"].core))))
+            sp = serial["paper"]
+            entry["paper_queries"] = paper.queries
+            entry["paper_fit_rel"] = abs(paper.fit - sp.fit) / abs(sp.fit)
+            entry["paper_max_angle"] = max(_angle(a, b) for a, b in zip(Fp, sp.factors))
             report.append(entry)
     if comm.rank == 0:
         with open(out_path, "w") as fh:
