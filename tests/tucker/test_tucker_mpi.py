@@ -109,7 +109,8 @@ def _tensor(seed=4, dims=(40, 30, 25), nnz=1500):
 
 REQUIRED = ("run_id", "status", "ranks", "K", "dist_time", "dist_time_kind", "hooi_time", "ttm_time",
             "svd_time", "comm_time", "fit", "svd_words", "fm_words", "queries", "peak_rss_mb_max",
-            "peak_rss_mb_mean")
+            "peak_rss_mb_mean", "lanczos", "restarts", "lanczos_residual_max", "words_per_rank_max",
+            "svd_gather_words", "held_nonzeros_max", "mode_metrics", "e_max", "r_sum", "mem_tensor_mb")
 
 
 def test_worker_contract(tmp_path):
@@ -128,7 +129,7 @@ def test_worker_contract(tmp_path):
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": str(runs), "threads": 1, "tasks": tasks}))
     mpirun(2, "-m", "spbench.tucker.worker", spec)
-    serial = hooi(t, 4, invocations=1, init="random", seed=5)
+    serial = hooi(t, 4, invocations=1, init="random", seed=5, lanczos="paper")
     assert not list(runs.glob("*.part*")), "temporary files left behind"
     for s in schemes:
         row = json.loads((runs / f"run-{s}.json").read_text())
@@ -148,6 +149,9 @@ def test_worker_contract(tmp_path):
             met = compute_metrics(t, dist, 4, Q=row["queries"])
             assert row["svd_words"] == [m["svd_volume"] for m in met.modes]
             assert row["fm_words"] == [m["fm_volume"] for m in met.modes]
+            assert row["mode_metrics"] == met.modes            # the ranks' own metrics
+        assert row["lanczos"] == "paper" and row["queries"] == [16, 16, 16] and row["restarts"] == [0, 0, 0]
+        assert row["svd_gather_words"] == [0, 0, 0] and row["words_per_rank_max"] > 0
     with np.load(runs / "run-lite.factors.npz") as z:
         assert z["core"].shape == (4, 4, 4)
         for n in range(3):
