@@ -21,7 +21,8 @@ import pandas as pd
 
 from .errors import DatasetError
 
-__all__ = ["read_tns", "write_tns", "tns_stem", "npz_cache_path", "TNS_SUFFIXES"]
+__all__ = ["read_tns", "write_tns", "tns_stem", "npz_cache_path", "TNS_SUFFIXES", "count_fields", "raise_bad_line",
+           "data_line_numbers", "open_text", "write_tns_chunks"]
 
 TNS_SUFFIXES = (".tns", ".tns.gz")
 _CHUNK = 4_000_000
@@ -45,7 +46,7 @@ def npz_cache_path(path, cache=True) -> Path | None:
     return folder / f"{tns_stem(path)}.npz"
 
 
-def _open_text(path: Path):
+def open_text(path: Path):
     if path.name.endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf-8", errors="replace")
     return open(path, "rt", encoding="utf-8", errors="replace")
@@ -58,9 +59,10 @@ def _data_fields(line: str) -> list[str] | None:
     return fields or None
 
 
-def _first_fields(path: Path) -> int:
+def count_fields(path: Path) -> int:
+    """Fields on the first data line (N indices + 1 value); DatasetError when there is none."""
     try:
-        with _open_text(path) as fh:
+        with open_text(path) as fh:
             for line in fh:
                 fields = _data_fields(line)
                 if fields:
@@ -92,10 +94,28 @@ def _check_line(fields: list[str], nmodes: int, dims) -> str | None:
     return None
 
 
-def _raise_bad_line(path: Path, nmodes: int, dims, fallback: str) -> None:
+def data_line_numbers(path: Path, element_ids) -> dict[int, int]:
+    """File line number of each 0-based element id (the n-th data line; comments and blanks
+    skipped): a line-by-line scan for error messages only."""
+    want = set(int(i) for i in element_ids)
+    found: dict[int, int] = {}
+    element = -1
+    with open_text(path) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if _data_fields(line) is None:
+                continue
+            element += 1
+            if element in want:
+                found[element] = lineno
+                if len(found) == len(want):
+                    break
+    return found
+
+
+def raise_bad_line(path: Path, nmodes: int, dims, fallback: str) -> None:
     """Scan line by line (error path only) and raise DatasetError naming the first bad line."""
     try:
-        with _open_text(path) as fh:
+        with open_text(path) as fh:
             for lineno, line in enumerate(fh, start=1):
                 fields = _data_fields(line)
                 if fields is None:
@@ -152,7 +172,7 @@ def read_tns(path, *, dims=None, cache=True, chunksize: int = _CHUNK):
         t = _load_npz(npz, path)
         if t is not None and (dims is None or tuple(dims) == t.dims):
             return t
-    ncols = _first_fields(path)
+    ncols = count_fields(path)
     nmodes = ncols - 1
     if nmodes < 1:
         raise DatasetError(f"{path}: line 1 of the data has {ncols} field; need at least one index and a value")
@@ -176,7 +196,7 @@ def read_tns(path, *, dims=None, cache=True, chunksize: int = _CHUNK):
             coords_parts.append(c)
             value_parts.append(v)
     except (ValueError, TypeError, pd.errors.ParserError, pd.errors.EmptyDataError, OverflowError) as exc:
-        _raise_bad_line(path, nmodes, dims, " ".join(str(exc).split()))
+        raise_bad_line(path, nmodes, dims, " ".join(str(exc).split()))
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
     coords = np.concatenate(coords_parts) if coords_parts else np.zeros((0, nmodes), dtype=np.int64)
@@ -190,27 +210,34 @@ def read_tns(path, *, dims=None, cache=True, chunksize: int = _CHUNK):
     return tensor
 
 
-def write_tns(path, tensor, *, comment: str | None = None) -> Path:
-    """Write ``tensor`` as FROSTT text (1-based; values with shortest round-trip repr), gzip
-    when the name ends in ``.gz``; atomic (``.part`` then rename). Returns the path."""
+def write_tns(path, tensor, *, comment: str | None = None, chunk: int = _CHUNK) -> Path:
+    """Write ``tensor`` as FROSTT text (1-based; values in shortest round-trip form), gzip when
+    the name ends in ``.gz``; atomic. Returns the path."""
+    chunks = ((tuple(tensor.coords[lo:lo + chunk, n] for n in range(tensor.nmodes)), tensor.values[lo:lo + chunk])
+              for lo in range(0, max(tensor.nnz, 1), chunk))
+    return write_tns_chunks(path, chunks, comment=comment)
+
+
+def write_tns_chunks(path, chunks, *, comment: str | None = None) -> Path:
+    """Write ``(columns, values)`` chunks (0-based index columns) as FROSTT text, streaming
+    (pyarrow's CSV writer), gzip when the name ends in ``.gz``; atomic (``.part`` then rename)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    cols = {n: tensor.coords[:, n] + 1 for n in range(tensor.nmodes)}
-    cols[tensor.nmodes] = tensor.values
-    df = pd.DataFrame(cols)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
-    if path.name.endswith(".gz"):
-        fh_ctx = gzip.open(tmp, "wt", encoding="utf-8", newline="\n", compresslevel=6)
-    else:
-        fh_ctx = open(tmp, "wt", encoding="utf-8", newline="\n")
+    options = pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     try:
-        with fh_ctx as fh:
+        with (gzip.open(tmp, "wb", compresslevel=6) if path.name.endswith(".gz") else open(tmp, "wb")) as fh:
             if comment:
-                for line in str(comment).splitlines():
-                    fh.write(f"# {line}\n")
-            df.to_csv(fh, sep=" ", header=False, index=False, lineterminator="\n")
+                fh.write("".join(f"# {line}\n" for line in str(comment).splitlines()).encode())
+            for cols, values in chunks:
+                if len(values) == 0:
+                    continue
+                table = pa.table({**{f"i{n}": np.asarray(c, dtype=np.int64) + 1 for n, c in enumerate(cols)},
+                                  "v": np.asarray(values, dtype=np.float64)})
+                pcsv.write_csv(table, fh, write_options=options)
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        tmp.unlink(missing_ok=True)
     return path

@@ -1,15 +1,18 @@
-"""The tucker-lite paper's eight FROSTT tensors (Fig. 9) and their deterministic stand-ins.
+"""The tucker-lite paper's eight FROSTT tensors (Fig. 9), their stand-ins, and config entries.
 
 Sizes are the exact FROSTT ones (REFERENCES.md; amazon, patents and reddit nnz are rounded
 there). FROSTT publishes no checksums: the sha256 of the first download is recorded in
 ``$SPBENCH_DATA/frostt/checksums.json`` and enforced afterwards (``fetch.download``).
 
-Stand-ins (this machine is offline): the same number of modes, every mode length scaled by
-``dim_scale`` (kept at least min(L_n, 64)), ``nnz`` nonzeros (default 2e5–5e5: seconds to
-generate), each mode's index drawn independently from a power law p_i ∝ i^−α_n over a random
-relabelling of the indices, α_n tuned (bisection) so the expected largest slice holds
-``max_share[n]`` of the nonzeros. Duplicate coordinates are dropped and redrawn until ``nnz``
-distinct ones exist. ``max_share`` values are assumptions except enron's 10% (the paper: slices of
+Every tensor a run uses goes through a tensor store (``tensor_store``): a ``.tns`` file or a
+FROSTT download is converted once (``tns_ingest``, cached by the file's sha256), a stand-in is
+generated straight into one (``tensor_standins``, cached by its parameters' checksum), and
+``LoadedTensor`` hands out the store's folder and header; ``.tensor`` loads it whole only when
+asked.
+
+Stand-ins (this machine is offline; the model is in ``tensor_standins``): ``nnz`` nonzeros
+(default 2e5–5e5: seconds to generate) in mode lengths scaled by ``dim_scale``; ``size: full``
+means the paper's exact dims and nnz. ``max_share`` values are assumptions except enron's 10% (the paper: slices of
 ~5M elements out of 54M, placed here in its two short modes): large slices (2–10%) in the short
 modes, small ones (≤ 0.5%) in the longest mode, which gets most of MediumG's grid, consistent
 with the paper reporting near-perfect TTM balance for MediumG and bad balance for CoarseG
@@ -21,27 +24,26 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-
-import numpy as np
 
 from .errors import DatasetError
 from .fetch import download, verify_file
+from .registry import data_dir
+from .tensor_standins import STANDIN_VERSION, collect_chunks, powerlaw_exponent, scaled_dims, standin_chunks
+from .tensor_store import StoreWriter, load_store, read_header, store_path_for
 
-__all__ = ["FrosttTensor", "TENSORS", "frostt_dir", "tensor_path", "is_cached", "fetch_tensor",
+__all__ = ["FrosttTensor", "TENSORS", "frostt_dir", "tensor_path", "is_cached", "fetch_tensor", "real_tensor_store",
            "load_tensor", "standin", "standin_dims", "standin_label", "write_standin", "powerlaw_exponent", "load_or_standin",
-           "DEFAULT_URL_BASE", "scaled_tensor", "TensorDataset", "LoadedTensor", "resolve_tensor"]
+           "standin_store", "standin_checksum", "file_store", "DEFAULT_URL_BASE", "scaled_tensor", "TensorDataset",
+           "LoadedTensor", "resolve_tensor"]
 
 DEFAULT_URL_BASE = "https://s3.us-east-2.amazonaws.com/frostt/frostt_data"
 
 
-def _data_dir() -> Path:
-    return Path(os.environ.get("SPBENCH_DATA") or "~/.cache/spbench").expanduser()
-
-
 def frostt_dir() -> Path:
     """``$SPBENCH_DATA/frostt`` (default ``~/.cache/spbench/frostt``)."""
-    return _data_dir() / "frostt"
+    return data_dir() / "frostt"
 
 
 def url_base() -> str:
@@ -122,16 +124,30 @@ def fetch_tensor(name: str, *, progress=None, timeout: float = 60) -> Path:
     return dest
 
 
-def load_tensor(name: str, *, download_ok: bool = False, progress=None):
-    """The real tensor ``name`` (parsed, ``.npz``-cached); downloads only if ``download_ok``."""
-    from .frostt import read_tns
+def real_tensor_store(name: str, *, download_ok: bool = False, progress=None) -> tuple[Path, str]:
+    """``(store folder, sha256)`` of the real tensor ``name``, converted on first use; downloads
+    only if ``download_ok``."""
     entry = _entry(name)
     path = tensor_path(name)
     if not path.is_file():
         if not download_ok:
             raise DatasetError(f"{name}: not in the cache ({path}); download it, or use its stand-in")
         path = fetch_tensor(name, progress=progress)
-    return read_tns(path, dims=entry.dims)
+    store = file_store(path, name=name, dims=entry.dims, sha256=entry.sha256, progress=progress)
+    return store, read_header(store).checksum
+
+
+def file_store(path, *, name: str | None = None, dims=None, sha256: str | None = None, progress=None) -> Path:
+    """The store of a ``.tns``/``.tns.gz`` file, converted into the cache on first use (keyed by the
+    file's sha256, checked against the one recorded beside it)."""
+    from .tns_ingest import convert_tns
+    checksum = verify_file(path, sha256)
+    return convert_tns(path, name=name, dims=dims, source_sha256=checksum, progress=progress)
+
+
+def load_tensor(name: str, *, download_ok: bool = False, progress=None):
+    """The real tensor ``name`` as a SparseTensor (through its store); downloads only if ``download_ok``."""
+    return load_store(real_tensor_store(name, download_ok=download_ok, progress=progress)[0])
 
 
 def load_or_standin(name: str, *, download_ok: bool = False, **standin_kwargs):
@@ -148,71 +164,23 @@ def load_or_standin(name: str, *, download_ok: bool = False, **standin_kwargs):
 
 
 # ---- stand-ins ------------------------------------------------------------------------------
-def powerlaw_exponent(length: int, share: float) -> float:
-    """α with 1/Σ_{i=1..length} i^−α = share (the largest of ``length`` power-law slices holds
-    ``share`` of the mass); 0 when share <= 1/length."""
-    if length <= 1 or share <= 1.0 / length:
-        return 0.0
-    if share >= 1.0:
-        raise ValueError("share must be < 1")
-    i = np.arange(1, length + 1, dtype=float)
-    lo, hi = 0.0, 1.0
-    while 1.0 / np.sum(i ** -hi) < share:
-        hi *= 2
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if 1.0 / np.sum(i ** -mid) < share:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
-
-
 def standin_dims(entry: FrosttTensor, dim_scale: float | None = None) -> tuple:
-    f = entry.dim_scale if dim_scale is None else float(dim_scale)
-    return tuple(max(int(round(L * f)), min(L, 64)) for L in entry.dims)
+    return scaled_dims(entry.dims, entry.dim_scale if dim_scale is None else dim_scale)
+
+
+def _standin_recipe(name, nnz, dim_scale, max_share):
+    entry = _entry(name)
+    return (standin_dims(entry, dim_scale), tuple(entry.max_share if max_share is None else max_share),
+            int(entry.standin_nnz if nnz is None else nnz))
 
 
 def standin(name: str, *, nnz: int | None = None, dim_scale: float | None = None, seed: int = 0,
             max_share=None):
-    """Deterministic synthetic stand-in of ``name`` (a SparseTensor; see the module docstring)."""
-    from spbench.tucker.tensor import SparseTensor, linear_keys
-    entry = _entry(name)
-    target = int(entry.standin_nnz if nnz is None else nnz)
-    dims = standin_dims(entry, dim_scale)
-    shares = tuple(entry.max_share if max_share is None else max_share)
-    if target < 1:
-        raise DatasetError(f"{name}: stand-in nnz must be >= 1, got {target}")
-    cells = float(np.prod([float(d) for d in dims]))
-    if target > 0.5 * cells:
-        raise DatasetError(f"{name}: stand-in nnz {target} too large for dims {dims}")
-    rng = np.random.default_rng([int(seed), 0x7E5])
-    cdfs, labels = [], []
-    for L, share in zip(dims, shares):
-        a = powerlaw_exponent(L, min(float(share), 0.999))
-        w = np.arange(1, L + 1, dtype=float) ** -a
-        cdf = np.cumsum(w)
-        cdfs.append(cdf / cdf[-1])
-        labels.append(rng.permutation(L))
-    coords = np.zeros((0, len(dims)), dtype=np.int64)
-    for _ in range(64):
-        need = target - coords.shape[0]
-        if need <= 0:
-            break
-        draw = int(need * 1.1) + 16
-        new = np.stack([lab[np.minimum(np.searchsorted(cdf, rng.random(draw), side="right"), L - 1)]
-                        for cdf, lab, L in zip(cdfs, labels, dims)], axis=1)
-        coords = np.concatenate([coords, new])
-        keys = linear_keys(coords, dims)
-        order = np.argsort(keys, kind="stable")
-        sk = keys[order]
-        first = order[np.concatenate([[True], sk[1:] != sk[:-1]])]
-        coords = coords[np.sort(first)]          # drop duplicates, keep draw order
-    if coords.shape[0] < target:
-        raise DatasetError(f"{name}: could not draw {target} distinct coordinates in {dims}")
-    coords = coords[:target]
-    values = 1.0 - rng.random(target)            # (0, 1]
-    return SparseTensor(coords, values, dims, sum_duplicates=False)
+    """Deterministic synthetic stand-in of ``name`` in memory (a SparseTensor; ``tensor_standins``)."""
+    from spbench.tucker.tensor import SparseTensor
+    dims, shares, target = _standin_recipe(name, nnz, dim_scale, max_share)
+    coords, values = collect_chunks(standin_chunks(dims, shares, target, seed, label=name), len(dims))
+    return SparseTensor(coords, values, dims, sum_duplicates=False, check=False)
 
 
 def standin_label(name: str, *, nnz: int | None = None, dim_scale: float | None = None, seed: int = 0) -> str:
@@ -222,28 +190,76 @@ def standin_label(name: str, *, nnz: int | None = None, dim_scale: float | None 
             f"scale={entry.dim_scale if dim_scale is None else dim_scale},seed={seed}]")
 
 
+def standin_checksum(name: str, **kw) -> str:
+    """The stand-in's data set checksum: its recipe and the generator's version."""
+    text = json.dumps({"tensor": name, "params": kw, "max_share": list(_entry(name).max_share),
+                       "version": STANDIN_VERSION}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def standin_store(name: str, dst=None, *, progress=None, **kw) -> Path:
+    """Generate ``name``'s stand-in (keywords ``nnz``, ``dim_scale``, ``seed``) chunk by chunk
+    straight into a tensor store, no text, and return its folder: ``dst``, or the cache (reused
+    when there). Memory: ~8 bytes per nonzero plus one round of draws."""
+    kw = {k: v for k, v in kw.items() if v is not None}
+    unknown = set(kw) - {"nnz", "dim_scale", "seed"}
+    if unknown:
+        raise DatasetError(f"{name}: unknown stand-in parameter(s) {', '.join(sorted(unknown))}")
+    checksum = standin_checksum(name, **kw)
+    cached = store_path_for(checksum, name)
+    dst = Path(dst) if dst is not None else cached
+    if dst == cached and (dst / "header.json").is_file():
+        return dst
+    if dst.exists():
+        raise DatasetError(f"{dst}: already exists; remove it or choose another output folder")
+    dims, shares, target = _standin_recipe(name, kw.get("nnz"), kw.get("dim_scale"), None)
+    with StoreWriter(dst, len(dims), dims=dims) as writer:
+        for cols, values in standin_chunks(dims, shares, target, kw.get("seed", 0), label=name):
+            writer.append(cols, values)
+            if progress:
+                progress("generating", writer.nnz, target)
+        writer.commit(checksum=checksum, duplicates={"rule": "never drawn", "removed": 0},
+                      source={"kind": "standin", "tensor": name, "params": kw, "max_share": list(shares),
+                              "label": standin_label(name, **kw), "version": STANDIN_VERSION})
+    return dst
+
+
 def write_standin(name: str, path, **kwargs) -> Path:
-    """Generate ``name``'s stand-in (``standin`` keywords) and write it as ``.tns``/``.tns.gz``."""
-    from .frostt import write_tns
-    t = standin(name, **kwargs)
-    return write_tns(path, t, comment=f"{standin_label(name, **kwargs)} dims={'x'.join(map(str, t.dims))} nnz={t.nnz}")
+    """Generate ``name``'s stand-in (``standin`` keywords) and write it as ``.tns``/``.tns.gz``,
+    chunk by chunk."""
+    from .frostt import write_tns_chunks
+    dims, shares, target = _standin_recipe(name, kwargs.get("nnz"), kwargs.get("dim_scale"), kwargs.get("max_share"))
+    chunks = standin_chunks(dims, shares, target, kwargs.get("seed", 0), label=name)
+    label = standin_label(name, **{k: v for k, v in kwargs.items() if k != "max_share"})
+    return write_tns_chunks(path, chunks, comment=f"{label} dims={'x'.join(map(str, dims))} nnz={target}")
 
 
 # ---- config entries -------------------------------------------------------------------------
-STANDIN_VERSION = 1
-_STANDIN_PARAMS = {"nnz": int, "dim_scale": (int, float), "seed": int, "standin": bool}
-_generate_standin = standin  # TensorDataset.load's `standin` flag shadows the function's name
+_STANDIN_PARAMS = {"nnz": int, "dim_scale": (int, float), "seed": int, "standin": bool, "size": str}
+_SIZES = ("full",)
 
 
 @dataclass(frozen=True)
 class LoadedTensor:
-    """A tensor ready for a run: its row name, real or synthetic, a checksum, and the data."""
+    """A tensor ready for a run: its row name, real or synthetic, a checksum and its store.
+
+    ``header`` (dims, nnz, non-empty slices) reads no nonzero; ``tensor`` loads the whole
+    tensor on first use (serial runs, simulations, tests)."""
 
     name: str
     source: str                # "real" | "synthetic"
     checksum: str
-    tensor: object             # spbench.tucker.tensor.SparseTensor
+    store: Path                # the tensor store's folder (tensor_store)
     label: str                 # the stand-in's full label, or the name
+
+    @cached_property
+    def header(self):
+        return read_header(self.store)
+
+    @cached_property
+    def tensor(self):
+        """The whole tensor (spbench.tucker.tensor.SparseTensor)."""
+        return load_store(self.store)
 
 
 @dataclass(frozen=True)
@@ -254,20 +270,20 @@ class TensorDataset:
     kind: str                  # "frostt" | "file"
     params: dict
 
-    def load(self, *, fetch: bool = True, standin: bool = False) -> LoadedTensor:
+    def load(self, *, fetch: bool = True, standin: bool = False, progress=None) -> LoadedTensor:
         """The real tensor (cached, else downloaded when ``fetch``), else its stand-in when
-        ``standin`` or the entry asks for it (``standin: true``), else a DatasetError."""
-        from .frostt import read_tns
+        ``standin`` or the entry asks for it (``standin: true``), else a DatasetError. Either
+        way through its store, made on first use."""
         if self.kind == "file":
             path = Path(self.params["path"])
-            tensor = read_tns(path)
-            return LoadedTensor(self.name, "real", verify_file(path), tensor, self.name)
+            store = file_store(path, name=self.name, progress=progress)
+            return LoadedTensor(self.name, "real", read_header(store).checksum, store, self.name)
         kw = {k: v for k, v in self.params.items() if k in ("nnz", "dim_scale", "seed")}
         if not self.params.get("standin"):
             if is_cached(self.name) or fetch:
                 try:
-                    tensor = load_tensor(self.name, download_ok=fetch)
-                    return LoadedTensor(self.name, "real", verify_file(tensor_path(self.name)), tensor, self.name)
+                    store, checksum = real_tensor_store(self.name, download_ok=fetch, progress=progress)
+                    return LoadedTensor(self.name, "real", checksum, store, self.name)
                 except DatasetError as exc:
                     if is_cached(self.name) or not standin:
                         raise DatasetError(f"{self.name}: {exc}; `fallback: standin` in the config uses "
@@ -275,11 +291,9 @@ class TensorDataset:
             elif not standin:
                 raise DatasetError(f"{self.name}: not cached and fetching is off; `fallback: standin` "
                                    f"uses its synthetic stand-in")
-        label = standin_label(self.name, **kw)
-        text = json.dumps({"tensor": self.name, "params": kw, "max_share": list(_entry(self.name).max_share),
-                           "version": STANDIN_VERSION}, sort_keys=True)
-        return LoadedTensor(self.name, "synthetic", hashlib.sha256(text.encode()).hexdigest(),
-                            _generate_standin(self.name, **kw), label)
+        store = standin_store(self.name, progress=progress, **kw)
+        return LoadedTensor(self.name, "synthetic", standin_checksum(self.name, **kw), store,
+                            standin_label(self.name, **kw))
 
 
 def scaled_tensor(ds: TensorDataset, factor: float) -> TensorDataset:
@@ -292,9 +306,24 @@ def scaled_tensor(ds: TensorDataset, factor: float) -> TensorDataset:
     return TensorDataset(ds.name, ds.kind, {**ds.params, "nnz": max(1000, int(round(nnz * factor)))})
 
 
+def _full_size(name: str, params: dict) -> dict:
+    """``size: full`` spelled out: the paper's exact nnz and dims (``dim_scale: 1``), so both
+    spellings name the same stand-in (label and checksum)."""
+    size = params.pop("size", None)
+    if size is None:
+        return params
+    if size not in _SIZES:
+        raise DatasetError(f"{name}: parameter 'size' must be one of {', '.join(_SIZES)}, got {size!r}")
+    clash = [k for k in ("nnz", "dim_scale") if k in params]
+    if clash:
+        raise DatasetError(f"{name}: 'size: full' sets nnz and dim_scale; drop {', '.join(clash)}")
+    return {**params, "nnz": _entry(name).nnz, "dim_scale": 1}
+
+
 def resolve_tensor(entry) -> TensorDataset:
     """A config entry → TensorDataset: ``"enron"``, ``{"enron": {nnz, dim_scale, seed, standin}}``
-    (stand-in parameters) or ``{"path": "/x/y.tns[.gz]"}`` (row name: file name without extensions)."""
+    (stand-in parameters; ``{"enron": {size: full}}`` for the paper's exact dims and nnz) or
+    ``{"path": "/x/y.tns[.gz]"}`` (row name: file name without extensions)."""
     from .frostt import tns_stem
     if isinstance(entry, TensorDataset):
         return entry
@@ -322,5 +351,5 @@ def resolve_tensor(entry) -> TensorDataset:
                                    f"{', '.join(_STANDIN_PARAMS)})")
             if not isinstance(pval, want) or (want is not bool and isinstance(pval, bool)):
                 raise DatasetError(f"{key}: parameter {pname!r} has the wrong type ({pval!r})")
-        return TensorDataset(key, "frostt", dict(params))
+        return TensorDataset(key, "frostt", _full_size(key, dict(params)))
     raise DatasetError(f"expected a tensor name, {{name: {{parameters}}}} or {{path: FILE}}, got {entry!r}")

@@ -96,7 +96,8 @@ def test_download_into_cache(tmp_path, monkeypatch, private_cache):
         # the real dims are far larger than the stand-in's indices: dims is passed through
         t = tr.load_tensor("enron")
         assert t.nnz == small.nnz and t.dims == tr.TENSORS["enron"].dims
-        assert (private_cache / "frostt" / "enron.npz").is_file()
+        stores = list((private_cache / "stores").glob("enron-*/header.json"))
+        assert len(stores) == 1 and tr.load_tensor("enron").nnz == t.nnz   # converted once, then reused
     finally:
         server.shutdown()
         server.server_close()
