@@ -5,7 +5,8 @@
 
 * TTM (the Cython kernel :func:`.ttm.ttm` over a :class:`.ttm.TTMPlan`) on generated tensors
   of N = 3 and 4 modes (uniform coordinates, and the power-law stand-ins of nell1, enron,
-  delicious: never nell2, the validation tensor), K = 5, 10, 20 (quick: fewer and smaller),
+  delicious: never nell2, the validation tensor), K = 5, 10, 20 (quick: fewer and smaller), and
+  one of 2M elements whose factor matrices (1M rows) are far beyond cache, as at the paper's scale,
   every mode, each call cold as in a one-invocation HOOI (caches evicted, a fresh Z), in both
   layouts of the worker: one copy (uni-policy) and N copies with mode n's plan over copy n
   (multi-policy; the worker measures those 1.2–1.5× slower, the copies here do not show it):
@@ -15,10 +16,16 @@
 * the oracle on compact matrices Z (R × K̂): Z·x and Zᵀ·y, t = oracle_call + c·R·K̂ with
   c = oracle_matvec_entry / oracle_rmatvec_entry;
 * the core's GEMM Zᵀ·Y (Y: R × K), seconds per multiply–add (``gemm_madd``);
-* the Lanczos work outside the oracle (:func:`.lanczos.lanczos_svd`: the replicated bases, full
-  reorthogonalization, restarts), per query: lanczos_query + lanczos_word·ncv·(L + K̂);
-* the distributed oracle's own work per query (DistOracle at one rank minus Z·x / Zᵀ·y):
-  dist_oracle_call + dist_oracle_row·L (measured inside the MPI micro-benchmark);
+* the Lanczos work outside the oracle (:func:`.lanczos.lanczos_svd`, ``lanczos: paper`` with
+  several basis sizes ncv, no restart), with the left vectors FAR beyond cache (1–2M rows; quick:
+  0.2–0.4M) as a rank's owned rows are at the paper's scale, and right vectors of K̂ = 100 to
+  16000: per run, lanczos_query·Q + lanczos_left_word·m·Σ_j j (Gram–Schmidt twice over the owned
+  rows) + lanczos_left_row·m·ncv + lanczos_ritz_madd·m·ncv·K (U·P) + lanczos_right_word·K̂·Σ_j (j+1)
+  + lanczos_right_row·K̂·ncv; the oracle is a one-nonzero-per-row Z (its time subtracted);
+* the distributed oracle's own work per query (:class:`.hooi.Oracle` on a one-rank communicator
+  whose exchanges are local copies, minus the plain Z·x / Zᵀ·y it wraps: index gathers, the
+  partial-sum accumulation, buffers): dist_oracle_call + dist_oracle_row·(R + received rows), at
+  0.2–2M shared rows with none or half of them exchanged;
 * MPI α/β of ping-pong, Allreduce, Alltoallv, Allgatherv from :mod:`.mpi_microbench` run as
   ``mpiexec -n 2 python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json`` (the mpiexec
   beside this Python). Two ranks on two cores only: with more ranks than cores the numbers are
@@ -42,12 +49,14 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["calibrate", "save", "load", "calibrate_ttm", "calibrate_oracle", "calibrate_lanczos",
-           "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS", "SCHEMA_VERSION"]
+           "calibrate_oracle_index", "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 COMPUTE_KEYS = ("ttm_elem", "ttm_elem_khat", "ttm_row_khat", "ttm_local_khat", "oracle_call",
-                "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_word")
-MPI_KEYS = ("dist_oracle_call", "dist_oracle_row", "alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce",
+                "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
+                "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row",
+                "dist_oracle_call", "dist_oracle_row")
+MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce",
             "alpha_alltoallv", "beta_alltoallv", "alpha_allgatherv", "beta_allgatherv")
 
 
@@ -86,7 +95,7 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
     """Fit of the TTM kernel's time per mode on generated tensors (see the module docstring)."""
     from threadpoolctl import threadpool_limits
 
-    from .hooi import init_factors
+    from .factor_start import init_factors
     from .ttm import TTMPlan, khat, ttm, ttm_scratch_len
     from .tensor import SparseTensor
 
@@ -101,7 +110,7 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
         cases = [((20000, 3000, 150), 100_000, (5, 10, 20)), ((2000, 400, 60), 200_000, (5, 10, 20)),
                  ((2000, 300, 80, 20), 50_000, (5, 10, 20)), ((600, 100, 40, 10), 100_000, (5, 10)),
                  ("nell1", 200_000, (5, 10, 20)), ("enron", 100_000, (5, 10, 20)),
-                 ("delicious", 100_000, (5, 10))]
+                 ("delicious", 100_000, (5, 10)), ((400_000, 300_000, 1_000_000), 2_000_000, (10,))]
         reps = 3
     evict = np.ones((8 if quick else 32) * 2 ** 17)          # 8 / 32 MB written before each call
     rows, samples = [], []
@@ -169,58 +178,120 @@ def calibrate_oracle(quick: bool = False, seed: int = 0) -> dict:
             "_fit": {"shapes": shapes, "median_rel_error": {"matvec": e_mv, "rmatvec": e_rmv, "gemm": e_g}}}
 
 
-# ---- Lanczos --------------------------------------------------------------------------------
-def _decaying(rng, m, n, rank):
-    """An m × n matrix with a geometrically decaying spectrum plus small noise (HOOI-like)."""
-    A = rng.standard_normal((m, rank)) * (0.8 ** np.arange(rank))
-    return A @ rng.standard_normal((rank, n)) + 1e-3 * rng.standard_normal((m, n))
+# ---- Lanczos ----------------------------------------------------------------------------
+class _OneNonzeroPerRow:
+    """Z (m × n) with Z[i, i mod n] = d_i: rank n, an O(m) oracle whose seconds are counted."""
+
+    def __init__(self, rng, m: int, n: int):
+        self.col = np.arange(m) % n
+        self.d = (rng.random(m) + 0.5) / np.sqrt(1.0 + self.col)     # a decaying spectrum
+        self.n, self.spent = n, 0.0
+
+    def matvec(self, x):
+        t0 = time.perf_counter()
+        out = self.d * x[self.col]
+        self.spent += time.perf_counter() - t0
+        return out
+
+    def rmatvec(self, y):
+        t0 = time.perf_counter()
+        out = np.bincount(self.col, weights=self.d * y, minlength=self.n)
+        self.spent += time.perf_counter() - t0
+        return out
 
 
 def calibrate_lanczos(quick: bool = False, seed: int = 0) -> dict:
-    """Seconds per query of :func:`.lanczos.lanczos_svd` outside the oracle (time in the oracle
-    subtracted), fitted as lanczos_query + lanczos_word·ncv·(m + n)."""
+    """Seconds of :func:`.lanczos.lanczos_svd` (``paper``, no restart) outside the oracle, left
+    vectors beyond cache, fitted per term (module docstring)."""
     from threadpoolctl import threadpool_limits
 
-    from .lanczos import default_ncv, lanczos_svd
+    from .lanczos import lanczos_svd
 
     rng = np.random.default_rng(seed)
-    cases = ([(3000, 100, 5), (3000, 100, 10), (20000, 100, 10), (2000, 400, 20)] if quick else
-             [(3000, 100, 5), (3000, 100, 10), (20000, 100, 10), (50000, 100, 10), (2000, 400, 20),
-              (20000, 400, 20), (5000, 25, 5), (1000, 8000, 20)])
-    feats, per_q, info = [], [], []
+    # (m rows, n = K̂, K, ncv): left-heavy cases at sizes far beyond cache, right-heavy ones at large K̂
+    if quick:
+        cases = [(200_000, 60, 5, 10), (400_000, 60, 5, 20), (200_000, 60, 10, 20), (200_000, 60, 5, 30),
+                 (400_000, 60, 10, 24), (4_000, 4_000, 5, 10), (4_000, 4_000, 5, 30)]
+        reps = 1
+    else:
+        cases = [(1_000_000, 100, 5, 10), (1_000_000, 100, 5, 30), (2_000_000, 100, 10, 20),
+                 (1_000_000, 100, 10, 40), (2_000_000, 100, 5, 20), (20_000, 16_000, 5, 10),
+                 (20_000, 16_000, 10, 30), (50_000, 2_000, 10, 20)]
+        reps = 2
+    feats, secs, info = [], [], []
     with threadpool_limits(limits=1):
-        for m, n, k in cases:
-            Z = _decaying(rng, m, n, min(m, n, 4 * k))
-            spent = [0.0]
-
-            def mv(x):
-                t0 = time.perf_counter()
-                r = Z @ x
-                spent[0] += time.perf_counter() - t0
-                return r
-
-            def rmv(y):
-                t0 = time.perf_counter()
-                r = Z.T @ y
-                spent[0] += time.perf_counter() - t0
-                return r
-
+        for m, n, k, ncv in cases:
+            Z = _OneNonzeroPerRow(rng, m, n)
             best = None
-            for _ in range(2 if quick else 3):
-                spent[0] = 0.0
+            for _ in range(reps):
+                Z.spent = 0.0
                 t0 = time.perf_counter()
-                res = lanczos_svd(mv, rmv, Z.shape, k, seed=seed)
-                total = time.perf_counter() - t0
-                over = (total - spent[0]) / res.queries
+                res = lanczos_svd(Z.matvec, Z.rmatvec, (m, n), k, mode="paper", ncv=ncv, seed=seed)
+                over = time.perf_counter() - t0 - Z.spent
                 best = over if best is None else min(best, over)
-            ncv = default_ncv(k)
-            feats.append(ncv * (m + n))
-            per_q.append(best)
-            info.append({"m": m, "n": n, "K": k, "queries": res.queries, "restarts": res.restarts})
-    X = np.stack([np.ones(len(feats)), np.array(feats, dtype=float)], axis=1)
-    coef, err = _nnls_rel(X, np.array(per_q))
-    return {"lanczos_query": float(coef[0]), "lanczos_word": float(coef[1]),
-            "_fit": {"cases": info, "median_rel_error": err}}
+            feats.append([res.queries, m * ncv * (ncv - 1) / 2, m * ncv, m * ncv * k, n * ncv * (ncv + 1) / 2, n * ncv])
+            secs.append(best)
+            info.append({"m": m, "n": n, "K": k, "ncv": ncv, "queries": res.queries, "seconds": best})
+    X, t = np.array(feats, dtype=float), np.array(secs)
+    coef, err = _nnls_rel(X, t)
+    names = ("lanczos_query", "lanczos_left_word", "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word",
+             "lanczos_right_row")
+    return {**{k: float(v) for k, v in zip(names, coef)}, "_fit": {"cases": info, "median_rel_error": err,
+                                                                  "max_rel_error": float(np.max(np.abs(X @ coef - t) / t))}}
+
+
+class _LocalExchange:
+    """An exchange whose partners are this process: the words come back as sent (a copy)."""
+
+    def __call__(self, comm, data, width=1):
+        return np.array(data, copy=True)
+
+
+class _SelfComm:
+    """One rank: Allreduce is a copy."""
+
+    size, rank = 1, 0
+
+    def Allreduce(self, a, out):
+        out[...] = a
+
+
+def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:
+    """The oracle's own work per query (:class:`.hooi.Oracle`, module docstring): R shared rows,
+    own = R (nothing exchanged) or R/2 (the other half sent, as many received), K̂ = 2 so the
+    products it wraps are small; their time is subtracted."""
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    from threadpoolctl import threadpool_limits
+
+    from .hooi import Oracle
+
+    rng = np.random.default_rng(seed)
+    sizes = (200_000, 400_000) if quick else (200_000, 1_000_000, 2_000_000)
+    reps = 5 if quick else 9
+    feats, secs = [], []
+    with threadpool_limits(limits=1):
+        for R in sizes:
+            Z = rng.standard_normal((R, 2))
+            for exchanged in (False, True):
+                rows = np.arange(R, dtype=np.int64)
+                own = rows[: R // 2] if exchanged else rows
+                send = rows[R // 2:] if exchanged else rows[:0]
+                recv = rng.choice(own, size=send.size, replace=False) if exchanged else rows[:0]
+                plan = SimpleNamespace(m=own.size, r_p=R, rows=rows, own_idx=own, send_idx=send, recv_pos=recv,
+                                       reduce_x=_LocalExchange(), bcast_y=_LocalExchange())
+                orc = Oracle(_SelfComm(), Z, plan, nullcontext())
+                x, y = rng.standard_normal(2), rng.standard_normal(own.size)
+                yfull = np.zeros(R)
+                extra = 0.5 * (_median_time(lambda: orc.matvec(x), reps) - _median_time(lambda: Z @ x, reps)
+                               + _median_time(lambda: orc.rmatvec(y), reps) - _median_time(lambda: Z.T @ yfull, reps))
+                feats.append([1.0, R + recv.size])
+                secs.append(max(extra, 1e-9))
+    X, t = np.array(feats), np.array(secs)
+    coef, err = _nnls_rel(X, t)
+    return {"dist_oracle_call": float(coef[0]), "dist_oracle_row": float(coef[1]),
+            "_fit": {"rows": [int(f[1]) for f in feats], "seconds": secs, "median_rel_error": err}}
 
 
 # ---- MPI ------------------------------------------------------------------------------------
@@ -260,12 +331,6 @@ def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> 
     for name in ("allreduce", "alltoallv", "allgatherv"):
         costs[f"alpha_{name}"] = pat[name]["alpha"]
         costs[f"beta_{name}"] = pat[name]["beta"]
-    oh = raw.get("oracle_overhead") or []
-    if len(oh) >= 2:
-        (l0, t0), (l1, t1) = (oh[0]["L"], oh[0]["seconds"]), (oh[-1]["L"], oh[-1]["seconds"])
-        row = max((t1 - t0) / (l1 - l0), 0.0) if l1 != l0 else 0.0
-        costs["dist_oracle_call"] = max(t0 - row * l0, 0.0)
-        costs["dist_oracle_row"] = row
     return {"costs": costs, "ranks": raw["ranks"], "cores": raw["cores"], "library": raw.get("library"),
             "command": f"mpiexec -n {ranks} python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json"
                        + (" --quick" if quick else ""),
@@ -279,7 +344,8 @@ def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
 
     t0 = time.perf_counter()
     costs, fits = {}, {}
-    for name, fn in (("ttm", calibrate_ttm), ("oracle", calibrate_oracle), ("lanczos", calibrate_lanczos)):
+    for name, fn in (("ttm", calibrate_ttm), ("oracle", calibrate_oracle), ("lanczos", calibrate_lanczos),
+                     ("oracle_index", calibrate_oracle_index)):
         part = fn(quick=quick, seed=seed)
         fits[name] = part.pop("_fit")
         costs.update(part)
@@ -319,7 +385,8 @@ def save(cal: dict, path) -> Path:
 def load(path) -> dict:
     cal = json.loads(Path(path).read_text())
     if cal.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(f"{path}: calibration schema {cal.get('schema_version')}, expected {SCHEMA_VERSION}")
+        raise ValueError(f"{path}: calibration schema {cal.get('schema_version')}, expected {SCHEMA_VERSION} "
+                         f"(made for an older cost model: rerun `spbench calibrate --experiment tucker`)")
     return cal
 
 

@@ -1,46 +1,46 @@
-"""Cost model of one distributed HOOI (:mod:`.dist_hooi`) for ``execution: simulate`` rows.
+"""Cost model of one distributed HOOI (:mod:`.hooi`, one loop for P = 1 and MPI) for
+``execution: simulate`` rows and for the paper-scale speed-ups.
 
-The model is built on the EXACT per-rank loads of a distribution (:func:`rank_loads`, from
-:func:`.metrics.compute_metrics`' per-rank arrays and σ_n), never on averages, and on the
-costs calibrated on this machine (:func:`.calibrate.calibrate`, ``costs``). Per mode n,
-with K̂ = K̂_n, L = L_n (non-empty slices), Q = Q_n queries (default 4·K_n, §4.3; the dense
-fallback of ``lanczos_svd`` when ncv ≥ min(L, K̂): min(L, K̂)), ncv = max(2·K_n, 10):
+Built on the EXACT per-rank loads of a distribution (:func:`.metrics.mode_counts`, one pass;
+:func:`loads_from_counts`), never on averages, and on the costs calibrated on this machine
+(:func:`.calibrate.calibrate`, ``costs``). Per mode n, K̂ = K̂_n, K = K_n, rank p with |E_n^p|
+elements, R^p = R_n^p shared slices, own^p owned rows (σ_n(l) = p), s^p/r^p partial sums it
+sends/receives per Z·x:
 
-TTM      max_p [ttm_elem·|E_n^p| + ttm_elem_khat·|E_n^p|·K̂ + ttm_row_khat·R_n^p·K̂
-                + ttm_local_khat·(H^p − |E_n^p|)·K̂],  H^p = elements p holds for all modes
-         (Σ_n |E_n^p| multi-policy, |E^p| uni-policy), calibrated on cold calls (one per mode,
-         as one invocation makes) in both layouts. Here it fits ≈ 0: N identical copies run as
-         fast as one, while the worker measures multi-policy TTM 1.2–1.5× slower than
-         uni-policy at equal |E_n^p| (not reproduced by the calibration: a known gap)
-SVD      Q/2 · max_p R_n^p·K̂ · (oracle_matvec_entry + oracle_rmatvec_entry) + Q·oracle_call
-         + Q·(dist_oracle_call + dist_oracle_row·L)   (DistOracle's own Python work; 0 when
-         the MPI part of the calibration was skipped)
-         + Q·(lanczos_query + lanczos_word·ncv·(L + K̂))   (the bases are replicated: every
-         rank does this, so it does not shrink with P)
-         + the oracle communication below (the measured ``svd_time`` includes it too)
-oracle   per Z·x (Q/2 of them): Alltoallv of the shared rows' partial sums, sharers → owners,
-comm     A(x_send_p, x_recv_p, peers_p), then the Allgatherv of owned rows, every rank receiving
-         L − own_p words: ⌈log2 P⌉·α_allgatherv + β_allgatherv·max_p(L − own_p);
-         per y·Z (Q/2): the reverse Alltoallv, then an Allreduce of K̂ words:
-         ⌈log2 P⌉·α_allreduce + 2(P−1)/P·β_allreduce·K̂ (Rabenseifner; at P = 2: α + β·K̂)
-factor   one Alltoallv, words ×K_n: A(fm_send_p, fm_recv_p, peers_p)
-core     (last mode) compute max_p R^p·K̂·K_N·gemm_madd; y·Z path with width K_N: the reverse
-         Alltoallv ×K_N, Allreduce of K_N·K̂ words
+TTM      max_p [ttm_elem·|E^p| + ttm_elem_khat·|E^p|·K̂ + ttm_row_khat·R^p·K̂
+                + ttm_local_khat·(H^p − |E^p|)·K̂],  H^p = elements p holds for all modes.
+SVD      the Lanczos run of :func:`.lanczos.lanczos_svd` with its left vectors at the owners
+         (:func:`lanczos_steps`: ``paper`` = ncv = 2K steps, no restart, Q = 4K queries;
+         ``converged`` = ncv = max(2K, 10) with thick restarts, the measured Q). Step j of Q/2:
+         Z·x     max_p [oracle_matvec_entry·R^p·K̂ + dist_oracle_row·(R^p + r^p)   (the oracle's
+                  index work on its shared rows) + own^p·(lanczos_left_word·j + lanczos_left_row)]
+                  (classical Gram–Schmidt twice over the OWNED rows: 4 passes over own^p × j)
+                 + A(s, r, peers) + Allreduce(j) + Allreduce(j + 1)   (one Allreduce(1) at j = 0)
+         y·Z     max_p [oracle_rmatvec_entry·R^p·K̂ + dist_oracle_row·(R^p + r^p)]
+                 + lanczos_right_word·K̂·(j + 1) + lanczos_right_row·K̂   (replicated right GS)
+                 + A(r, s, peers) + Allreduce(K̂)
+         per query: oracle_call + dist_oracle_call + lanczos_query;
+         at the end: max_p own^p·ncv·K·lanczos_ritz_madd (U·P) + K̂·ncv·K·gemm_madd (V·Qᵀ);
+         each restart: max_p own^p·ncv·keep·lanczos_ritz_madd.
+         Dense fallback (ncv ≥ min(L, K̂)): min(L, K̂) oracle queries, then TSQR (K̂ ≤ L:
+         gemm_madd·(2·own^p·K̂² + 2·P·K̂³), an Allgatherv of K̂² words per rank) or the SVD of
+         the L replicated rows (gemm_madd·4·L²·K̂). Nothing is proportional to L_n per rank
+         except through own^p and R^p.
+factor   one Alltoallv, words ×K: A(fm_send, fm_recv, fm_peers)
+core     (last mode) max_p R^p·K̂·K·gemm_madd; the y·Z path with K columns: A(r, s, peers)×K,
+         Allreduce of K·K̂ words
 
-A(send, recv, peers) = α_alltoallv·max(1, max_p peers_p) + β_alltoallv·max_p max(send_p, recv_p)
-(an Alltoallv costs one latency per peer a rank exchanges with, the slowest rank's words;
-calibrated at 2 ranks, where one peer = one latency). Every communication term is 0 at P = 1.
+A(send, recv, peers) = α_alltoallv·max(1, max_p peers_p) + β_alltoallv·max_p max(send_p, recv_p);
+Allreduce(w) = ⌈log2 P⌉·α_allreduce + 2(P−1)/P·β_allreduce·w (Rabenseifner; at P = 2: α + β·w).
+Every communication term is 0 at P = 1. Steps are synchronized by their collectives, so the SVD
+is the sum over steps of the slowest rank's step.
 
-Outputs (seconds, × invocations): ``ttm_time`` (Σ_n TTM), ``svd_time`` (Σ_n SVD compute +
-Lanczos + oracle comm, as the worker's timer), ``comm_time`` (oracle comm + factor transfer +
-core comm, as the worker's clock), ``hooi_time`` = ttm + svd + factor transfer + core, and
-``modes`` (per-mode breakdown). Known gaps: waiting caused by imbalance (a fast rank waits in the
-first collective after TTM) is counted by the measured comm/svd timers but only implied here by
-the max over ranks of each phase; the worker's ``comm_time`` at one rank is not 0 (MPI calls on
-one rank, ~5 µs each: the model counts them inside ``dist_oracle_call``, i.e. in svd_time); the
-worker takes the max over ranks of per-rank totals, the model the sum over phases of maxima (an
-upper bound of it); invocations after the first run warm caches, the model charges each as the
-first (cold) one.
+Outputs (seconds, × invocations): ``ttm_time``, ``svd_time`` (Lanczos with its oracle and its
+communication, as the worker's timer), ``comm_time`` (all communication), ``fm_time``,
+``core_time``, ``hooi_time`` = ttm + svd + fm + core, ``modes`` (per mode) and ``terms`` (each
+named term summed over modes: which ones dominate). Known gaps: waiting caused by TTM imbalance
+shows up in the measured svd/comm timers, here only as the max over ranks of each phase; every
+invocation is charged as the first (cold) one.
 """
 from __future__ import annotations
 
@@ -49,13 +49,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .comm import sharer_pairs
-from .lanczos import default_ncv
-from .tensor import unique_sorted
+from .lanczos import LANCZOS_MODES, default_ncv, paper_ncv
 
-__all__ = ["ModeLoad", "rank_loads", "predict_from_loads", "predict_hooi", "validate", "MODEL_VERSION"]
+__all__ = ["ModeLoad", "loads_from_counts", "rank_loads", "lanczos_steps", "predict_from_loads",
+           "predict_hooi", "MODEL_VERSION", "COMPUTE_COSTS", "MPI_COSTS"]
 
-MODEL_VERSION = 1
+MODEL_VERSION = 2
+COMPUTE_COSTS = ("ttm_elem", "ttm_elem_khat", "ttm_row_khat", "oracle_call", "oracle_matvec_entry",
+                 "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word", "lanczos_left_row",
+                 "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row", "dist_oracle_call",
+                 "dist_oracle_row")
+MPI_COSTS = ("alpha_allreduce", "beta_allreduce", "alpha_alltoallv", "beta_alltoallv",
+             "alpha_allgatherv", "beta_allgatherv")
 
 
 @dataclass
@@ -74,8 +79,9 @@ class ModeLoad:
     fm_send: np.ndarray            # factor ROWS p sends (× K words)
     fm_recv: np.ndarray            # factor rows p receives
     fm_peers: np.ndarray
-    Q: int | None = None           # Lanczos queries (None: 4·K, or the dense fallback's count)
+    Q: int | None = None           # Lanczos queries (None: those of the Lanczos mode)
     held: np.ndarray | None = None  # H^p: elements p holds for all modes (None: = e)
+    restarts: int | None = None    # measured restarts (``converged``; None: from Q)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -83,59 +89,34 @@ class ModeLoad:
         return int(self.e.shape[0])
 
 
-def _peers(a: np.ndarray, b: np.ndarray, P: int) -> np.ndarray:
-    """Distinct partners per rank over the directed pairs a → b (both directions count)."""
-    if a.size == 0:
-        return np.zeros(P, dtype=np.int64)
-    keys = unique_sorted(np.concatenate([a * P + b, b * P + a]).astype(np.int64))
-    return np.bincount(keys // P, minlength=P).astype(np.int64)
+def _khat(Ks, n) -> int:
+    return int(np.prod([Ks[j] for j in range(len(Ks)) if j != n], dtype=np.int64))
+
+
+def loads_from_counts(counts: list, K, *, Q=None, multi_policy: bool) -> list[ModeLoad]:
+    """ModeLoads from :func:`.metrics.mode_counts`' per-mode dicts (``Q``: int or per mode)."""
+    N = len(counts)
+    Ks = [int(K)] * N if np.ndim(K) == 0 else [int(k) for k in K]
+    Qs = [None] * N if Q is None else ([int(Q)] * N if np.ndim(Q) == 0 else [int(q) for q in Q])
+    held = (sum(np.asarray(c["e_p"], dtype=np.int64) for c in counts) if multi_policy
+            else np.asarray(counts[0]["e_p"], dtype=np.int64))
+    out = []
+    for n, c in enumerate(counts):
+        r = np.asarray(c["r_p"], dtype=np.int64)
+        out.append(ModeLoad(K=Ks[n], Khat=_khat(Ks, n), L=int(c["slices"]), e=np.asarray(c["e_p"], dtype=np.int64),
+                            r=r, x_send=c["x_send_p"], x_recv=c["x_recv_p"], x_peers=c["x_peers_p"], own=c["own_p"],
+                            fm_send=c["fm_send_p"], fm_recv=c["fm_recv_p"], fm_peers=c["fm_peers_p"], Q=Qs[n],
+                            held=held, extra={"r_sum": int(r.sum()), "svd_volume_per_product": int(r.sum()) - int(c["slices"])}))
+    return out
 
 
 def rank_loads(tensor, dist, K, *, Q=None, metrics=None) -> list[ModeLoad]:
-    """Exact per-rank loads of every mode of ``dist`` on ``tensor`` (``Q``: int or per mode;
-    ``metrics``: a precomputed :func:`.metrics.compute_metrics` result for the same K)."""
-    from .metrics import compute_metrics
+    """Exact per-rank loads of every mode of ``dist`` on ``tensor`` (``metrics``: a
+    :func:`.metrics.compute_metrics` result of the same distribution: its counts are reused)."""
+    from .metrics import mode_counts
 
-    m = compute_metrics(tensor, dist, K) if metrics is None else metrics
-    N, P = tensor.nmodes, int(dist.nparts)
-    Qs = [None] * N if Q is None else ([int(Q)] * N if np.ndim(Q) == 0 else [int(q) for q in Q])
-    if dist.multi_policy:
-        held = sum(np.asarray(m.details[n]["e_per_rank"], dtype=np.int64) for n in range(N))
-    else:
-        held = np.asarray(m.details[0]["e_per_rank"], dtype=np.int64)
-    out = []
-    for n in range(N):
-        d = m.details[n]
-        idx = tensor.coords[:, n]
-        pol = dist.policy(n)
-        sigma = np.asarray(m.owners[n]).astype(np.int64)
-        s, p = sharer_pairs(idx, pol, P)
-        own_of = sigma[s]
-        shared = own_of != p
-        xs, xo = p[shared], own_of[shared]
-        nonempty = np.flatnonzero(sigma >= 0)
-        # factor transfer: (slice, rank) pairs of ranks needing F_n[l] for the other modes' TTMs
-        if N == 1:
-            keys = np.zeros(0, dtype=np.int64)
-        elif dist.multi_policy:
-            keys = unique_sorted(np.concatenate([idx * P + dist.policy(j) for j in range(N) if j != n]))
-        else:
-            keys = s * P + p
-        kl, kq = keys // P, keys % P
-        need = kq != sigma[kl]
-        fo, fq = sigma[kl][need], kq[need]
-        out.append(ModeLoad(
-            K=int(d["K"]), Khat=int(d["Khat"]), L=int(m.modes[n]["slices"]),
-            e=np.asarray(d["e_per_rank"], dtype=np.int64), r=np.asarray(d["r_per_rank"], dtype=np.int64),
-            x_send=np.bincount(xs, minlength=P).astype(np.int64),
-            x_recv=np.bincount(xo, minlength=P).astype(np.int64),
-            x_peers=_peers(xs, xo, P),
-            own=np.bincount(sigma[nonempty], minlength=P).astype(np.int64),
-            fm_send=np.bincount(fo, minlength=P).astype(np.int64),
-            fm_recv=np.bincount(fq, minlength=P).astype(np.int64),
-            fm_peers=_peers(fo, fq, P), Q=Qs[n], held=held,
-            extra={"r_sum": int(m.modes[n]["r_sum"]), "svd_volume_per_product": int(xs.size)}))
-    return out
+    counts = metrics.counts if metrics is not None and metrics.counts else mode_counts(tensor, dist)[0]
+    return loads_from_counts(counts, K, Q=Q, multi_policy=bool(dist.multi_policy))
 
 
 def _costs(costs: dict) -> dict:
@@ -147,7 +128,8 @@ def _need(c: dict, keys, P: int) -> None:
     if missing:
         raise KeyError(f"cost model: missing costs {missing}" + (
             " (the MPI micro-benchmark was skipped in calibration: the model predicts P = 1 only)"
-            if P > 1 and any(k.startswith(("alpha", "beta")) for k in missing) else ""))
+            if P > 1 and any(k.startswith(("alpha", "beta")) for k in missing) else
+            " (a calibration of an older model: rerun `spbench calibrate --experiment tucker`)"))
 
 
 def _log2(P: int) -> int:
@@ -161,61 +143,117 @@ def _alltoallv(c, send, recv, peers, P, width=1) -> float:
     return c["alpha_alltoallv"] * max(1, int(np.max(peers, initial=0))) + c["beta_alltoallv"] * words
 
 
-def _allreduce(c, words, P) -> float:
+def _allreduce(c, words, P):
+    """Allreduce of ``words`` (a scalar or an array of sizes) at P ranks."""
     if P <= 1:
-        return 0.0
-    return _log2(P) * c["alpha_allreduce"] + 2.0 * (P - 1) / P * c["beta_allreduce"] * words
+        return 0.0 * np.asarray(words, dtype=float)
+    return _log2(P) * c["alpha_allreduce"] + 2.0 * (P - 1) / P * c["beta_allreduce"] * np.asarray(words, dtype=float)
 
 
-def _allgatherv(c, recv_max, P) -> float:
-    if P <= 1:
-        return 0.0
-    return _log2(P) * c["alpha_allgatherv"] + c["beta_allgatherv"] * recv_max
+def lanczos_steps(K: int, L: int, Khat: int, mode: str = "paper", Q: int | None = None,
+                  restarts: int | None = None) -> dict:
+    """The Lanczos run :func:`.lanczos.lanczos_svd` makes for an L × K̂ matrix and K triplets:
+    ``dense`` (the fallback, ``Q`` = min(L, K̂) queries), else ``ncv``, ``left_j`` (the basis
+    size j of the left Gram–Schmidt at each Z·x step), ``restarts``, ``keep`` and ``Q``.
+    ``paper``: j = 0..2K−1, Q = 4K. ``converged``: Q measured (default 2·ncv, no restart);
+    after the first ncv steps each restart keeps max(K, ncv/2) vectors (no triplet converged
+    yet: SLEPc's rule in lanczos_svd) and runs j = keep..ncv−1 again."""
+    if mode not in LANCZOS_MODES:
+        raise ValueError(f"lanczos mode must be one of {', '.join(LANCZOS_MODES)}, got {mode!r}")
+    ncv = paper_ncv(K) if mode == "paper" else default_ncv(K)
+    small = min(int(L), int(Khat))
+    if ncv >= small:
+        return {"dense": True, "Q": int(small) if Q is None else int(Q), "ncv": ncv, "left_j": np.zeros(0),
+                "restarts": 0, "keep": 0}
+    keep = min(ncv - 1, max(K, ncv // 2))
+    steps = ncv if mode == "paper" or Q is None else max(int(Q) // 2, ncv)
+    js = list(range(ncv))
+    while len(js) < steps:
+        js.extend(range(keep, ncv))
+    js = np.array(js[:steps], dtype=float)
+    nrest = int(np.count_nonzero(js[1:] < js[:-1])) if restarts is None else int(restarts)
+    return {"dense": False, "Q": 2 * steps, "ncv": ncv, "left_j": js, "restarts": nrest, "keep": keep}
 
 
-def default_queries(K: int, L: int, Khat: int, ncv: int | None = None) -> int:
-    """Q_n of one Lanczos run without restarts: 2·ncv (= 4·K_n for K_n ≥ 5), or the dense
-    fallback's min(L, K̂) queries when ncv ≥ min(L, K̂) (``lanczos_svd``)."""
-    ncv = default_ncv(K) if ncv is None else int(ncv)
-    small = min(L, Khat)
-    return int(small) if ncv >= small else 2 * ncv
+def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
+    """Named SVD terms of one mode (seconds; see the module docstring)."""
+    P, kh, K = ld.P, ld.Khat, ld.K
+    plan = lanczos_steps(K, ld.L, kh, mode, ld.Q, ld.restarts)
+    Q = plan["Q"]
+    r, own, xr = ld.r.astype(float), ld.own.astype(float), ld.x_recv.astype(float)
+    index = c["dist_oracle_row"] * (r + xr)                       # per query, per rank
+    mv = c["oracle_matvec_entry"] * r * kh
+    rmv = c["oracle_rmatvec_entry"] * r * kh
+    a2a = _alltoallv(c, ld.x_send, ld.x_recv, ld.x_peers, P)
+    terms = dict.fromkeys(("oracle_products", "oracle_index", "lanczos_left", "lanczos_right", "query_calls",
+                           "oracle_alltoallv", "svd_allreduce", "dense_fallback"), 0.0)
+    terms["query_calls"] = Q * (c["oracle_call"] + c["dist_oracle_call"] + c["lanczos_query"])
+    if plan["dense"]:
+        by_cols = kh <= ld.L                                       # Z formed by K̂ matvecs, else L rmatvecs
+        prod = mv if by_cols else rmv
+        i = int(np.argmax(prod + index))
+        terms["oracle_products"], terms["oracle_index"] = Q * prod[i], Q * index[i]
+        terms["oracle_alltoallv"] = Q * a2a
+        if by_cols:
+            terms["dense_fallback"] = c["gemm_madd"] * (2 * float(own.max(initial=0)) * kh ** 2 + 2 * P * kh ** 3)
+            if P > 1:
+                terms["dense_fallback"] += _log2(P) * c["alpha_allgatherv"] + c["beta_allgatherv"] * (P - 1) * kh ** 2
+        else:
+            terms["svd_allreduce"] = Q * float(_allreduce(c, kh, P))
+            terms["dense_fallback"] = c["gemm_madd"] * 4.0 * ld.L ** 2 * kh
+    else:
+        js = plan["left_j"]
+        steps = js.size
+        # Z·x steps: the slowest rank of each step (its products, index work and left Gram–Schmidt)
+        left = js[:, None] * own[None, :] * c["lanczos_left_word"] + c["lanczos_left_row"] * own[None, :]
+        step = (mv + index)[None, :] + left
+        arg = np.argmax(step, axis=1)
+        terms["oracle_products"] = float(mv[arg].sum())
+        terms["oracle_index"] = float(index[arg].sum())
+        terms["lanczos_left"] = float(left[np.arange(steps), arg].sum())
+        # y·Z steps: products and index work of the slowest rank; the right Gram–Schmidt is replicated
+        i = int(np.argmax(rmv + index))
+        terms["oracle_products"] += steps * float(rmv[i])
+        terms["oracle_index"] += steps * float(index[i])
+        terms["lanczos_right"] = float(np.sum(c["lanczos_right_word"] * kh * (js + 1) + c["lanczos_right_row"] * kh))
+        # Ritz vectors at the end (and at each restart): U·P on the owned rows, V·Qᵀ replicated
+        ncv, own_max = plan["ncv"], float(own.max(initial=0))
+        terms["lanczos_left"] += own_max * ncv * (K + plan["restarts"] * plan["keep"]) * c["lanczos_ritz_madd"]
+        terms["lanczos_right"] += kh * ncv * (K + plan["restarts"] * plan["keep"]) * c["gemm_madd"]
+        ar = np.where(js == 0, _allreduce(c, 1, P), _allreduce(c, js, P) + _allreduce(c, js + 1, P))
+        terms["svd_allreduce"] = float(np.sum(ar)) + steps * float(_allreduce(c, kh, P))
+        terms["oracle_alltoallv"] = 2 * steps * a2a
+    comm = terms["oracle_alltoallv"] + terms["svd_allreduce"]
+    return {"terms": terms, "svd_time": float(sum(terms.values())), "comm_time": float(comm), "queries": int(Q),
+            "restarts": int(plan["restarts"]), "dense": bool(plan["dense"])}
 
 
-def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int = 1) -> dict:
+def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int = 1, lanczos: str = "paper") -> dict:
     """Modelled seconds from per-rank loads (see the module docstring for every term)."""
     c = _costs(costs)
     P = loads[0].P
-    _need(c, ("ttm_elem", "ttm_elem_khat", "ttm_row_khat", "oracle_call", "oracle_matvec_entry",
-              "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_word"), P)
+    _need(c, COMPUTE_COSTS, P)
     if P > 1:
-        _need(c, ("alpha_allreduce", "beta_allreduce", "alpha_alltoallv", "beta_alltoallv",
-                  "alpha_allgatherv", "beta_allgatherv"), P)
-    modes = []
+        _need(c, MPI_COSTS, P)
+    modes, total_terms = [], {}
     for ld in loads:
         kh = ld.Khat
-        Q = int(ld.Q) if ld.Q is not None else default_queries(ld.K, ld.L, kh)
-        ncv = default_ncv(ld.K)
         held = ld.e if ld.held is None else ld.held
         ttm_p = (c["ttm_elem"] * ld.e + c["ttm_elem_khat"] * ld.e * kh + c["ttm_row_khat"] * ld.r * kh
                  + c.get("ttm_local_khat", 0.0) * (held - ld.e) * kh)
-        ttm_t = float(np.max(ttm_p, initial=0.0))
-        rk = float(np.max(ld.r, initial=0)) * kh
-        oracle_t = (Q / 2 * rk * (c["oracle_matvec_entry"] + c["oracle_rmatvec_entry"]) + Q * c["oracle_call"]
-                    + Q * (c.get("dist_oracle_call", 0.0) + c.get("dist_oracle_row", 0.0) * ld.L))
-        lanczos_t = Q * (c["lanczos_query"] + c["lanczos_word"] * ncv * (ld.L + kh))
-        gather_recv = float(np.max(ld.L - ld.own, initial=0))
-        a2a = _alltoallv(c, ld.x_send, ld.x_recv, ld.x_peers, P)        # same pattern both ways
-        comm_x = a2a + _allgatherv(c, gather_recv, P)
-        comm_y = a2a + _allreduce(c, kh, P)
-        oracle_comm = Q / 2 * (comm_x + comm_y)
+        svd = _svd_mode(ld, c, lanczos)
         fm_t = _alltoallv(c, ld.fm_send, ld.fm_recv, ld.fm_peers, P, width=ld.K)
-        modes.append({"ttm_time": ttm_t, "oracle_time": oracle_t, "lanczos_time": lanczos_t,
-                      "oracle_comm_time": oracle_comm, "fm_time": fm_t,
-                      "svd_time": oracle_t + lanczos_t + oracle_comm, "queries": Q})
+        terms = {"ttm": float(np.max(ttm_p, initial=0.0)), **svd["terms"], "factor_transfer": fm_t}
+        for k, v in terms.items():
+            total_terms[k] = total_terms.get(k, 0.0) + v
+        modes.append({"ttm_time": terms["ttm"], "svd_time": svd["svd_time"], "oracle_comm_time": svd["comm_time"],
+                      "fm_time": fm_t, "queries": svd["queries"], "restarts": svd["restarts"], "dense": svd["dense"],
+                      "terms": terms})
     last = loads[-1]
     core_compute = float(np.max(last.r, initial=0)) * last.Khat * last.K * c["gemm_madd"]
     core_comm = (_alltoallv(c, last.x_recv, last.x_send, last.x_peers, P, width=last.K)
-                 + _allreduce(c, last.K * last.Khat, P))
+                 + float(_allreduce(c, last.K * last.Khat, P)))
+    total_terms["core"] = core_compute + core_comm
     ttm = sum(m["ttm_time"] for m in modes)
     svd = sum(m["svd_time"] for m in modes)
     fm = sum(m["fm_time"] for m in modes)
@@ -224,122 +262,97 @@ def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int =
     inv = int(invocations)
     return {"hooi_time": inv * (ttm + svd + fm + core), "ttm_time": inv * ttm, "svd_time": inv * svd,
             "comm_time": inv * comm, "fm_time": inv * fm, "core_time": inv * core,
-            "ranks": P, "invocations": inv, "model_version": MODEL_VERSION, "modes": modes}
+            "ranks": P, "invocations": inv, "lanczos": lanczos, "model_version": MODEL_VERSION, "modes": modes,
+            "terms": {k: inv * v for k, v in total_terms.items()}}
 
 
-def predict_hooi(tensor, dist, K, costs: dict, *, queries=None, invocations: int = 1, metrics=None) -> dict:
+def predict_hooi(tensor, dist, K, costs: dict, *, queries=None, invocations: int = 1, metrics=None,
+                 lanczos: str = "paper") -> dict:
     """Modelled ``hooi_time``, ``ttm_time``, ``svd_time``, ``comm_time`` (seconds) of
     ``invocations`` HOOI invocations of ``dist`` on ``tensor`` with core sizes ``K``;
-    ``queries``: measured Lanczos queries per mode (per invocation), default 4·K_n."""
+    ``queries``: measured Lanczos queries per mode (per invocation), default the mode's own."""
     return predict_from_loads(rank_loads(tensor, dist, K, Q=queries, metrics=metrics), costs,
-                              invocations=invocations)
+                              invocations=invocations, lanczos=lanczos)
 
 
-# ---- validation against the measured MPI worker -------------------------------------------
-TIME_KEYS = ("hooi_time", "ttm_time", "svd_time", "comm_time")
+# ---- command line -------------------------------------------------------------------------
+def speedup_table(costs: dict, tensors=("nell1", "nell2"), ranks=(32, 512), K: int = 10, lanczos: str = "paper",
+                  top: int = 4) -> list[dict]:
+    """Modelled Lite HOOI time at each rank count from ideal loads at the tensors' REAL sizes
+    (:mod:`.ideal_loads`), the speed-up from the first to the last count, and the largest terms
+    at the last count."""
+    from spbench.datasets.tensor_registry import TENSORS
 
+    from .ideal_loads import ideal_lite_loads
 
-def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invocations: int,
-             timeout: float, repeats: int) -> dict:
-    """Run the real worker (launch.export_tensor + a SPEC.json as launch._launch writes) at
-    ``ranks``; returns {(scheme, repeat): row}."""
-    import json
-    import os
-    import subprocess
-    import sys
-    import tempfile
-    from pathlib import Path
-
-    from .launch import default_launcher, export_tensor, launcher_command
-
-    tdir = export_tensor(tensor, checksum)
-    with tempfile.TemporaryDirectory(prefix="spbench-validate-") as d:
-        tasks = [{"row": {"run_id": f"{s}-{ranks}-{i}"}, "scheme": s, "K": K, "params": {}, "seed": seed,
-                  "invocations": invocations, "init": "random"} for s in schemes for i in range(repeats)]
-        spec = Path(d) / "spec.json"
-        spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": d, "threads": 1, "tasks": tasks}))
-        cmd = launcher_command(default_launcher(), ranks) + [sys.executable, "-m", "mpi4py", "-m",
-                                                             "spbench.tucker.worker", str(spec)]
-        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        if proc.returncode != 0:
-            raise RuntimeError(f"worker at {ranks} ranks failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        return {(t["scheme"], i % repeats): json.loads((Path(d) / f"{t['row']['run_id']}.json").read_text())
-                for i, t in enumerate(tasks)}
-
-
-def validate(tensor_specs, schemes, ranks_list, costs: dict, *, K=10, seed: int = 0, invocations: int = 1,
-             repeats: int = 3, timeout: float = 600):
-    """Measured (the MPI worker) vs modelled times, one row per (tensor, scheme, ranks).
-
-    ``tensor_specs``: ``{label: SparseTensor}`` or ``[(label, SparseTensor), ...]``. Measured
-    times are the medians over ``repeats`` runs in one MPI job; the model gets the measured
-    Lanczos queries. ``rel_error_X`` = (predicted − measured) / measured."""
-    import hashlib
-
-    import pandas as pd
-
-    from .schemes import get_scheme
-
-    items = tensor_specs.items() if isinstance(tensor_specs, dict) else tensor_specs
     rows = []
-    for label, tensor in items:
-        h = hashlib.sha256()
-        h.update(np.ascontiguousarray(tensor.coords).tobytes())
-        h.update(np.ascontiguousarray(tensor.values).tobytes())
-        checksum = "validate-" + h.hexdigest()[:24]
-        for P in ranks_list:
-            measured = _measure(tensor, checksum, schemes, P, K, seed=seed, invocations=invocations,
-                                timeout=timeout, repeats=repeats)
-            for s in schemes:
-                runs = [measured[(s, i)] for i in range(repeats)]
-                dist = get_scheme(s)(tensor, P, seed=seed)
-                queries = [int(q) // invocations for q in runs[0]["queries"]]
-                pred = predict_hooi(tensor, dist, K, costs, queries=queries, invocations=invocations)
-                row = {"tensor": label, "scheme": s, "ranks": P, "K": K, "queries": queries}
-                for k in TIME_KEYS:
-                    meas = float(np.median([r[k] for r in runs]))
-                    row[f"measured_{k}"] = meas
-                    row[f"predicted_{k}"] = pred[k]
-                    row[f"rel_error_{k}"] = (pred[k] - meas) / meas if meas > 0 else (0.0 if pred[k] == 0 else np.inf)
-                row["rel_error"] = row["rel_error_hooi_time"]
-                rows.append(row)
-    return pd.DataFrame(rows)
+    for name in tensors:
+        entry = TENSORS[name]
+        preds = {P: predict_from_loads(ideal_lite_loads(entry.dims, entry.nnz, P, K, entry.max_share), costs,
+                                       lanczos=lanczos) for P in ranks}
+        last = preds[ranks[-1]]
+        largest = sorted(last["terms"].items(), key=lambda kv: -kv[1])[:top]
+        rows.append({"tensor": name, "dims": entry.dims, "nnz": entry.nnz, "K": K, "lanczos": lanczos,
+                     **{f"hooi_time_{P}": preds[P]["hooi_time"] for P in ranks},
+                     "speedup": preds[ranks[0]]["hooi_time"] / last["hooi_time"],
+                     "largest_terms": {k: v for k, v in largest}})
+    return rows
 
 
 def main(argv=None) -> int:
-    """``python -m spbench.tucker.model CAL.json [--tensor nell2] [--nnz 200000] [--ranks 1,2]
-    [--schemes coarse,medium,lite] [-K 10] [--repeats 3] [--csv OUT.csv]``: the validation
-    table of a calibration (``python -m spbench.tucker.calibrate [--quick] CAL.json``) on a
-    stand-in tensor."""
+    """``python -m spbench.tucker.model speedup CAL.json [--tensors nell1,nell2] [--ranks 32,512]
+    [-K 10] [--lanczos paper]``: modelled Lite speed-ups at the tensors' real sizes.
+    ``python -m spbench.tucker.model validate CAL.json [...]``: the validation table
+    (:mod:`.model_validation`) of a calibration (``spbench calibrate --experiment tucker``)."""
     import argparse
     import json
 
-    import pandas as pd
+    ap = argparse.ArgumentParser(prog="python -m spbench.tucker.model")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sp = sub.add_parser("speedup", help="modelled Lite speed-ups at real sizes with ideal loads")
+    sp.add_argument("calibration")
+    sp.add_argument("--tensors", default="nell1,nell2")
+    sp.add_argument("--ranks", default="32,512")
+    sp.add_argument("-K", type=int, default=10)
+    sp.add_argument("--lanczos", default="paper", choices=LANCZOS_MODES)
+    vp = sub.add_parser("validate", help="measured (MPI worker) vs modelled times on a stand-in")
+    vp.add_argument("calibration")
+    vp.add_argument("--tensor", default="nell2")
+    vp.add_argument("--nnz", type=int, default=200_000)
+    vp.add_argument("--ranks", default="1,2")
+    vp.add_argument("--schemes", default="coarse,medium,lite")
+    vp.add_argument("-K", type=int, default=10)
+    vp.add_argument("--lanczos", default="paper", choices=LANCZOS_MODES)
+    vp.add_argument("--repeats", type=int, default=3)
+    vp.add_argument("--csv")
+    a = ap.parse_args(argv)
+    from .calibrate import load
 
+    try:
+        cal = load(a.calibration)
+    except (OSError, ValueError) as exc:
+        print(f"{a.calibration}: {exc}")
+        return 2
+    if a.cmd == "speedup":
+        ranks = tuple(int(r) for r in a.ranks.split(","))
+        for row in speedup_table(cal, a.tensors.split(","), ranks, a.K, a.lanczos):
+            times = "  ".join(f"P={P}: {row[f'hooi_time_{P}']:.3f} s" for P in ranks)
+            print(f"{row['tensor']} {'x'.join(map(str, row['dims']))} nnz={row['nnz']:,} K={row['K']} "
+                  f"lanczos={row['lanczos']}: {times}  speed-up {row['speedup']:.1f}x")
+            print("  largest terms at P=%d: %s" % (ranks[-1], ", ".join(f"{k} {v:.3f} s" for k, v in
+                                                                      row["largest_terms"].items())))
+        return 0
     from spbench.datasets.tensor_registry import standin, standin_label
 
-    ap = argparse.ArgumentParser(prog="python -m spbench.tucker.model")
-    ap.add_argument("calibration")
-    ap.add_argument("--tensor", default="nell2")
-    ap.add_argument("--nnz", type=int, default=200_000)
-    ap.add_argument("--ranks", default="1,2")
-    ap.add_argument("--schemes", default="coarse,medium,lite")
-    ap.add_argument("-K", type=int, default=10)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--csv")
-    a = ap.parse_args(argv)
-    cal = json.loads(open(a.calibration).read())
+    from .model_validation import print_table, validate
+
     T = standin(a.tensor, nnz=a.nnz)
     df = validate({standin_label(a.tensor, nnz=a.nnz): T}, a.schemes.split(","),
-                  [int(r) for r in a.ranks.split(",")], cal, K=a.K, repeats=a.repeats)
+                  [int(r) for r in a.ranks.split(",")], cal, K=a.K, lanczos=a.lanczos, repeats=a.repeats)
     if a.csv:
         df.to_csv(a.csv, index=False)
-    with pd.option_context("display.width", 250, "display.max_columns", 40):
-        cols = ["scheme", "ranks"] + [f"{w}_{k}" for k in TIME_KEYS for w in ("measured", "predicted")]
-        print(df[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
-        print(df[["scheme", "ranks", "queries"] + [f"rel_error_{k}" for k in TIME_KEYS]]
-              .to_string(index=False, float_format=lambda x: f"{x:+.2f}"))
+    print_table(df)
+    print(json.dumps({"calibration": a.calibration, "tensor": standin_label(a.tensor, nnz=a.nnz)}))
     return 0
 
 

@@ -2,24 +2,19 @@
 
     mpiexec -n 2 python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json [--quick]
 
-Times, on ``MPI.COMM_WORLD``, the four communication patterns of the distributed HOOI
-(:mod:`.dist_hooi`) at several message sizes (float64 words):
+Times, on ``MPI.COMM_WORLD``, the communication patterns of the distributed HOOI (:mod:`.hooi`)
+at several message sizes (float64 words):
 
 * ping-pong between ranks 0 and 1 (Send/Recv; one-way time = round trip / 2);
-* Allreduce (SUM) of w words (the y·Z reduction, the core);
+* Allreduce (SUM) of w words (the y·Z reduction, the Lanczos Gram–Schmidt reductions, the core);
 * Alltoallv with w words to every other rank (the oracle's point-to-point reductions, the
   factor transfer);
-* Allgatherv with w words from every rank (the replicated Lanczos basis).
-
-Rank 0 also times, on ``MPI.COMM_SELF``, the distributed oracle's own work per query
-(:class:`.dist_hooi.DistOracle` at one rank minus the plain Z·x / Zᵀ·y it wraps: index gathers,
-``np.add.at``, buffers, the self-collectives) for two slice counts L (``oracle_overhead``).
+* Allgatherv with w words from every rank (the TSQR of the dense Lanczos fallback).
 
 For each pattern the median over repetitions of the max over ranks is kept, and a straight line
 t = α + β·w is fitted by least squares (weighted by 1/t so the small messages, where α lives,
 count as much as the large ones). Rank 0 writes OUT.json: ``{"ranks", "cores", "oversubscribed",
-"patterns": {name: {"words": [...], "seconds": [...], "alpha": s, "beta": s/word}},
-"oracle_overhead": [{"L": ..., "seconds": per query}, ...]}``.
+"patterns": {name: {"words": [...], "seconds": [...], "alpha": s, "beta": s/word}}}``.
 
 Numbers measured with more ranks than cores (oversubscribed: ranks time-share a core and wait
 for a time slice) are meaningless as latencies: the file says so (``oversubscribed: true``) and
@@ -128,51 +123,13 @@ def run(comm, sizes, quick: bool = False) -> dict:
         def allgatherv():
             comm.Allgatherv([buf, MPI.DOUBLE], [gout, (gcounts, gdispl), MPI.DOUBLE])
 
-        # words a rank RECEIVES (the model's unit for the Allgatherv of owned rows)
+        # words a rank RECEIVES (the model's unit for the Allgatherv)
         res["allgatherv"]["words"].append(w * (P - 1))
         res["allgatherv"]["seconds"].append(_timed(comm, allgatherv, reps))
     for name, d in res.items():
         if d["words"]:
             d["alpha"], d["beta"] = fit_line(d["words"], d["seconds"])
     return {k: v for k, v in res.items() if v["words"]}
-
-
-def oracle_overhead(quick: bool = False, seed: int = 0) -> list:
-    """Per-query seconds of DistOracle's own work at one rank (COMM_SELF), for two L."""
-    from mpi4py import MPI
-
-    from .dist_hooi import DistOracle, _Clock, build_mode_plans
-    from .dist_schemes import distribute, split_block
-    from .tensor import SparseTensor
-
-    rng = np.random.default_rng(seed)
-    comm = MPI.COMM_SELF
-    out = []
-    reps = 50 if quick else 200
-    for L in (2000, 20000):
-        dims = (L, 200, 50)
-        nnz = 40_000
-        T = SparseTensor(np.stack([rng.integers(0, d, size=nnz) for d in dims], axis=1), rng.random(nnz), dims)
-        dt = distribute(comm, split_block(T, comm), "coarse")
-        _, plans = build_mode_plans(comm, dt)
-        pl = plans[0]
-        Z = rng.standard_normal((pl.r_p, 100))
-        orc = DistOracle(comm, Z, pl, _Clock())
-        x, y = rng.standard_normal(100), rng.standard_normal(pl.m)
-
-        def med(fn):
-            fn()
-            ts = []
-            for _ in range(reps):
-                t0 = time.perf_counter()
-                fn()
-                ts.append(time.perf_counter() - t0)
-            return float(np.median(ts))
-
-        extra = 0.5 * (med(lambda: orc.matvec(x)) - med(lambda: Z @ x)
-                       + med(lambda: orc.rmatvec(y)) - med(lambda: Z.T @ y))
-        out.append({"L": int(pl.m), "seconds": max(extra, 0.0)})
-    return out
 
 
 def main(argv=None) -> int:
@@ -185,7 +142,6 @@ def main(argv=None) -> int:
         raise SystemExit("usage: mpiexec -n 2 python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json [--quick]")
     comm = MPI.COMM_WORLD
     patterns = run(comm, QUICK_SIZES if quick else SIZES, quick=quick)
-    overhead = oracle_overhead(quick) if comm.rank == 0 else None
     comm.Barrier()
     if comm.rank == 0:
         try:
@@ -194,8 +150,7 @@ def main(argv=None) -> int:
             cores = os.cpu_count() or 1
         out = {"ranks": comm.size, "cores": cores, "oversubscribed": comm.size > cores,
                "library": MPI.Get_library_version().rstrip("\x00").strip().splitlines()[0],
-               "quick": quick, "patterns": patterns,
-               "oracle_overhead": overhead}
+               "quick": quick, "patterns": patterns}
         Path(args[0]).write_text(json.dumps(out, indent=1))
     return 0
 

@@ -1,10 +1,13 @@
 """The Tucker experiment as the sweep runner sees it (DESIGN.md §4).
 
-`execution: simulate`: for each (tensor, scheme, P, K) one process computes the scheme's exact
+`execution: simulate`: for each (tensor, scheme, P) one process computes the scheme's exact
 policies for P ranks, timing that as `dist_time` (a serial run on this machine, not the paper's
-parallel distribution), and the exact metrics of tucker-lite §4 and §7.3: E_max, R_sum, R_max, SVD
-and factor-matrix volumes, memory per rank. Modelled HOOI times need the calibrated cost model;
-until it exists the time columns of simulated rows are null, never filled with a guess.
+parallel distribution), then in ONE vectorized pass per mode the per-rank counts
+(:func:`.metrics.mode_counts`): they give the exact metrics of tucker-lite §4 and §7.3 (E_max,
+R_sum, R_max, SVD and factor-matrix volumes, memory per rank) for every K, and the per-rank loads
+of the cost model (:mod:`.model`), whose modelled HOOI times fill the time columns when a Tucker
+calibration exists (null otherwise, never a guess). The policies are dropped once counted: only
+the counts (arrays over ranks) stay cached, so memory does not grow with the points.
 `execution: measured`: one MPI job per (tensor, ranks) (`launch.py`) runs the distributed HOOI.
 """
 from __future__ import annotations
@@ -25,7 +28,17 @@ class PreparedTensor:
     checksum: str
     source: str  # real | synthetic
     label: str
-    distributions: dict = field(default_factory=dict)  # (scheme, P, seed, params) -> (Distribution, seconds)
+    counts: dict = field(default_factory=dict)  # (scheme, P, seed, params) -> DistributionCounts
+
+
+@dataclass
+class DistributionCounts:
+    """What a point needs of one distribution: :func:`.metrics.mode_counts`' per-mode counts."""
+
+    counts: list
+    seconds: float
+    multi_policy: bool
+    info: dict
 
 
 def theorem_6_1_slack(mode_metrics: list, nnz: int, ranks: int) -> dict:
@@ -92,49 +105,55 @@ class TuckerExperiment:
         return PreparedTensor(tensor=loaded.tensor, checksum=loaded.checksum, source=loaded.source,
                               label=loaded.label)
 
-    def _distribution(self, prepared: PreparedTensor, scheme: str, ranks: int, seed: int, params: dict):
-        """The scheme's policies for `ranks`, computed once per data set and reused across K."""
+    def _counts(self, prepared: PreparedTensor, scheme: str, ranks: int, seed: int, params: dict) -> DistributionCounts:
+        """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K."""
+        from .metrics import mode_counts
         from .schemes import get_scheme
 
         key = (scheme, ranks, seed, tuple(sorted(params.items())))
-        if key not in prepared.distributions:
+        if key not in prepared.counts:
             if scheme == "hyper":  # partitions take minutes: cached by tensor, P and seed (Fig. 16 reports them apart)
                 params = {"cache_dir": str(partition_cache_dir()), **params}
             start = time.perf_counter()
             dist = get_scheme(scheme)(prepared.tensor, ranks, seed=seed, **params)
             seconds = dist.info.get("partition_seconds", time.perf_counter() - start)
-            prepared.distributions[key] = (dist, seconds)
-        return prepared.distributions[key]
+            counts, _ = mode_counts(prepared.tensor, dist)
+            prepared.counts[key] = DistributionCounts(counts, float(seconds), bool(dist.multi_policy), dict(dist.info))
+        return prepared.counts[key]
 
     def exact_metrics(self, point, prepared: PreparedTensor, config, queries=None) -> dict:
         """The scheme's exact metrics (§4, §7.3) for this point, with Theorem 6.1's slack for Lite;
         `queries`: the Lanczos queries a measured run made per mode (default 4·K, §4.3)."""
-        from .metrics import compute_metrics
+        from .metrics import metrics_from_counts
 
         axes = point.axes
-        params = config.params.get(axes["algorithm"], {})
-        dist, seconds = self._distribution(prepared, axes["algorithm"], axes["ranks"], config.seed, params)
+        dc = self._counts(prepared, axes["algorithm"], axes["ranks"], config.seed,
+                          config.params.get(axes["algorithm"], {}))
         tensor = prepared.tensor
+        metrics = metrics_from_counts(tensor.dims, tensor.nnz, axes["K"], queries, dc.multi_policy, dc.counts)
         out = {"modes": int(tensor.nmodes), "dims": [int(d) for d in tensor.dims], "nnz": int(tensor.nnz),
-               "multi_policy": bool(dist.multi_policy), "dist_cached": bool(dist.info.get("cached", False)),
-               "serial_dist_time": float(seconds),
-               **compute_metrics(tensor, dist, K=axes["K"], Q=queries).row()}
+               "multi_policy": dc.multi_policy, "dist_cached": bool(dc.info.get("cached", False)),
+               "serial_dist_time": dc.seconds, **metrics.row()}
         if axes["algorithm"] == "lite":
             out["lite_bound_slack"] = theorem_6_1_slack(out["mode_metrics"], tensor.nnz, axes["ranks"])
         return out
 
     def run(self, point, prepared: PreparedTensor, config) -> dict:
-        """A simulated point: exact metrics, the serial distribution time, no HOOI times."""
+        """A simulated point: exact metrics, the serial distribution time, modelled HOOI times when
+        a calibration exists."""
         axes = point.axes
         row = self.exact_metrics(point, prepared, config)
         times = {"hooi_time": None, "ttm_time": None, "svd_time": None, "comm_time": None}
         if self.costs is not None:
-            from .model import predict_hooi
-            dist, _ = self._distribution(prepared, axes["algorithm"], axes["ranks"], config.seed,
-                                         config.params.get(axes["algorithm"], {}))
-            predicted = predict_hooi(prepared.tensor, dist, axes["K"], self.costs, invocations=config.invocations)
+            from .model import loads_from_counts, predict_from_loads
+            dc = self._counts(prepared, axes["algorithm"], axes["ranks"], config.seed,
+                              config.params.get(axes["algorithm"], {}))
+            lanczos = config.lanczos
+            loads = loads_from_counts(dc.counts, axes["K"], multi_policy=dc.multi_policy)
+            predicted = predict_from_loads(loads, self.costs, invocations=config.invocations, lanczos=lanczos)
             times = {k: float(predicted[k]) for k in times}
-            row["hooi_time_kind"] = "modelled (bench/tucker/model.py, default 4K Lanczos queries per mode)"
+            row["hooi_time_kind"] = (f"modelled (bench/tucker/model.py v{predicted['model_version']}, "
+                                     f"lanczos: {lanczos}, {sum(m['queries'] for m in predicted['modes'])} queries)")
         slack = row.get("lite_bound_slack")
         broken = slack is not None and min(slack.values()) < 0
         return {

@@ -1,20 +1,24 @@
-"""The calibrated HOOI cost model: hand-computed terms, exact per-rank loads, calibration."""
+"""The calibrated HOOI cost model: hand-computed terms, exact per-rank loads from one pass,
+the distributed Lanczos (no per-rank term in L_n, paper mode's 4K queries), calibration."""
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from spbench.tucker.metrics import compute_metrics
-from spbench.tucker.model import ModeLoad, predict_from_loads, predict_hooi, rank_loads
+from spbench.tucker.metrics import compute_metrics, mode_counts
+from spbench.tucker.model import (COMPUTE_COSTS, MPI_COSTS, ModeLoad, lanczos_steps, predict_from_loads,
+                                  predict_hooi, rank_loads)
 from spbench.tucker.schemes import get_scheme
 
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
-ROUND = {"ttm_elem": 1e-6, "ttm_elem_khat": 1e-8, "ttm_row_khat": 1e-7, "oracle_call": 0.0,
-         "oracle_matvec_entry": 1e-9, "oracle_rmatvec_entry": 1e-9, "gemm_madd": 1e-9,
-         "lanczos_query": 1e-6, "lanczos_word": 0.0, "dist_oracle_call": 0.0, "dist_oracle_row": 0.0}
+ROUND = {"ttm_elem": 1e-6, "ttm_elem_khat": 1e-8, "ttm_row_khat": 1e-7, "oracle_call": 1e-6,
+         "oracle_matvec_entry": 1e-9, "oracle_rmatvec_entry": 1e-9, "gemm_madd": 1e-9, "lanczos_query": 1e-6,
+         "lanczos_left_word": 1e-9, "lanczos_left_row": 1e-8, "lanczos_ritz_madd": 1e-9,
+         "lanczos_right_word": 1e-9, "lanczos_right_row": 1e-8, "dist_oracle_call": 0.0, "dist_oracle_row": 1e-8}
 ROUND_MPI = {**ROUND, "alpha_allreduce": 1e-5, "beta_allreduce": 1e-8, "alpha_alltoallv": 2e-5,
              "beta_alltoallv": 1e-8, "alpha_allgatherv": 3e-5, "beta_allgatherv": 1e-8}
 
@@ -24,41 +28,64 @@ def _a(*v):
 
 
 def hand_load():
-    """One mode, P = 2: K = 5, K̂ = 10, L = 100, Q = 20; rank 0 sends 10 partial sums to rank 1."""
-    return ModeLoad(K=5, Khat=10, L=100, e=_a(600, 400), r=_a(60, 50), x_send=_a(10, 0), x_recv=_a(0, 10),
-                    x_peers=_a(1, 1), own=_a(50, 50), fm_send=_a(0, 10), fm_recv=_a(10, 0), fm_peers=_a(1, 1), Q=20)
+    """One mode, P = 2: K = 2 (ncv = 4, Q = 8), K̂ = 10, L = 100; rank 0 sends 10 partial sums to rank 1."""
+    return ModeLoad(K=2, Khat=10, L=100, e=_a(600, 400), r=_a(60, 50), x_send=_a(10, 0), x_recv=_a(0, 10),
+                    x_peers=_a(1, 1), own=_a(50, 50), fm_send=_a(0, 10), fm_recv=_a(10, 0), fm_peers=_a(1, 1))
 
 
 def test_predict_hand_computed():
+    assert set(ROUND_MPI) == set(COMPUTE_COSTS) | set(MPI_COSTS)
     out = predict_from_loads([hand_load()], {"costs": ROUND_MPI}, invocations=2)
-    # TTM: max(600e-6 + 600·10e-8 + 60·10e-7, 400e-6 + 400·10e-8 + 50·10e-7) = 7.2e-4
-    ttm = 7.2e-4
-    # SVD compute: Q/2 · max R·K̂ · (1e-9 + 1e-9) = 10·600·2e-9; Lanczos: 20·1e-6
-    oracle, lanczos = 1.2e-5, 2e-5
-    a2a = 2e-5 + 1e-8 * 10                     # one peer, 10 words at the busiest rank
-    gather = 3e-5 + 1e-8 * 50                  # ⌈log2 2⌉ = 1, each rank receives L − own = 50
-    allreduce = 1e-5 + 1e-8 * 10               # 2(P−1)/P = 1 at P = 2, K̂ = 10 words
-    oracle_comm = 10 * (a2a + gather) + 10 * (a2a + allreduce)
-    fm = 2e-5 + 1e-8 * 10 * 5                  # 10 rows × K = 5 words
-    core = 60 * 10 * 5 * 1e-9 + (2e-5 + 1e-8 * 50) + (1e-5 + 1e-8 * 50)
-    core_comm = core - 60 * 10 * 5 * 1e-9
-    svd = oracle + lanczos + oracle_comm
+    ttm = max(600e-6 + 600 * 10e-8 + 60 * 10e-7, 400e-6 + 400 * 10e-8 + 50 * 10e-7)
+    calls = 8 * (1e-6 + 1e-6)                                  # Q = 4K = 8 queries × (oracle + Lanczos)
+    index = (60 + 0) * 1e-8                                    # rank 0: (R + received) rows per query
+    left = sum(j * 50 * 1e-9 + 50 * 1e-8 for j in range(4))    # GS over own = 50 rows, j = 0..3
+    zx = 4 * (60 * 10 * 1e-9 + index) + left                   # rank 0 is the slowest every step
+    yz = 4 * (60 * 10 * 1e-9 + index)
+    right = sum(10 * (j + 1) * 1e-9 + 10 * 1e-8 for j in range(4))
+    ritz = 50 * 4 * 2 * 1e-9 + 10 * 4 * 2 * 1e-9               # U·P (own × ncv × K), V·Qᵀ (K̂ × ncv × K)
+    ar = lambda w: 1e-5 + 1e-8 * w                             # noqa: E731  (P = 2: α + β·w)
+    allreduce = ar(1) + sum(ar(j) + ar(j + 1) for j in (1, 2, 3)) + 4 * ar(10)
+    a2a = 2 * 4 * (2e-5 + 1e-8 * 10)                           # both directions, one peer, 10 words
+    svd = calls + zx + yz + right + ritz + allreduce + a2a
+    fm = 2e-5 + 1e-8 * 10 * 2                                  # 10 rows × K = 2 words
+    core_comm = (2e-5 + 1e-8 * 10 * 2) + ar(20)
+    core = 60 * 10 * 2 * 1e-9 + core_comm
     assert out["ttm_time"] == pytest.approx(2 * ttm)
     assert out["svd_time"] == pytest.approx(2 * svd)
-    assert out["comm_time"] == pytest.approx(2 * (oracle_comm + fm + core_comm))
+    assert out["comm_time"] == pytest.approx(2 * (allreduce + a2a + fm + core_comm))
     assert out["hooi_time"] == pytest.approx(2 * (ttm + svd + fm + core))
-    assert out["hooi_time"] == pytest.approx(2 * 1.6145e-3)
-    assert out["modes"][0]["queries"] == 20
+    assert out["modes"][0]["queries"] == 8 and not out["modes"][0]["dense"]
+    assert sum(out["terms"].values()) == pytest.approx(out["hooi_time"])
 
 
-def test_default_queries_and_measured_queries():
+def test_lanczos_steps_paper_converged_dense():
+    p = lanczos_steps(5, 10_000, 400, "paper")
+    assert p["Q"] == 20 and list(p["left_j"]) == list(range(10)) and p["restarts"] == 0
+    assert lanczos_steps(10, 10_000, 100, "paper")["Q"] == 40                   # Q_n = 4K_n
+    d = lanczos_steps(5, 8, 400, "paper")                                       # 2K = 10 ≥ min(L, K̂) = 8
+    assert d["dense"] and d["Q"] == 8
+    c = lanczos_steps(5, 10_000, 400, "converged", Q=44)                       # ncv 10, keep 5
+    assert c["Q"] == 44 and list(c["left_j"]) == list(range(10)) + [5, 6, 7, 8, 9] * 2 + [5, 6]
+    assert c["restarts"] == 3
+    assert lanczos_steps(5, 10_000, 400, "converged")["Q"] == 20               # one pass when unmeasured
     ld = hand_load()
-    ld.Q, ld.Khat = None, 400
-    assert predict_from_loads([ld], ROUND_MPI)["modes"][0]["queries"] == 20      # 4·K_n
-    ld.L = 8                                                                     # ncv = 10 ≥ min(L, K̂) = 8
-    assert predict_from_loads([ld], ROUND_MPI)["modes"][0]["queries"] == 8      # lanczos_svd's dense fallback
-    ld.Q = 33                                                                    # measured queries win
-    assert predict_from_loads([ld], ROUND_MPI)["modes"][0]["queries"] == 33
+    assert predict_from_loads([ld], ROUND_MPI)["modes"][0]["queries"] == 8
+    ld.Q = 30
+    assert predict_from_loads([ld], ROUND_MPI, lanczos="converged")["modes"][0]["queries"] == 30
+
+
+def test_no_per_rank_term_in_L():
+    """The distributed SVD: L_n enters only through own^p and R^p (no replicated basis)."""
+    base = predict_from_loads([hand_load()], ROUND_MPI)
+    ld = hand_load()
+    ld.L = 100_000_000
+    assert predict_from_loads([ld], ROUND_MPI)["hooi_time"] == pytest.approx(base["hooi_time"])
+    ld = hand_load()
+    ld.own = _a(500, 50)                                       # more owned rows: more Gram–Schmidt
+    more = predict_from_loads([ld], ROUND_MPI)
+    assert more["terms"]["lanczos_left"] > base["terms"]["lanczos_left"]
+    assert more["terms"]["lanczos_right"] == base["terms"]["lanczos_right"]
 
 
 def test_comm_zero_at_one_rank_and_no_mpi_costs_needed(make_tensor):
@@ -70,27 +97,91 @@ def test_comm_zero_at_one_rank_and_no_mpi_costs_needed(make_tensor):
         assert out["hooi_time"] > 0 and out["ttm_time"] > 0 and out["svd_time"] > 0
     with pytest.raises(KeyError, match="MPI micro-benchmark was skipped"):
         predict_hooi(t, get_scheme("lite")(t, 2, seed=0), 4, ROUND)
+    with pytest.raises(KeyError, match="older model"):
+        predict_hooi(t, get_scheme("lite")(t, 1, seed=0), 4, {"ttm_elem": 1.0})
+
+
+def slow_loads(t, d):
+    """Per-rank loads by Python sets (the definition), per mode."""
+    N, P = t.nmodes, d.nparts
+    m = compute_metrics(t, d, 4)
+    out = []
+    for n in range(N):
+        sig = m.owners[n]
+        share, need = {}, {}
+        for e in range(t.nnz):
+            l = int(t.coords[e, n])
+            share.setdefault(l, set()).add(int(d.policy(n)[e]))
+            for j in range(N):
+                if j != n:
+                    need.setdefault(l, set()).add(int(d.policy(j)[e]))
+        x_send, x_recv, own = [0] * P, [0] * P, [0] * P
+        fm_send, fm_recv = [0] * P, [0] * P
+        xp, fp = [set() for _ in range(P)], [set() for _ in range(P)]
+        for l, s in share.items():
+            o = int(sig[l])
+            own[o] += 1
+            for p in s - {o}:
+                x_send[p] += 1
+                x_recv[o] += 1
+                xp[p].add(o)
+                xp[o].add(p)
+            for q in need.get(l, set()) - {o}:
+                fm_send[o] += 1
+                fm_recv[q] += 1
+                fp[o].add(q)
+                fp[q].add(o)
+        out.append({"x_send_p": x_send, "x_recv_p": x_recv, "own_p": own, "fm_send_p": fm_send,
+                    "fm_recv_p": fm_recv, "x_peers_p": [len(s) for s in xp], "fm_peers_p": [len(s) for s in fp]})
+    return out
 
 
 @pytest.mark.parametrize("name", ["lite", "coarse", "medium"])
 @pytest.mark.parametrize("P", [1, 3, 7])
-def test_rank_loads_match_metrics(name, P, make_tensor):
-    """Per-rank words add up to the §4.2 volumes; loads are compute_metrics' per-rank arrays."""
+def test_rank_loads_equal_slow_path(name, P, make_tensor):
+    """One-pass loads (bitmap and sorted-key pair sets alike) equal the definition by Python sets
+    and add up to the §4.2 volumes."""
     t = make_tensor(5, dims=(25, 18, 12), nnz=600)
     K = [3, 4, 2]
     d = get_scheme(name)(t, P, seed=1)
+    dense, _ = mode_counts(t, d, dense=True)
+    keys, _ = mode_counts(t, d, dense=False)
+    slow = slow_loads(t, d)
     m = compute_metrics(t, d, K)
     loads = rank_loads(t, d, K, metrics=m)
     for n, ld in enumerate(loads):
+        for k, v in dense[n].items():
+            assert np.array_equal(v, keys[n][k]), (n, k)
+        for k, v in slow[n].items():
+            assert list(dense[n][k]) == v, (n, k)
         mm = m.modes[n]
         assert np.array_equal(ld.e, m.details[n]["e_per_rank"]) and np.array_equal(ld.r, m.details[n]["r_per_rank"])
         assert ld.x_send.sum() == ld.x_recv.sum() == mm["r_sum"] - mm["slices"]
         assert ld.own.sum() == mm["slices"] == ld.L
         assert ld.fm_send.sum() == ld.fm_recv.sum() and ld.fm_send.sum() * K[n] == mm["fm_volume"]
         assert ld.Khat == int(np.prod([K[j] for j in range(3) if j != n]))
-        if P == 1:
-            assert ld.x_peers.sum() == 0 and ld.fm_peers.sum() == 0
-        assert (ld.x_peers <= P - 1).all() and (ld.fm_peers <= P - 1).all()
+
+
+def test_simulated_point_counts_once(make_tensor, monkeypatch):
+    """Per (scheme, P): the scheme and the one-pass counts run once, whatever the K values;
+    the row's metrics and the model's loads come from that pass."""
+    import spbench.tucker.metrics as metrics
+    from spbench.tucker.runner import PreparedTensor, TuckerExperiment
+
+    calls = []
+    real = metrics.mode_counts
+    monkeypatch.setattr(metrics, "mode_counts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    t = make_tensor(7, dims=(40, 30, 20), nnz=1500)
+    prep = PreparedTensor(tensor=t, checksum="x", source="synthetic", label="t")
+    exp = TuckerExperiment()
+    exp.costs = {"costs": ROUND_MPI}
+    cfg = SimpleNamespace(params={}, seed=0, invocations=1, lanczos="paper")
+    rows = [exp.run(SimpleNamespace(axes={"algorithm": "lite", "ranks": 4, "K": K}), prep, cfg) for K in (3, 5)]
+    assert len(calls) == 1
+    d = get_scheme("lite")(t, 4, seed=0)
+    for K, row in zip((3, 5), rows):
+        assert row["r_sum"] == pytest.approx(compute_metrics(t, d, K).aggregate["r_sum"])
+        assert row["hooi_time"] == pytest.approx(predict_hooi(t, d, K, ROUND_MPI)["hooi_time"])
 
 
 def test_ttm_term_follows_max_rank_load(make_tensor):
@@ -104,12 +195,22 @@ def test_ttm_term_follows_max_rank_load(make_tensor):
         emax[name] = max(int(ld.e.max()) for ld in loads)
     assert emax["coarse"] > 2 * emax["lite"]
     assert preds["coarse"]["ttm_time"] > 2 * preds["lite"]["ttm_time"]
-    # monotone in max_p |E_n^p|: moving elements onto one rank raises the term
-    ld = rank_loads(t, get_scheme("lite")(t, 64, seed=0), 10)
-    base = predict_from_loads(ld, ROUND_MPI)["ttm_time"]
-    ld[0].e = ld[0].e.copy()
-    ld[0].e[0] += 1000
-    assert predict_from_loads(ld, ROUND_MPI)["ttm_time"] > base
+
+
+def test_ideal_lite_loads_meet_theorem_6_1():
+    from spbench.tucker.ideal_loads import ideal_lite_loads, rows_touched
+    from spbench.tucker.model import speedup_table
+
+    dims, nnz = (5000, 3000, 20000), 1_000_003
+    for P in (1, 32, 512):
+        for ld, L in zip(ideal_lite_loads(dims, nnz, P, 10, (0.03, 0.03, 0.01)), dims):
+            assert ld.e.max() == -(-nnz // P) and ld.r.max() <= -(-L // P) + 2
+            assert ld.own.sum() >= L and (ld.x_send.sum() <= P)
+            assert (ld.fm_recv == 0).all() if P == 1 else (ld.fm_recv > 0).all()
+    assert rows_touched(1000, 0.001, 1e9) == pytest.approx(1000)       # every slice drawn
+    assert rows_touched(1000, 0.5, 1) == pytest.approx(1.0)
+    row = speedup_table(ROUND_MPI, ("nell2",), (32, 512))[0]
+    assert row["speedup"] > 1 and row["hooi_time_32"] > row["hooi_time_512"] and row["largest_terms"]
 
 
 def test_calibrate_quick(make_tensor):
@@ -119,13 +220,13 @@ def test_calibrate_quick(make_tensor):
     json.dumps(cal)                                       # JSON-serialisable as is
     assert cal["timestamp"] and cal["machine"]["cores"] >= 1
     c = cal["costs"]
-    assert all(c[k] >= 0 for k in COMPUTE_KEYS)
-    for k in ("ttm_elem_khat", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd"):
+    assert set(COMPUTE_KEYS) <= set(c) and all(c[k] >= 0 for k in COMPUTE_KEYS)
+    for k in ("ttm_elem_khat", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_left_word",
+              "dist_oracle_row"):
         assert c[k] > 0, k
-    assert c["ttm_elem"] + c["ttm_row_khat"] > 0 and c["lanczos_query"] + c["lanczos_word"] > 0
     if "skipped" in cal["mpi"]:
         pytest.skip(f"MPI part skipped: {cal['mpi']['skipped']}")
-    for k in ("alpha_p2p", "alpha_allreduce", "alpha_alltoallv", "alpha_allgatherv"):
+    for k in ("alpha_allreduce", "alpha_alltoallv", "alpha_allgatherv"):
         assert c[k] > 0, k
     t = make_tensor(3, dims=(30, 20, 10), nnz=400)
     out = predict_hooi(t, get_scheme("medium")(t, 2, seed=0), 4, cal)
@@ -134,11 +235,12 @@ def test_calibrate_quick(make_tensor):
 
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 def test_validate_one_rank_runs_the_worker(make_tensor):
-    from spbench.tucker.model import validate
+    from spbench.tucker.model_validation import validate
 
     t = make_tensor(4, dims=(60, 45, 35), nnz=2500)
     df = validate({"small": t}, ["lite", "coarse"], [1], {"costs": ROUND}, K=4, repeats=1, timeout=120)
     assert list(df["scheme"]) == ["lite", "coarse"] and (df["ranks"] == 1).all()
     assert (df["measured_hooi_time"] > 0).all() and (df["predicted_hooi_time"] > 0).all()
     assert (df["predicted_comm_time"] == 0).all()
+    assert (df["queries"].map(lambda q: q == [16, 16, 16])).all()          # paper: 4K per mode
     assert np.isfinite(df["rel_error"]).all()

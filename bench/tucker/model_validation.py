@@ -1,0 +1,100 @@
+"""The cost model (:mod:`.model`) against the measured MPI worker: the README's validation table.
+
+    python -m spbench.tucker.model validate CAL.json [--tensor nell2] [--nnz 200000] [--ranks 1,2]
+        [--schemes coarse,medium,lite] [-K 10] [--lanczos paper] [--repeats 3] [--csv OUT.csv]
+
+runs the real worker (``mpiexec -n R python -m mpi4py -m spbench.tucker.worker SPEC.json``) on a
+stand-in tensor and puts its measured times beside the model's prediction for the same
+distribution and the measured Lanczos queries.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["validate", "TIME_KEYS"]
+
+TIME_KEYS = ("hooi_time", "ttm_time", "svd_time", "comm_time")
+
+
+def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invocations: int, lanczos: str,
+             timeout: float, repeats: int) -> dict:
+    """Run the real worker (launch.export_tensor + a SPEC.json as launch._launch writes) at
+    ``ranks``; returns {(scheme, repeat): row}."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from .launch import default_launcher, export_tensor, launcher_command
+
+    tdir = export_tensor(tensor, checksum)
+    with tempfile.TemporaryDirectory(prefix="spbench-validate-") as d:
+        tasks = [{"row": {"run_id": f"{s}-{ranks}-{i}"}, "scheme": s, "K": K, "params": {}, "seed": seed,
+                  "invocations": invocations, "init": "random", "lanczos": lanczos}
+                 for s in schemes for i in range(repeats)]
+        spec = Path(d) / "spec.json"
+        spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": d, "threads": 1, "tasks": tasks}))
+        cmd = launcher_command(default_launcher(), ranks) + [sys.executable, "-m", "mpi4py", "-m",
+                                                             "spbench.tucker.worker", str(spec)]
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        if proc.returncode != 0:
+            raise RuntimeError(f"worker at {ranks} ranks failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        return {(t["scheme"], i % repeats): json.loads((Path(d) / f"{t['row']['run_id']}.json").read_text())
+                for i, t in enumerate(tasks)}
+
+
+def validate(tensor_specs, schemes, ranks_list, costs: dict, *, K=10, seed: int = 0, invocations: int = 1,
+             lanczos: str = "paper", repeats: int = 3, timeout: float = 600):
+    """Measured (the MPI worker) vs modelled times, one row per (tensor, scheme, ranks).
+
+    ``tensor_specs``: ``{label: SparseTensor}`` or ``[(label, SparseTensor), ...]``. Measured
+    times are the medians over ``repeats`` runs in one MPI job; the model gets the measured
+    Lanczos queries and restarts. ``rel_error_X`` = (predicted − measured) / measured."""
+    import hashlib
+
+    import pandas as pd
+
+    from .model import predict_from_loads, rank_loads
+    from .schemes import get_scheme
+
+    items = tensor_specs.items() if isinstance(tensor_specs, dict) else tensor_specs
+    rows = []
+    for label, tensor in items:
+        h = hashlib.sha256()
+        h.update(np.ascontiguousarray(tensor.coords).tobytes())
+        h.update(np.ascontiguousarray(tensor.values).tobytes())
+        checksum = "validate-" + h.hexdigest()[:24]
+        for P in ranks_list:
+            measured = _measure(tensor, checksum, schemes, P, K, seed=seed, invocations=invocations,
+                                lanczos=lanczos, timeout=timeout, repeats=repeats)
+            for s in schemes:
+                runs = [measured[(s, i)] for i in range(repeats)]
+                dist = get_scheme(s)(tensor, P, seed=seed)
+                queries = [int(q) // invocations for q in runs[0]["queries"]]
+                loads = rank_loads(tensor, dist, K, Q=queries)
+                for ld, rs in zip(loads, runs[0].get("restarts") or [None] * len(loads)):
+                    ld.restarts = None if rs is None else int(rs) // invocations
+                pred = predict_from_loads(loads, costs, invocations=invocations, lanczos=lanczos)
+                row = {"tensor": label, "scheme": s, "ranks": P, "K": K, "lanczos": lanczos, "queries": queries}
+                for k in TIME_KEYS:
+                    meas = float(np.median([r[k] for r in runs]))
+                    row[f"measured_{k}"] = meas
+                    row[f"predicted_{k}"] = pred[k]
+                    row[f"rel_error_{k}"] = (pred[k] - meas) / meas if meas > 0 else (0.0 if pred[k] == 0 else np.inf)
+                row["rel_error"] = row["rel_error_hooi_time"]
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def print_table(df) -> None:
+    """The validation table as the README shows it."""
+    import pandas as pd
+
+    with pd.option_context("display.width", 250, "display.max_columns", 40):
+        cols = ["scheme", "ranks"] + [f"{w}_{k}" for k in TIME_KEYS for w in ("measured", "predicted")]
+        print(df[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+        print(df[["scheme", "ranks", "queries"] + [f"rel_error_{k}" for k in TIME_KEYS]]
+              .to_string(index=False, float_format=lambda x: f"{x:+.2f}"))
