@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from .factor_start import hosvd_rows, orthonormalize_rows, random_rows
 from .lanczos import LANCZOS_MODES, CommRows, lanczos_svd
-from .mode_plan import build_plans
+from .mode_plan import build_plans, release_elements
 from .mpi import LocalComm
 from .tensor import SparseTensor
 from .ttm import fold, khat, ttm, ttm_scratch_len
@@ -175,10 +175,11 @@ def _start(comm, dt, lt, plans, K, init, seed, tol):
 
 def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: int = 0,
                      threads: int = 1, tol: float = 1e-8, lanczos: str = "paper", ncv: int | None = None,
-                     progress=None) -> HOOIResult:
+                     progress=None, release_input: bool = False) -> HOOIResult:
     """HOOI on this rank's share ``dt`` (a :class:`.distribute.DistributedTensor`). ``K``: int or
     per mode; ``lanczos``: "paper" or "converged"; ``progress(event, **fields)`` is called on
-    every rank after each invocation."""
+    every rank after each invocation; ``release_input``: drop ``dt``'s element arrays once the
+    local tensor and the start are built (the worker's setting: one copy of the elements)."""
     N = dt.nmodes
     K = [int(K)] * N if np.ndim(K) == 0 else [int(k) for k in K]
     if len(K) != N or min(K) < 1:
@@ -201,6 +202,8 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
         times["plan_time"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         F = _start(comm, dt, lt, plans, K, init, seed, tol)
+        if release_input:
+            release_elements(dt)
         for n, pl in enumerate(plans):
             moved += _transfer(comm, pl, F[n], K[n], clock)
         times["init_time"] = time.perf_counter() - t0

@@ -25,7 +25,7 @@ from .mpi import Exchange, alltoallv
 from .tensor import SparseTensor, unique_sorted
 from .ttm import TTMPlan
 
-__all__ = ["ModePlan", "LocalTensor", "build_plans"]
+__all__ = ["ModePlan", "LocalTensor", "build_plans", "release_elements"]
 
 
 @dataclass
@@ -76,7 +76,8 @@ def _by_owner(owner: np.ndarray, P: int):
 
 
 def build_plans(comm, dt) -> tuple[LocalTensor, list]:
-    """The local tensor and the per-mode plans of a :class:`.distribute.DistributedTensor`."""
+    """The local tensor and the per-mode plans of a :class:`.distribute.DistributedTensor`
+    (a uni-policy scheme's values are shared with ``dt``, not copied)."""
     P, N = comm.size, dt.nmodes
     sets = dt.sets if dt.multi_policy else dt.sets[:1]
     # slices this rank shares per mode (its elements of π_n) and their owners
@@ -100,7 +101,8 @@ def build_plans(comm, dt) -> tuple[LocalTensor, list]:
     for s, lo, hi in zip(sets, offs[:-1], offs[1:]):
         for j in range(N):
             coords[lo:hi, j] = np.searchsorted(factor_ids[j], s.coords[:, j])
-    values = np.concatenate([s.values for s in sets]) if offs[-1] else np.zeros(0)
+    values = (sets[0].values if len(sets) == 1 else np.concatenate([s.values for s in sets])) if offs[-1] \
+        else np.zeros(0)
     local = SparseTensor(coords, values, tuple(int(f.size) for f in factor_ids),
                          sum_duplicates=False, check=False)
     lt = LocalTensor(local, factor_ids, tuple(dt.dims))
@@ -143,3 +145,11 @@ def _mode_plan(comm, n, tp: TTMPlan, rows, ro: RowOwners, need, fids, e_p) -> Mo
                     np.searchsorted(fids, fm_send), np.searchsorted(fids, fm_recv),
                     Exchange(send_counts, recv_counts), Exchange(recv_counts, send_counts),
                     Exchange(fm_send_counts, req_counts))
+
+
+def release_elements(dt) -> None:
+    """Drop ``dt``'s element arrays once the local tensor holds them (renumbered): the rank then
+    keeps one copy of its elements during HOOI, not two (issue: per-rank memory)."""
+    for s in dt.sets:
+        s.gids = s.coords = s.values = None
+

@@ -22,14 +22,12 @@ class TTMPlan:
 
     ``rows``: the distinct mode-n slice ids held (increasing), one per compact row;
     ``row_ptr``/``elems``: ``elems[row_ptr[r]:row_ptr[r+1]]`` are the elements of compact row r;
-    ``row_of``: compact row of every element of the input ``elements`` (input order).
     """
 
     mode: int
     rows: np.ndarray      # int64 (R,)
     row_ptr: np.ndarray   # int64 (R + 1,)
     elems: np.ndarray     # int64 (|E_n^p|,)
-    row_of: np.ndarray    # int64 (|E_n^p|,)
 
     @property
     def nrows(self) -> int:
@@ -44,18 +42,15 @@ class TTMPlan:
             rows = np.flatnonzero(sizes).astype(np.int64)
             row_ptr = np.zeros(rows.size + 1, dtype=np.int64)
             np.cumsum(sizes[rows], out=row_ptr[1:])
-            rank = np.cumsum(sizes > 0) - 1
-            row_of = rank[tensor.coords[:, mode]].astype(np.int64)
-            return cls(mode, rows, row_ptr, np.ascontiguousarray(sl.order, dtype=np.int64), row_of)
+            return cls(mode, rows, row_ptr, np.ascontiguousarray(sl.order, dtype=np.int64))
         elements = np.ascontiguousarray(elements, dtype=np.int64).reshape(-1)
         idx = tensor.coords[elements, mode]
         order = np.argsort(idx, kind="stable")
         rows = unique_sorted(idx)
-        row_of = np.searchsorted(rows, idx).astype(np.int64)
         row_ptr = np.empty(rows.size + 1, dtype=np.int64)
         row_ptr[:-1] = np.searchsorted(idx[order], rows, side="left")
         row_ptr[-1] = elements.size
-        return cls(mode, rows.astype(np.int64), row_ptr, np.ascontiguousarray(elements[order]), row_of)
+        return cls(mode, rows.astype(np.int64), row_ptr, np.ascontiguousarray(elements[order]))
 
 
 def khat(K, mode: int) -> int:

@@ -87,10 +87,11 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     dist_local = dict(dt.times)
     comm.Barrier()
     report = progress if (progress is not None and comm.rank == 0) else None
+    held = sum(s.size for s in (dt.sets if dt.multi_policy else dt.sets[:1]))
     res = hooi_distributed(comm, dt, K, invocations=int(task.get("invocations", 1)),
                            init=task.get("init", "random"), seed=seed, threads=threads,
                            tol=float(task.get("tol", 1e-8)), lanczos=lanczos, ncv=task.get("ncv"),
-                           progress=report)
+                           progress=report, release_input=True)
     tmax = {k: comm.allreduce(float(res.times[k]), op=_max()) for k in TIMERS}
     dmax = {k: comm.allreduce(float(v), op=_max()) for k, v in dist_local.items()}
     words_max = int(comm.allreduce(int(res.words_sent_recv), op=_max()))
@@ -98,7 +99,6 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     inv = int(task.get("invocations", 1))
     met = distributed_metrics(comm, dt, res.plans, K, [q // inv for q in res.queries])
     factors = gather_factors(comm, dt.dims, res) if task.get("save_factors") else None
-    held = sum(s.size for s in (dt.sets if dt.multi_policy else dt.sets[:1]))
     held_max = int(comm.allreduce(int(held), op=_max()))
     rss = comm.gather(peak_rss_mb(), root=0)
     del res.plans

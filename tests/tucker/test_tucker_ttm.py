@@ -46,7 +46,8 @@ def test_ttm_subset_of_elements_is_local_copy(threads):
         for p in range(3):
             elements = np.flatnonzero(owner == p)
             plan = TTMPlan.build(T, n, elements)
-            np.testing.assert_array_equal(plan.row_of, np.searchsorted(plan.rows, T.coords[elements, n]))
+            np.testing.assert_array_equal(np.repeat(plan.rows, np.diff(plan.row_ptr)),
+                                          T.coords[plan.elems, n])
             out = np.full((plan.nrows, khat(K, n)), np.nan)        # the kernel overwrites
             scratch = np.empty((threads, ttm_scratch_len(K, n)))
             Z = ttm(T, plan, F, out=out, scratch=scratch, threads=threads)
