@@ -24,11 +24,21 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
+_CHUNK_ROWS = 1 << 15     # rows per pass: the temporaries stay a few MB whatever len(ids) is
+
+
 def counter_normal(seed: int, stream: int, ids, width: int) -> np.ndarray:
     """Standard normals of shape (len(ids), width): entry (r, j) is a function of
     (seed, stream, ids[r], j) only."""
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     width = int(width)
+    out = np.empty((ids.size, width))
+    for lo in range(0, ids.size, _CHUNK_ROWS):
+        out[lo:lo + _CHUNK_ROWS] = _normals(seed, stream, ids[lo:lo + _CHUNK_ROWS], width)
+    return out
+
+
+def _normals(seed: int, stream: int, ids: np.ndarray, width: int) -> np.ndarray:
     with np.errstate(over="ignore"):
         key = _splitmix(np.array([int(seed) & (2**64 - 1)], dtype=np.uint64))
         key = _splitmix(key ^ np.uint64(int(stream) & (2**64 - 1)))

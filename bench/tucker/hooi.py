@@ -201,6 +201,8 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
         norm_t = float(np.sqrt(_sum(comm, np.array([float(v0 @ v0)]))[0]))
         times["plan_time"] = time.perf_counter() - t0
         t0 = time.perf_counter()
+        if release_input and init != "hosvd":      # HOSVD gathers the elements first
+            release_elements(dt)
         F = _start(comm, dt, lt, plans, K, init, seed, tol)
         if release_input:
             release_elements(dt)

@@ -67,8 +67,10 @@ def _jsonable(x):
 
 def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, progress=None) -> dict | None:
     """One task: parallel distribution, HOOI, the run's own metrics; returns the row on rank 0
-    (None elsewhere) and writes it when ``results_dir`` is given. The peak resident size is reset
-    first, so ``peak_rss_mb_max`` is this scheme's. ``progress(event, **fields)``: rank 0's
+    (None elsewhere) and writes it when ``results_dir`` is given. ``block``: this rank's input
+    block, or a callable reading it (then read for this task and dropped once distributed, so
+    HOOI's peak does not hold it). The peak resident size is reset first, so
+    ``peak_rss_mb_max`` is this scheme's. ``progress(event, **fields)``: rank 0's
     reports to the launching process."""
     from .distribute import distribute
     from .hooi import gather_factors, hooi_distributed
@@ -82,9 +84,14 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     K = task.get("K", 10)
     lanczos = task.get("lanczos", "paper")
     reset_peak_rss()
+    if callable(block):
+        block = block()
     comm.Barrier()
     dt = distribute(comm, block, scheme, seed=seed, params=params)
+    del block
     dist_local = dict(dt.times)
+    peak_dist = peak_rss_mb()
+    reset_peak_rss()
     comm.Barrier()
     report = progress if (progress is not None and comm.rank == 0) else None
     held = sum(s.size for s in (dt.sets if dt.multi_policy else dt.sets[:1]))
@@ -100,7 +107,9 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     met = distributed_metrics(comm, dt, res.plans, K, [q // inv for q in res.queries])
     factors = gather_factors(comm, dt.dims, res) if task.get("save_factors") else None
     held_max = int(comm.allreduce(int(held), op=_max()))
-    rss = comm.gather(peak_rss_mb(), root=0)
+    peak_hooi = peak_rss_mb()
+    rss = comm.gather(max(peak_dist, peak_hooi), root=0)
+    phases = {"distribution": comm.allreduce(peak_dist, op=_max()), "hooi": comm.allreduce(peak_hooi, op=_max())}
     del res.plans
     if comm.rank != 0:
         return None
@@ -147,6 +156,7 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
         "peak_rss_mb_max": float(max(rss)),
         "peak_rss_mb_mean": float(np.mean(rss)),
         "held_nonzeros_max": held_max,
+        "peak_rss_mb_phases": phases,
         "peak_rss_kind": "per-scheme peak resident size (VmHWM reset before the scheme), per rank",
         "metrics_source": "computed by the MPI ranks from their own distribution",
         "dist_info": {k: v for k, v in dt.info.items() if isinstance(v, (int, float, str, bool, list))},
@@ -179,12 +189,14 @@ def main(argv=None) -> int:
     spec = json.loads(Path(argv[0]).read_text())
     comm = MPI.COMM_WORLD
     threads = int(spec.get("threads", 1))
-    block = read_block(spec["tensor_dir"], comm)
+    def block():
+        return read_block(spec["tensor_dir"], comm)
+
     if spec.get("warmup", True) and spec.get("tasks"):
         # untimed: the first large allocations (page faults) would otherwise land in the first
         # task's dist_time
         from .distribute import distribute
-        distribute(comm, block, "coarse")
+        distribute(comm, block(), "coarse")
     for task in spec.get("tasks", []):
         run_task(comm, block, task, threads=threads, results_dir=spec["results_dir"])
     return 0
