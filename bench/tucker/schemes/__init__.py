@@ -1,10 +1,16 @@
-"""Distribution schemes (paper §5–§6): one function per scheme, registered in ``SCHEMES``.
+"""Distribution schemes (paper §5–§6): one file per scheme, registered in ``SCHEMES``.
 
-A scheme is data (STYLE.md): ``scheme(tensor, P, *, seed=0, **params) -> Distribution``, where
-``Distribution.policies[n]`` is an int32 array over the elements giving π_n(e) ∈ [0, P).
+A scheme is data (STYLE.md). Each file holds both forms over one shared core:
+
+* serial ``scheme(tensor, P, *, seed=0, **params) -> Distribution`` for any P (simulation), where
+  ``Distribution.policies[n]`` is an int32 array over the elements giving π_n(e) ∈ [0, P);
+* parallel ``scheme_parallel(comm, block, *, seed=0, **params) -> (owners, info)`` under MPI
+  (P = comm.size): ``owners[n]`` is π_n of this rank's input block (:class:`.distribute.Block`),
+  equal element for element to the serial policy (tests gather and compare at 1, 2, 3 ranks).
+
 Uni-policy schemes (MediumG, HyperG) use one array for all modes (the same object N times);
 multi-policy schemes (CoarseG, Lite) build one per mode. Adding a scheme is one file plus one
-line in ``SCHEMES``.
+line in ``SCHEMES``; :func:`.distribute.distribute` and the simulation both dispatch through it.
 """
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Distribution", "Scheme", "SCHEMES", "get_scheme", "contiguous_blocks", "mode_rng"]
+__all__ = ["Distribution", "Scheme", "Parameter", "SCHEMES", "get_scheme", "contiguous_blocks", "mode_rng"]
 
 
 @dataclass
@@ -39,17 +45,85 @@ class Distribution:
                 raise ValueError(f"{self.scheme}: policy of mode {n} has owners outside [0, {self.nparts})")
 
 
+_TYPES = {"int": "an integer", "float": "a number", "str": "a string", "path": "a directory path",
+          "ints": "a list of positive integers"}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A scheme parameter's declaration: ``type`` (int, float, str, path, ints), default, the
+    allowed range [low, high] or choices, and what it means."""
+
+    type: str
+    default: object
+    description: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple | None = None
+    nullable: bool = True        # None (the default behaviour) is allowed
+
+    def expected(self) -> str:
+        """What a valid value looks like, in words."""
+        text = _TYPES[self.type]
+        if self.choices:
+            text = "one of " + ", ".join(map(str, self.choices))
+        elif self.low is not None and self.high is not None:
+            text += f" in [{self.low}, {self.high}]"
+        elif self.low is not None:
+            text += f" >= {self.low}"
+        return text + (" (or null)" if self.nullable else "")
+
+    def accepts(self, value) -> bool:
+        """Whether ``value`` is valid for this parameter."""
+        if value is None:
+            return self.nullable
+        if self.type == "ints":
+            return (isinstance(value, (list, tuple)) and len(value) > 0
+                    and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in value))
+        if self.type == "int":
+            ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        elif self.type == "float":
+            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, str) or (self.type == "path" and hasattr(value, "__fspath__"))
+        if not ok:
+            return False
+        if self.choices is not None and value not in self.choices:
+            return False
+        if self.low is not None and value < self.low:
+            return False
+        return self.high is None or value <= self.high
+
+
 @dataclass(frozen=True)
 class Scheme:
-    """A registered scheme: ``name``, the function, and whether it builds one policy per mode."""
+    """A registered scheme: ``name``, its serial and parallel functions, whether it builds one
+    policy per mode, the paper's figure label and its declared ``parameters``."""
 
     name: str
-    func: Callable[..., Distribution]
+    serial: Callable[..., Distribution]
+    parallel: Callable[..., tuple]
     multi_policy: bool
+    label: str
     description: str = ""
+    parameters: dict = field(default_factory=dict)     # name -> Parameter
 
-    def __call__(self, tensor, nparts: int, **params) -> Distribution:
-        return self.func(tensor, nparts, **params)
+    def validate(self, params: dict | None) -> dict:
+        """``params`` checked against :attr:`parameters`; a ValueError names the scheme, the key,
+        what was expected and the known keys."""
+        params = dict(params or {})
+        known = ", ".join(sorted(self.parameters)) or "none"
+        for key, value in params.items():
+            decl = self.parameters.get(key)
+            if decl is None:
+                raise ValueError(f"scheme {self.name!r}: unknown parameter {key!r}; known parameters: {known}")
+            if not decl.accepts(value):
+                raise ValueError(f"scheme {self.name!r}: parameter {key!r} = {value!r}, expected "
+                                 f"{decl.expected()}; known parameters: {known}")
+        return params
+
+    def __call__(self, tensor, nparts: int, *, seed: int = 0, **params) -> Distribution:
+        return self.serial(tensor, nparts, seed=seed, **self.validate(params))
 
 
 def contiguous_blocks(sizes_in_order: np.ndarray, parts: int) -> np.ndarray:
@@ -79,16 +153,20 @@ def mode_rng(seed: int, mode: int, salt: int = 0) -> np.random.Generator:
     return np.random.default_rng([int(seed), int(mode), int(salt)])
 
 
-from .coarse import coarse  # noqa: E402  (the registry needs Distribution defined first)
-from .hyper import hyper  # noqa: E402
-from .lite import lite  # noqa: E402
-from .medium import medium  # noqa: E402
+from .coarse import coarse, coarse_parallel  # noqa: E402  (the registry needs Distribution defined first)
+from .hyper import HYPER_PARAMETERS, hyper, hyper_parallel  # noqa: E402
+from .lite import lite, lite_parallel  # noqa: E402
+from .medium import MEDIUM_PARAMETERS, medium, medium_parallel  # noqa: E402
 
 SCHEMES: dict[str, Scheme] = {
-    "lite": Scheme("lite", lite, True, "Lite (paper §6, Figure 8): sorted slices, round-robin then bin filling"),
-    "coarse": Scheme("coarse", coarse, True, "CoarseG: random slice order, contiguous balanced blocks per mode"),
-    "medium": Scheme("medium", medium, False, "MediumG: SPLATT processor grid over randomly permuted indices"),
-    "hyper": Scheme("hyper", hyper, False, "HyperG: fine-grained hypergraph partitioning (Mt-KaHyPar, KM1, ε=0.03)"),
+    "lite": Scheme("lite", lite, lite_parallel, True, "Lite",
+                   "Lite (paper §6, Figure 8): sorted slices, round-robin then bin filling"),
+    "coarse": Scheme("coarse", coarse, coarse_parallel, True, "CoarseG",
+                     "CoarseG: random slice order, contiguous balanced blocks per mode"),
+    "medium": Scheme("medium", medium, medium_parallel, False, "MediumG",
+                     "MediumG: SPLATT processor grid over randomly permuted indices", MEDIUM_PARAMETERS),
+    "hyper": Scheme("hyper", hyper, hyper_parallel, False, "HyperG",
+                    "HyperG: fine-grained hypergraph partitioning (Mt-KaHyPar, KM1)", HYPER_PARAMETERS),
 }
 
 

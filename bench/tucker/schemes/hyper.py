@@ -8,7 +8,8 @@ The paper used Zoltan; Mt-KaHyPar (``pip install mtkahypar``) is the substitute 
 Cost grows fast (REFERENCES.md: 200k nonzeros take ~3 s at k = 2, ~38 s at k = 64): pass
 ``cache_dir`` to keep partitions as ``hyper-<hash>.npy`` keyed by the tensor's coordinates,
 P, ε, seed and preset. Mt-KaHyPar is initialized once per process (its thread count is the
-first call's ``threads``).
+first call's ``threads``). Under MPI (:func:`hyper_parallel`) the partition is computed offline
+on rank 0 by the same :func:`hyper` and scattered back.
 """
 from __future__ import annotations
 
@@ -20,9 +21,22 @@ from pathlib import Path
 
 import numpy as np
 
-from . import Distribution
+from ..mpi import gatherv, scatterv
+from . import Distribution, Parameter
 
-__all__ = ["hyper", "available", "HyperGUnavailable"]
+__all__ = ["hyper", "hyper_parallel", "available", "HyperGUnavailable", "HYPER_PARAMETERS"]
+
+PRESETS = ("default", "deterministic", "deterministic_quality", "quality", "highest_quality", "large_k")
+
+HYPER_PARAMETERS = {
+    "epsilon": Parameter("float", 0.03, "allowed imbalance of the partition (the paper: 0.03)", low=0.0, high=1.0,
+                         nullable=False),
+    "threads": Parameter("int", None, "Mt-KaHyPar threads (default: all cores); the first call in a process "
+                         "fixes it", low=1),
+    "preset": Parameter("str", "default", "Mt-KaHyPar preset (deterministic: reproducible partitions)",
+                        choices=PRESETS, nullable=False),
+    "cache_dir": Parameter("path", None, "directory keeping partitions as hyper-<hash>.npy for reuse"),
+}
 
 _MTK = {}
 
@@ -119,3 +133,23 @@ def hyper(tensor, nparts: int, *, seed: int = 0, epsilon: float = 0.03, threads:
                         {"km1": int(phg.km1()), "epsilon": float(epsilon), "seed": int(seed),
                          "cached": False, "partition_seconds": seconds,
                          "nets": len(nets), "preset": preset})
+
+
+def hyper_parallel(comm, block, *, seed: int = 0, **params) -> tuple[list, dict]:
+    """HyperG offline on rank 0: the input blocks gathered there, :func:`hyper` (with its partition
+    cache), the policy scattered back. Returns (policies of this rank's block, info)."""
+    from ..tensor import SparseTensor
+
+    coords, counts = gatherv(comm, block.coords)
+    values, _ = gatherv(comm, block.values)
+    policy, info = None, None
+    if comm.rank == 0:
+        tensor = SparseTensor(coords, values, block.dims, sum_duplicates=False, check=False)
+        del coords, values
+        dist = hyper(tensor, comm.size, seed=seed, **params)
+        policy = dist.policy(0)
+        info = {k: v for k, v in dist.info.items() if isinstance(v, (int, float, str, bool))}
+        del tensor, dist
+    out = scatterv(comm, policy, counts, np.int32)
+    info = comm.bcast(info, root=0)
+    return [out] * len(block.dims), info

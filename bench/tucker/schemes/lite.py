@@ -37,9 +37,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..mpi import allreduce, block_range, exscan, sample_sort
 from . import Distribution
 
-__all__ = ["lite", "lite_mode", "lite_plan", "LitePlan"]
+__all__ = ["lite", "lite_parallel", "lite_mode", "lite_owners", "lite_plan", "LitePlan"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,30 @@ class LitePlan:
                 np.concatenate([c1, seg_hi - seg_lo]).astype(np.int64))
 
 
+def _round_robin_loads(sizes: np.ndarray, first: int, nparts: int, before: np.ndarray | None = None) -> np.ndarray:
+    """Stage 1's load of processor t mod P right after it receives S_t, for the slices t = first,
+    first + 1, ... with cardinalities ``sizes`` (column-wise prefix sums of the round robin),
+    plus ``before[p]``: what p received from the slices before ``first``."""
+    P = int(nparts)
+    shift = int(first) % P
+    cnt = sizes.size
+    rows = -(-(shift + cnt) // P) if cnt else 0
+    padded = np.zeros(rows * P, dtype=np.int64)
+    padded[shift:shift + cnt] = sizes
+    after = padded.reshape(rows, P).cumsum(axis=0).reshape(-1)[shift:shift + cnt]
+    if before is not None:
+        after += before[(first + np.arange(cnt)) % P]
+    return after
+
+
+def _bin_bounds(limit: int, loads: np.ndarray) -> np.ndarray:
+    """Stage 2's bins in the stream of the remaining elements: processor p takes positions
+    [bounds[p], bounds[p+1]), its gap limit − |E_n^p| after stage 1."""
+    bounds = np.zeros(loads.size + 1, dtype=np.int64)
+    np.cumsum(limit - loads, out=bounds[1:])
+    return bounds
+
+
 def _sort_sizes(sizes: np.ndarray) -> np.ndarray:
     """Stable argsort of positive sizes: radix sort for the (usually many) small ones."""
     small = sizes < (1 << 16) - 1
@@ -105,18 +130,10 @@ def lite_plan(slice_sizes, nparts: int) -> LitePlan:
     total = int(sizes.sum())
     limit = -(-total // P)
     L = sizes.size
-    # Stage 1: load of processor t mod P right after receiving S_t = column-wise prefix sums.
-    rows = -(-L // P) if L else 0
-    padded = np.zeros(rows * P, dtype=np.int64)
-    padded[:L] = sizes
-    after = padded.reshape(rows, P).cumsum(axis=0).reshape(-1)[:L]
-    over = after > limit
+    over = _round_robin_loads(sizes, 0, P) > limit
     t_hat = int(np.argmax(over)) if over.any() else L
     loads = np.bincount(np.arange(t_hat) % P, weights=sizes[:t_hat], minlength=P).round().astype(np.int64)
-    gaps = limit - loads
-    bounds = np.zeros(P + 1, dtype=np.int64)
-    np.cumsum(gaps, out=bounds[1:])
-    return LitePlan(P, limit, order, sizes, t_hat, bounds)
+    return LitePlan(P, limit, order, sizes, t_hat, _bin_bounds(limit, loads))
 
 
 def lite_mode(index: np.ndarray, length: int, nparts: int) -> tuple[np.ndarray, LitePlan]:
@@ -152,3 +169,87 @@ def lite(tensor, nparts: int, *, seed: int = 0) -> Distribution:
         info["stage1_slices"].append(plan.t_hat)
         info["stage2_slices"].append(int(plan.order.size - plan.t_hat))
     return Distribution("lite", int(nparts), tuple(policies), True, info)
+
+
+def lite_owners(comm, index: np.ndarray, length: int, *, rng: np.random.Generator | None = None,
+                info: dict | None = None) -> np.ndarray:
+    """π_n (int32) of this rank's block elements under MPI (mode-n indices ``index``; the blocks
+    in rank order are the global storage order), identical to :func:`lite_mode` on the whole
+    tensor with P = comm.size (tests gather and compare).
+
+    Slice sizes by an Allreduce of local bincounts; the non-empty slices, keyed by (size, slice id)
+    (the serial stable sort's order), sorted by a parallel sample sort; stage 1's column-wise
+    prefix loads by an Exscan of per-residue sums and t̂ by an Allreduce(min); stage-1 loads by an
+    Allreduce; stage-2 stream offsets by an Exscan. The slice decisions (stage-1 owner or stage-2
+    stream start) are spread by one Allreduce over L_n; the rank of an element inside its stage-2
+    slice (storage order, Figure 8's "any g elements") by an Exscan of the per-slice local counts.
+    """
+    P, r = comm.size, comm.rank
+    L = int(length)
+    index = np.asarray(index, dtype=np.int64)
+    rng = rng or np.random.default_rng([0, r])
+    sizes = allreduce(comm, np.bincount(index, minlength=L).astype(np.int64))   # |Slice_n^l|
+    limit = -(-int(sizes.sum()) // P)
+    # sample sort of the non-empty slices by (size, id): rank r brings its range of slice ids
+    a, b = block_range(L, P, r)
+    ids = a + np.flatnonzero(sizes[a:b] > 0)
+    span = max(L, 1)
+    keys = sample_sort(comm, sizes[ids] * span + ids, rng)
+    sl = keys % span                                      # slice ids S_t, t = start .. start+cnt−1
+    sz = keys // span                                     # |S_t|
+    del keys, sizes
+    cnt = int(sl.size)
+    start = int(exscan(comm, np.array([cnt]))[0])
+    t = start + np.arange(cnt, dtype=np.int64)
+    res = t % P
+    # stage 1: load of processor t mod P right after S_t
+    before = exscan(comm, np.bincount(res, weights=sz, minlength=P).round().astype(np.int64))
+    over = np.flatnonzero(_round_robin_loads(sz, start, P, before) > limit)
+    Lnz = int(allreduce(comm, np.array([cnt]))[0])
+    t_hat = int(allreduce(comm, np.array([int(t[over[0]]) if over.size else Lnz]), op="min")[0])
+    s1 = t < t_hat
+    loads = allreduce(comm, np.bincount(res[s1], weights=sz[s1], minlength=P).round().astype(np.int64))
+    bounds = _bin_bounds(limit, loads)
+    # stage 2: stream offsets of the remaining slices (in sorted order)
+    sz2 = np.where(s1, 0, sz)
+    off = int(exscan(comm, np.array([int(sz2.sum())]))[0])
+    stream_start = off + np.cumsum(sz2) - sz2
+    # one Allreduce spreads the decisions: owner+1 (stage 1) or −(stream start+1) (stage 2)
+    code = np.zeros(L, dtype=np.int64)
+    code[sl[s1]] = res[s1] + 1
+    code[sl[~s1]] = -(stream_start[~s1] + 1)
+    code = allreduce(comm, code)
+    owners = np.empty(index.size, dtype=np.int32)
+    c = code[index]
+    st1 = c > 0
+    owners[st1] = (c[st1] - 1).astype(np.int32)
+    e2 = np.flatnonzero(~st1)
+    del c, st1
+    if info is not None:
+        info.setdefault("limit", []).append(limit)
+        info.setdefault("stage1_slices", []).append(t_hat)
+        info.setdefault("stage2_slices", []).append(Lnz - t_hat)
+    stage2_ids = np.flatnonzero(code < 0)                  # increasing slice id, same on every rank
+    if stage2_ids.size == 0:
+        return owners
+    # rank of each element inside its stage-2 slice, in global storage order
+    k2 = np.searchsorted(stage2_ids, index[e2])
+    prior = exscan(comm, np.bincount(k2, minlength=stage2_ids.size))
+    order = np.argsort(k2, kind="stable")
+    ks = k2[order]
+    grp_start = np.searchsorted(ks, ks, side="left")
+    within = np.empty(e2.size, dtype=np.int64)
+    within[order] = np.arange(e2.size) - grp_start
+    pos = -code[index[e2]] - 1 + prior[k2] + within
+    owners[e2] = (np.searchsorted(bounds, pos, side="right") - 1).astype(np.int32)
+    return owners
+
+
+def lite_parallel(comm, block, *, seed: int = 0) -> tuple[list, dict]:
+    """Lite of this rank's input block under MPI (P = comm.size): (policies, info). ``seed`` only
+    seeds the sample sort's splitter sample; the policy does not depend on it."""
+    rng = np.random.default_rng([int(seed), 0x5A, comm.rank])
+    info: dict = {}
+    owners = [lite_owners(comm, block.coords[:, n], block.dims[n], rng=rng, info=info)
+              for n in range(len(block.dims))]
+    return owners, info

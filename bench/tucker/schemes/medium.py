@@ -9,15 +9,23 @@
    layers of balanced nonzero counts (``splatt_layers``; vectorized with searchsorted, since
    the greedy only acts at its q_n − 1 boundaries).
 3. Element → block (layer_1, …, layer_N) → processor Σ_n layer_n · Π_{j>n} q_j (row-major).
-One policy for all modes (uni-policy).
+One policy for all modes (uni-policy). One core, :func:`medium_policy`, for the serial form (on a
+:class:`..mpi.LocalComm`) and the parallel one (slice sizes by an Allreduce).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import Distribution, mode_rng
+from ..mpi import LocalComm, allreduce
+from . import Distribution, Parameter, mode_rng
 
-__all__ = ["medium", "splatt_grid", "splatt_layers", "prime_factors"]
+__all__ = ["medium", "medium_parallel", "medium_policy", "splatt_grid", "splatt_layers", "prime_factors",
+           "MEDIUM_PARAMETERS"]
+
+MEDIUM_PARAMETERS = {
+    "grid": Parameter("ints", None, "processor grid q_1 x ... x q_N (one entry per mode, product = ranks); "
+                      "default: SPLATT's rule (splatt_grid)"),
+}
 
 
 def prime_factors(n: int) -> list[int]:
@@ -89,20 +97,34 @@ def splatt_layers(sizes_in_order, layers: int) -> np.ndarray:
     return np.searchsorted(np.asarray(ptrs[:q]), np.arange(L), side="right") - 1
 
 
-def medium(tensor, nparts: int, *, seed: int = 0, grid=None) -> Distribution:
-    """MediumG (uni-policy). ``grid`` overrides the SPLATT grid (its product must be P)."""
+def medium_policy(comm, coords: np.ndarray, dims, nparts: int, seed: int, grid=None) -> tuple[np.ndarray, tuple]:
+    """The MediumG policy (int32) of the elements ``coords`` (this rank's share; the union over
+    ``comm`` is the tensor) for ``nparts`` processors, and the grid. Slice sizes are an Allreduce
+    of local bincounts (a copy on a LocalComm); the rest is computed redundantly."""
     P = int(nparts)
-    q = tuple(int(x) for x in grid) if grid is not None else splatt_grid(tensor.dims, P)
-    if len(q) != tensor.nmodes or int(np.prod(q)) != P:
-        raise ValueError(f"grid {q} does not match {tensor.nmodes} modes and P = {P}")
-    owner = np.zeros(tensor.nnz, dtype=np.int64)
-    for n in range(tensor.nmodes):
-        idx = tensor.coords[:, n]
-        length = tensor.dims[n]
-        sizes = np.bincount(idx, minlength=length)
+    q = tuple(int(x) for x in grid) if grid is not None else splatt_grid(dims, P)
+    if len(q) != len(dims) or int(np.prod(q)) != P:
+        raise ValueError(f"grid {q} does not match {len(dims)} modes and P = {P}")
+    owner = np.zeros(coords.shape[0], dtype=np.int64)
+    for n, length in enumerate(dims):
+        idx = coords[:, n]
+        sizes = allreduce(comm, np.bincount(idx, minlength=length).astype(np.int64))
         perm = mode_rng(seed, n).permutation(length)
         layer = np.empty(length, dtype=np.int64)
         layer[perm] = splatt_layers(sizes[perm], q[n])
-        owner = owner * q[n] + layer[idx]
-    policy = owner.astype(np.int32)
-    return Distribution("medium", P, (policy,) * tensor.nmodes, False, {"grid": list(q), "seed": int(seed)})
+        owner *= q[n]
+        owner += layer[idx]
+    return owner.astype(np.int32), q
+
+
+def medium(tensor, nparts: int, *, seed: int = 0, grid=None) -> Distribution:
+    """MediumG (uni-policy) for any number of processors. ``grid`` overrides the SPLATT grid (its
+    product must be P)."""
+    policy, q = medium_policy(LocalComm(), tensor.coords, tensor.dims, nparts, seed, grid)
+    return Distribution("medium", int(nparts), (policy,) * tensor.nmodes, False, {"grid": list(q), "seed": int(seed)})
+
+
+def medium_parallel(comm, block, *, seed: int = 0, grid=None) -> tuple[list, dict]:
+    """MediumG of this rank's input block under MPI (P = comm.size): (policies, info)."""
+    policy, q = medium_policy(comm, block.coords, block.dims, comm.size, seed, grid)
+    return [policy] * len(block.dims), {"grid": list(q)}

@@ -10,9 +10,9 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from spbench.tucker.dist_hooi import dist_hooi
-from spbench.tucker.dist_schemes import distribute, gather_policies, sample_sort, split_block
-from spbench.tucker.hooi import hooi
+from spbench.tucker.distribute import distribute, gather_policies, split_block
+from spbench.tucker.hooi import hooi, hooi_distributed
+from spbench.tucker.mpi import sample_sort
 from spbench.tucker.schemes import get_scheme
 from spbench.tucker.tensor import SparseTensor
 
@@ -67,7 +67,7 @@ def main():
                 ref = get_scheme(scheme)(t, comm.size, seed=1)
                 record(f"{name}/{scheme}/policy", all(np.array_equal(a, b) for a, b in zip(pols, ref.policies)))
             K = [2, 2, 2]
-            res = dist_hooi(comm, dt, K, invocations=1, seed=2, tol=1e-12)
+            res = hooi_distributed(comm, dt, K, invocations=1, seed=2, tol=1e-12)
             if comm.rank == 0:
                 ser = hooi(t, K, invocations=1, seed=2, tol=1e-12)
                 rel = abs(res.fit - ser.fit) / max(abs(ser.fit), 1e-300)
