@@ -20,9 +20,9 @@ from spbench.profile.figures import save_figure  # noqa: E402
 from spbench.profile import tucker_paper  # noqa: E402
 from spbench.profile.tables import write_table  # noqa: E402
 
-#: the paper's order and names of the schemes (§5–§6)
-SCHEME_ORDER = ("coarse", "medium", "hyper", "lite")
-SCHEME_LABEL = {"coarse": "CoarseG", "medium": "MediumG", "hyper": "HyperG", "lite": "Lite"}
+#: the paper's order of the schemes (§5–§6) and their figure labels (from the scheme registry)
+SCHEME_ORDER = tucker_paper.SCHEMES
+SCHEME_LABEL = tucker_paper.LABEL
 #: Fig. 12's three normalized metrics (tucker-lite §7.2): column, panel title, y label
 FIG12 = (
     ("a", "ttm_imbalance", "TTM load imbalance", "E_max / (|E|/P)  (optimal 1)"),

@@ -15,9 +15,11 @@ import pandas as pd  # noqa: E402
 
 from spbench.profile.figures import save_figure  # noqa: E402
 from spbench.profile.tables import write_table  # noqa: E402
+from spbench.tucker.schemes import SCHEMES as REGISTRY  # noqa: E402
 
+#: the order of the paper's figures (§5–§6); the names are the registry's figure labels
 SCHEMES = ("coarse", "medium", "hyper", "lite")
-LABEL = {"coarse": "CoarseG", "medium": "MediumG", "hyper": "HyperG", "lite": "Lite"}
+LABEL = {name: scheme.label for name, scheme in REGISTRY.items()}
 
 #: Fig. 14: HOOI time (s) on the big tensors, 512 ranks, K = 10
 FIG14_HOOI_S = {

@@ -1,11 +1,14 @@
-"""CoarseG, MediumG, HyperG and the registry: valid policies, grids, determinism."""
+"""CoarseG, MediumG, HyperG and the registry: valid policies, grids, determinism, declared
+parameters, and the parallel forms on a LocalComm (the MPI runs are in test_tucker_mpi.py)."""
 import importlib
 import math
 
 import numpy as np
 import pytest
 
-from spbench.tucker.schemes import SCHEMES, contiguous_blocks, get_scheme
+from spbench.tucker.distribute import distribute, split_block
+from spbench.tucker.mpi import LocalComm
+from spbench.tucker.schemes import SCHEMES, Parameter, contiguous_blocks, get_scheme
 hyper_mod = importlib.import_module("spbench.tucker.schemes.hyper")
 from spbench.tucker.schemes.medium import prime_factors, splatt_grid
 
@@ -18,6 +21,52 @@ def test_registry():
     assert not SCHEMES["medium"].multi_policy and not SCHEMES["hyper"].multi_policy
     with pytest.raises(KeyError, match="known"):
         get_scheme("nope")
+    assert {n: s.label for n, s in SCHEMES.items()} == {"lite": "Lite", "coarse": "CoarseG", "medium": "MediumG",
+                                                        "hyper": "HyperG"}
+    for name, s in SCHEMES.items():
+        assert s.name == name and callable(s.serial) and callable(s.parallel)
+        assert all(isinstance(p, Parameter) and p.description for p in s.parameters.values())
+        assert all(p.accepts(p.default) for p in s.parameters.values())
+    assert set(SCHEMES["medium"].parameters) == {"grid"}
+    assert set(SCHEMES["hyper"].parameters) == {"epsilon", "threads", "preset", "cache_dir"}
+
+
+@pytest.mark.parametrize("name, params, match", [
+    ("lite", {"grid": [2]}, r"scheme 'lite': unknown parameter 'grid'; known parameters: none"),
+    ("medium", {"grd": [2, 1, 1]}, r"scheme 'medium': unknown parameter 'grd'; known parameters: grid"),
+    ("medium", {"grid": [2, 0, 1]}, r"'grid' = \[2, 0, 1\], expected a list of positive integers"),
+    ("hyper", {"epsilon": 2.0}, r"'epsilon' = 2.0, expected a number in \[0.0, 1.0\]; known parameters: "
+                                r"cache_dir, epsilon, preset, threads"),
+    ("hyper", {"threads": 0}, r"'threads' = 0, expected an integer >= 1 \(or null\)"),
+    ("hyper", {"preset": "fast"}, r"'preset' = 'fast', expected one of default, deterministic"),
+    ("hyper", {"epsilon": None}, r"'epsilon' = None, expected a number"),
+])
+def test_bad_parameters(make_tensor, name, params, match):
+    """Serial calls and distribute() check params against the scheme's declaration."""
+    t = make_tensor(0)
+    with pytest.raises(ValueError, match=match):
+        SCHEMES[name](t, 2, **params)
+    comm = LocalComm()
+    with pytest.raises(ValueError, match=match):
+        distribute(comm, split_block(t, comm), name, params=params)
+    with pytest.raises(ValueError, match="unknown distribution scheme 'nope'"):
+        distribute(comm, split_block(t, comm), "nope")
+
+
+@pytest.mark.parametrize("name", LIGHT + (["hyper"] if hyper_mod.available() else []))
+def test_parallel_form_on_local_comm(make_tensor, name):
+    """distribute() on one process: the parallel form's policy is the serial one at P = 1, every
+    element lands in every mode's set, in global order."""
+    t = make_tensor(5, dims=(12, 9, 7), nnz=200)
+    comm = LocalComm()
+    params = {"threads": 1} if name == "hyper" else {}
+    dt = distribute(comm, split_block(t, comm), name, seed=4, params=params)
+    ref = SCHEMES[name](t, 1, seed=4, **params)
+    assert dt.multi_policy == ref.multi_policy and dt.nparts == 1
+    assert all(np.array_equal(a, b) for a, b in zip(dt.block_owners, ref.policies))
+    for s in dt.sets:
+        assert np.array_equal(s.gids, np.arange(t.nnz))
+        assert np.array_equal(s.coords, t.coords) and np.array_equal(s.values, t.values)
 
 
 @pytest.mark.parametrize("name", LIGHT)

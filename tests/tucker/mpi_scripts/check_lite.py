@@ -1,4 +1,5 @@
-"""MPI edge cases of the parallel Lite, the sample sort and tiny distributed HOOI runs.
+"""MPI edge cases of the parallel schemes (Lite, CoarseG, MediumG with and without a grid), the
+sample sort and tiny distributed HOOI runs.
 
     mpiexec -n R python -m mpi4py tests/tucker/mpi_scripts/check_lite.py OUT.json
 
@@ -72,6 +73,12 @@ def main():
                 ser = hooi(t, K, invocations=1, seed=2, tol=1e-12)
                 rel = abs(res.fit - ser.fit) / max(abs(ser.fit), 1e-300)
                 record(f"{name}/{scheme}/fit", rel < 1e-10, f"{res.fit} vs {ser.fit}")
+        # a declared parameter reaches the parallel form as it reaches the serial one
+        grid = [1, comm.size, 1]
+        pols = gather_policies(comm, distribute(comm, block, "medium", seed=1, params={"grid": grid}))
+        if comm.rank == 0:
+            ref = get_scheme("medium")(t, comm.size, seed=1, grid=grid)
+            record(f"{name}/medium-grid/policy", all(np.array_equal(a, b) for a, b in zip(pols, ref.policies)))
     if comm.rank == 0:
         with open(sys.argv[1], "w") as fh:
             json.dump(out, fh, indent=1)
