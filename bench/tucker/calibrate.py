@@ -10,7 +10,8 @@
   every mode, each call cold as in a one-invocation HOOI (caches evicted, a fresh Z), in both
   layouts of the worker: one copy (uni-policy) and N copies with mode n's plan over copy n
   (multi-policy; the worker measures those 1.2–1.5× slower, the copies here do not show it):
-  t = ttm_elem·|E| + ttm_elem_khat·|E|·K̂ + ttm_row_khat·R·K̂ + ttm_local_khat·(local − |E|)·K̂,
+  t = ttm_elem·|E| + ttm_elem_khat·|E|·K̂ + ttm_row·R + ttm_row_khat·R·K̂ + ttm_local_khat·(local − |E|)·K̂
+  (ttm_row: the kernel's per-row work, one small GEMM per compact row),
   local = the elements the rank holds for all modes (non-negative least squares, relative
   error weighting);
 * the oracle on compact matrices Z (R × K̂): Z·x and Zᵀ·y, t = oracle_call + c·R·K̂ with
@@ -18,14 +19,15 @@
 * the core's GEMM Zᵀ·Y (Y: R × K), seconds per multiply–add (``gemm_madd``);
 * the Lanczos work outside the oracle (:func:`.lanczos.lanczos_svd`, ``lanczos: paper`` with
   several basis sizes ncv, no restart), with the left vectors FAR beyond cache (1–2M rows; quick:
-  0.2–0.4M) as a rank's owned rows are at the paper's scale, and right vectors of K̂ = 100 to
-  16000: per run, lanczos_query·Q + lanczos_left_word·m·Σ_j j (Gram–Schmidt twice over the owned
+  0.2–0.4M) as a rank's owned rows are at the paper's scale, and right vectors of K̂ up to 50000,
+  fitted in turn (the constant from runs whose bases fit in cache, then the left terms, then the
+  right ones, each with the terms already fitted subtracted): per run, lanczos_query·Q + lanczos_left_word·m·Σ_j j (Gram–Schmidt twice over the owned
   rows) + lanczos_left_row·m·ncv + lanczos_ritz_madd·m·ncv·K (U·P) + lanczos_right_word·K̂·Σ_j (j+1)
   + lanczos_right_row·K̂·ncv; the oracle is a one-nonzero-per-row Z (its time subtracted);
 * the distributed oracle's own work per query (:class:`.hooi.Oracle` on a one-rank communicator
   whose exchanges are local copies, minus the plain Z·x / Zᵀ·y it wraps: index gathers, the
   partial-sum accumulation, buffers): dist_oracle_call + dist_oracle_row·(R + received rows), at
-  0.2–2M shared rows with none or half of them exchanged;
+  1000 to 2M shared rows with none or half of them exchanged;
 * MPI α/β of ping-pong, Allreduce, Alltoallv, Allgatherv from :mod:`.mpi_microbench` run as
   ``mpiexec -n 2 python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json`` (the mpiexec
   beside this Python). Two ranks on two cores only: with more ranks than cores the numbers are
@@ -52,7 +54,7 @@ __all__ = ["calibrate", "save", "load", "calibrate_ttm", "calibrate_oracle", "ca
            "calibrate_oracle_index", "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 2
-COMPUTE_KEYS = ("ttm_elem", "ttm_elem_khat", "ttm_row_khat", "ttm_local_khat", "oracle_call",
+COMPUTE_KEYS = ("ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "ttm_local_khat", "oracle_call",
                 "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
                 "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row",
                 "dist_oracle_call", "dist_oracle_row")
@@ -70,10 +72,11 @@ def _median_time(fn, reps: int) -> float:
     return float(np.median(ts))
 
 
-def _nnls_rel(X: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, float]:
-    """Non-negative least squares on relative errors; returns (coefficients, median |rel err|)."""
+def _nnls_rel(X: np.ndarray, t: np.ndarray, scale: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """Non-negative least squares on errors relative to ``scale`` (default ``t``); returns
+    (coefficients, median |rel err|)."""
     from scipy.optimize import nnls
-    w = 1.0 / np.maximum(t, 1e-12)
+    w = 1.0 / np.maximum(t if scale is None else scale, 1e-12)
     coef, _ = nnls(X * w[:, None], t * w)
     pred = X @ coef
     return coef, float(np.median(np.abs(pred - t) / t))
@@ -110,7 +113,9 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
         cases = [((20000, 3000, 150), 100_000, (5, 10, 20)), ((2000, 400, 60), 200_000, (5, 10, 20)),
                  ((2000, 300, 80, 20), 50_000, (5, 10, 20)), ((600, 100, 40, 10), 100_000, (5, 10)),
                  ("nell1", 200_000, (5, 10, 20)), ("enron", 100_000, (5, 10, 20)),
-                 ("delicious", 100_000, (5, 10)), ((400_000, 300_000, 1_000_000), 2_000_000, (10,))]
+                 ("delicious", 100_000, (5, 10)), ((400_000, 300_000, 1_000_000), 2_000_000, (10,)),
+                 ("nell1", 2_000_000, (10,)), ((20000, 3000, 150), 2_000_000, (10,)),
+                 ((400_000, 300_000, 1_000_000), 100_000, (10,))]
         reps = 3
     evict = np.ones((8 if quick else 32) * 2 ** 17)          # 8 / 32 MB written before each call
     rows, samples = [], []
@@ -139,14 +144,15 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
                             ttm(T, plans[n], F, out=Z, scratch=scratch)
                             ts.append(time.perf_counter() - t0)
                         R = plans[n].nrows
-                        rows.append([E, E * kh, R * kh, (T.nnz - E) * kh])
+                        rows.append([E, E * kh, R * kh, (T.nnz - E) * kh, R])
                         samples.append(float(np.median(ts)))
     X, t = np.array(rows, dtype=float), np.array(samples)
     coef, err = _nnls_rel(X, t)
     return {"ttm_elem": float(coef[0]), "ttm_elem_khat": float(coef[1]), "ttm_row_khat": float(coef[2]),
-            "ttm_local_khat": float(coef[3]),
+            "ttm_local_khat": float(coef[3]), "ttm_row": float(coef[4]),
             "_fit": {"samples": len(t), "median_rel_error": err,
-                     "max_rel_error": float(np.max(np.abs(X @ coef - t) / t))}}
+                     "max_rel_error": float(np.max(np.abs(X @ coef - t) / t)),
+                     "large_rel_errors": [float(v) for v in ((X @ coef - t) / t)[X[:, 0] >= 1e6]]}}
 
 
 # ---- oracle and GEMM ------------------------------------------------------------------------
@@ -155,8 +161,9 @@ def calibrate_oracle(quick: bool = False, seed: int = 0) -> dict:
     from threadpoolctl import threadpool_limits
 
     rng = np.random.default_rng(seed)
-    shapes = ([(2000, 100), (500, 400), (10000, 25), (300, 2000)] if quick else
-              [(2000, 100), (20000, 100), (500, 400), (5000, 400), (10000, 25), (300, 2000), (2000, 8000)])
+    shapes = ([(2000, 100), (500, 400), (10000, 25), (300, 2000), (100, 20)] if quick else
+              [(2000, 100), (20000, 100), (500, 400), (5000, 400), (10000, 25), (300, 2000), (2000, 8000),
+               (100, 20), (500, 25)])
     reps = 10 if quick else 30
     mv, rmv, gm, feats = [], [], [], []
     with threadpool_limits(limits=1):
@@ -208,19 +215,24 @@ def calibrate_lanczos(quick: bool = False, seed: int = 0) -> dict:
     from .lanczos import lanczos_svd
 
     rng = np.random.default_rng(seed)
-    # (m rows, n = K̂, K, ncv): left-heavy cases at sizes far beyond cache, right-heavy ones at large K̂
+    # (m rows, n = K̂, K, ncv) in three groups fitted in turn: "small" (bases in cache: the
+    # per-query constant), "left" (owned rows far beyond cache, K̂ small), "right" (large K̂, few rows)
     if quick:
-        cases = [(200_000, 60, 5, 10), (400_000, 60, 5, 20), (200_000, 60, 10, 20), (200_000, 60, 5, 30),
-                 (400_000, 60, 10, 24), (4_000, 4_000, 5, 10), (4_000, 4_000, 5, 30)]
+        groups = {"small": [(2_000, 50, 5, 10), (2_000, 50, 10, 20)],
+                  "left": [(200_000, 60, 5, 10), (400_000, 60, 5, 20), (200_000, 60, 10, 20), (200_000, 60, 5, 30)],
+                  "right": [(2_000, 8_000, 5, 10), (2_000, 8_000, 5, 30)]}
         reps = 1
     else:
-        cases = [(1_000_000, 100, 5, 10), (1_000_000, 100, 5, 30), (2_000_000, 100, 10, 20),
-                 (1_000_000, 100, 10, 40), (2_000_000, 100, 5, 20), (20_000, 16_000, 5, 10),
-                 (20_000, 16_000, 10, 30), (50_000, 2_000, 10, 20)]
-        reps = 2
+        groups = {"small": [(500, 50, 5, 10), (2_000, 50, 5, 10), (2_000, 50, 10, 20), (3_000, 50, 10, 40)],
+                  "left": [(1_000_000, 100, 5, 10), (1_000_000, 100, 5, 30), (2_000_000, 100, 10, 20),
+                           (1_000_000, 100, 10, 40), (2_000_000, 100, 5, 20)],
+                  "right": [(2_000, 16_000, 5, 10), (2_000, 16_000, 10, 30), (2_000, 50_000, 10, 20),
+                            (2_000, 4_000, 10, 40)]}
+        reps = 3
+    cases = [(g, *c) for g, cs in groups.items() for c in cs]
     feats, secs, info = [], [], []
     with threadpool_limits(limits=1):
-        for m, n, k, ncv in cases:
+        for group, m, n, k, ncv in cases:
             Z = _OneNonzeroPerRow(rng, m, n)
             best = None
             for _ in range(reps):
@@ -231,44 +243,36 @@ def calibrate_lanczos(quick: bool = False, seed: int = 0) -> dict:
                 best = over if best is None else min(best, over)
             feats.append([res.queries, m * ncv * (ncv - 1) / 2, m * ncv, m * ncv * k, n * ncv * (ncv + 1) / 2, n * ncv])
             secs.append(best)
-            info.append({"m": m, "n": n, "K": k, "ncv": ncv, "queries": res.queries, "seconds": best})
+            info.append({"group": group, "m": m, "n": n, "K": k, "ncv": ncv, "queries": res.queries, "seconds": best})
     X, t = np.array(feats, dtype=float), np.array(secs)
-    coef, err = _nnls_rel(X, t)
+    g = np.array([c["group"] for c in info])
+    coef = np.zeros(X.shape[1])
+    coef[0] = float(np.median(t[g == "small"] / X[g == "small", 0]))          # seconds per query
+    for group, cols in (("left", [1, 2, 3]), ("right", [4, 5])):
+        sel = g == group
+        coef[cols], _ = _nnls_rel(X[np.ix_(sel, cols)], t[sel] - X[sel] @ coef, scale=t[sel])
+    err = float(np.median(np.abs(X @ coef - t) / t))
     names = ("lanczos_query", "lanczos_left_word", "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word",
              "lanczos_right_row")
     return {**{k: float(v) for k, v in zip(names, coef)}, "_fit": {"cases": info, "median_rel_error": err,
                                                                   "max_rel_error": float(np.max(np.abs(X @ coef - t) / t))}}
 
 
-class _LocalExchange:
-    """An exchange whose partners are this process: the words come back as sent (a copy)."""
-
-    def __call__(self, comm, data, width=1):
-        return np.array(data, copy=True)
-
-
-class _SelfComm:
-    """One rank: Allreduce is a copy."""
-
-    size, rank = 1, 0
-
-    def Allreduce(self, a, out):
-        out[...] = a
-
-
 def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:
-    """The oracle's own work per query (:class:`.hooi.Oracle`, module docstring): R shared rows,
-    own = R (nothing exchanged) or R/2 (the other half sent, as many received), K̂ = 2 so the
-    products it wraps are small; their time is subtracted."""
+    """The oracle's own work per query (:class:`.hooi.Oracle` over :class:`.mpi.LocalComm`, whose
+    exchanges are local copies: module docstring): R shared rows, own = R (nothing exchanged) or
+    R/2 (the other half sent, as many received), K̂ = 2 so the products it wraps are small;
+    their time is subtracted."""
     from contextlib import nullcontext
     from types import SimpleNamespace
 
     from threadpoolctl import threadpool_limits
 
     from .hooi import Oracle
+    from .mpi import Exchange, LocalComm
 
     rng = np.random.default_rng(seed)
-    sizes = (200_000, 400_000) if quick else (200_000, 1_000_000, 2_000_000)
+    sizes = (1_000, 200_000, 400_000) if quick else (1_000, 10_000, 200_000, 1_000_000, 2_000_000)
     reps = 5 if quick else 9
     feats, secs = [], []
     with threadpool_limits(limits=1):
@@ -280,8 +284,9 @@ def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:
                 send = rows[R // 2:] if exchanged else rows[:0]
                 recv = rng.choice(own, size=send.size, replace=False) if exchanged else rows[:0]
                 plan = SimpleNamespace(m=own.size, r_p=R, rows=rows, own_idx=own, send_idx=send, recv_pos=recv,
-                                       reduce_x=_LocalExchange(), bcast_y=_LocalExchange())
-                orc = Oracle(_SelfComm(), Z, plan, nullcontext())
+                                       reduce_x=Exchange([send.size], [recv.size]),
+                                       bcast_y=Exchange([recv.size], [send.size]))
+                orc = Oracle(LocalComm(), Z, plan, nullcontext())
                 x, y = rng.standard_normal(2), rng.standard_normal(own.size)
                 yfull = np.zeros(R)
                 extra = 0.5 * (_median_time(lambda: orc.matvec(x), reps) - _median_time(lambda: Z @ x, reps)

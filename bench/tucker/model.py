@@ -7,7 +7,7 @@ Built on the EXACT per-rank loads of a distribution (:func:`.metrics.mode_counts
 elements, R^p = R_n^p shared slices, own^p owned rows (σ_n(l) = p), s^p/r^p partial sums it
 sends/receives per Z·x:
 
-TTM      max_p [ttm_elem·|E^p| + ttm_elem_khat·|E^p|·K̂ + ttm_row_khat·R^p·K̂
+TTM      max_p [ttm_elem·|E^p| + ttm_elem_khat·|E^p|·K̂ + ttm_row·R^p + ttm_row_khat·R^p·K̂
                 + ttm_local_khat·(H^p − |E^p|)·K̂],  H^p = elements p holds for all modes.
 SVD      the Lanczos run of :func:`.lanczos.lanczos_svd` with its left vectors at the owners
          (:func:`lanczos_steps`: ``paper`` = ncv = 2K steps, no restart, Q = 4K queries;
@@ -55,7 +55,7 @@ __all__ = ["ModeLoad", "loads_from_counts", "rank_loads", "lanczos_steps", "pred
            "predict_hooi", "MODEL_VERSION", "COMPUTE_COSTS", "MPI_COSTS"]
 
 MODEL_VERSION = 2
-COMPUTE_COSTS = ("ttm_elem", "ttm_elem_khat", "ttm_row_khat", "oracle_call", "oracle_matvec_entry",
+COMPUTE_COSTS = ("ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "oracle_call", "oracle_matvec_entry",
                  "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word", "lanczos_left_row",
                  "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row", "dist_oracle_call",
                  "dist_oracle_row")
@@ -239,7 +239,7 @@ def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int =
     for ld in loads:
         kh = ld.Khat
         held = ld.e if ld.held is None else ld.held
-        ttm_p = (c["ttm_elem"] * ld.e + c["ttm_elem_khat"] * ld.e * kh + c["ttm_row_khat"] * ld.r * kh
+        ttm_p = (c["ttm_elem"] * ld.e + c["ttm_elem_khat"] * ld.e * kh + c["ttm_row"] * ld.r + c["ttm_row_khat"] * ld.r * kh
                  + c.get("ttm_local_khat", 0.0) * (held - ld.e) * kh)
         svd = _svd_mode(ld, c, lanczos)
         fm_t = _alltoallv(c, ld.fm_send, ld.fm_recv, ld.fm_peers, P, width=ld.K)

@@ -15,7 +15,7 @@ from spbench.tucker.schemes import get_scheme
 
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
-ROUND = {"ttm_elem": 1e-6, "ttm_elem_khat": 1e-8, "ttm_row_khat": 1e-7, "oracle_call": 1e-6,
+ROUND = {"ttm_elem": 1e-6, "ttm_elem_khat": 1e-8, "ttm_row": 1e-7, "ttm_row_khat": 1e-7, "oracle_call": 1e-6,
          "oracle_matvec_entry": 1e-9, "oracle_rmatvec_entry": 1e-9, "gemm_madd": 1e-9, "lanczos_query": 1e-6,
          "lanczos_left_word": 1e-9, "lanczos_left_row": 1e-8, "lanczos_ritz_madd": 1e-9,
          "lanczos_right_word": 1e-9, "lanczos_right_row": 1e-8, "dist_oracle_call": 0.0, "dist_oracle_row": 1e-8}
@@ -36,7 +36,7 @@ def hand_load():
 def test_predict_hand_computed():
     assert set(ROUND_MPI) == set(COMPUTE_COSTS) | set(MPI_COSTS)
     out = predict_from_loads([hand_load()], {"costs": ROUND_MPI}, invocations=2)
-    ttm = max(600e-6 + 600 * 10e-8 + 60 * 10e-7, 400e-6 + 400 * 10e-8 + 50 * 10e-7)
+    ttm = max(600e-6 + 600 * 10e-8 + 60e-7 + 60 * 10e-7, 400e-6 + 400 * 10e-8 + 50e-7 + 50 * 10e-7)
     calls = 8 * (1e-6 + 1e-6)                                  # Q = 4K = 8 queries × (oracle + Lanczos)
     index = (60 + 0) * 1e-8                                    # rank 0: (R + received) rows per query
     left = sum(j * 50 * 1e-9 + 50 * 1e-8 for j in range(4))    # GS over own = 50 rows, j = 0..3
