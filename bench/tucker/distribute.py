@@ -10,10 +10,8 @@ one copy). Counts and displacements are MPI ints: a rank may send at most 2**31 
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -43,21 +41,16 @@ class Block:
         return np.arange(self.offset, self.offset + self.values.shape[0], dtype=np.int64)
 
 
-def read_block(tensor_dir, comm) -> Block:
-    """This rank's block of ``coords.npy``/``values.npy`` (memory-mapped: only the block is read)."""
-    d = Path(tensor_dir)
-    meta = json.loads((d / "meta.json").read_text())
-    coords = np.load(d / "coords.npy", mmap_mode="r")
-    values = np.load(d / "values.npy", mmap_mode="r")
-    nnz = int(values.shape[0])
-    if coords.ndim != 2 or coords.shape[0] != nnz:
-        raise ValueError(f"{d}: coords.npy has shape {coords.shape}, values.npy {values.shape}")
-    dims = tuple(int(x) for x in meta["dims"])
-    if len(dims) != coords.shape[1]:
-        raise ValueError(f"{d}: meta.json has {len(dims)} dims for {coords.shape[1]} modes")
-    lo, hi = block_range(nnz, comm.size, comm.rank)
-    return Block(np.ascontiguousarray(coords[lo:hi], dtype=np.int64),
-                 np.ascontiguousarray(values[lo:hi], dtype=np.float64), lo, nnz, dims)
+def read_block(store, comm) -> Block:
+    """This rank's contiguous block of a tensor store (``spbench.datasets.tensor_store``): only
+    that range of the memory-mapped columns is read, never the whole tensor (DESIGN.md §4)."""
+    from spbench.datasets.tensor_store import read_block as read_range
+    from spbench.datasets.tensor_store import read_header
+
+    header = read_header(store)
+    lo, hi = block_range(header.nnz, comm.size, comm.rank)
+    coords, values = read_range(store, lo, hi)
+    return Block(coords, values, lo, int(header.nnz), tuple(int(d) for d in header.dims))
 
 
 def split_block(tensor, comm) -> Block:

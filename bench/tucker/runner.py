@@ -12,7 +12,6 @@ the counts (arrays over ranks) stay cached, so memory does not grow with the poi
 """
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import time
@@ -22,13 +21,25 @@ from pathlib import Path
 
 @dataclass
 class PreparedTensor:
-    """One tensor ready for every point of its data set, with the distributions computed so far."""
+    """One tensor ready for every point of its data set, with the distributions computed so far.
+    ``loaded`` holds its store and header; the whole tensor is read only when a simulated point
+    asks for ``tensor`` (measured runs never load it in this process: the MPI ranks read their
+    blocks of the store)."""
 
-    tensor: object  # spbench.tucker.tensor.SparseTensor
+    loaded: object  # spbench.datasets.tensor_registry.LoadedTensor
     checksum: str
     source: str  # real | synthetic
     label: str
     counts: dict = field(default_factory=dict)  # (scheme, P, seed, params) -> DistributionCounts
+
+    @property
+    def tensor(self):
+        """The whole tensor (spbench.tucker.tensor.SparseTensor), loaded on first use."""
+        return self.loaded.tensor
+
+    @property
+    def store(self):
+        return self.loaded.store
 
 
 @dataclass
@@ -98,12 +109,11 @@ class TuckerExperiment:
         if config.execution != "measured":
             return None
         from .launch import run_mpi_batch
-        return functools.partial(run_mpi_batch, metrics=self.exact_metrics)
+        return run_mpi_batch
 
     def prepare(self, dataset, config) -> PreparedTensor:
         loaded = dataset.load(fetch=True, standin=config.fallback == "standin")
-        return PreparedTensor(tensor=loaded.tensor, checksum=loaded.checksum, source=loaded.source,
-                              label=loaded.label)
+        return PreparedTensor(loaded=loaded, checksum=loaded.checksum, source=loaded.source, label=loaded.label)
 
     def _counts(self, prepared: PreparedTensor, scheme: str, ranks: int, seed: int, params: dict) -> DistributionCounts:
         """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,8 @@ def _launch(ranks: int, tensor_dir: Path, runs: Path, schemes, K: int, lanczos: 
 
 
 def main(argv=None) -> int:
+    from spbench.datasets.tensor_store import write_store
+
     ap = argparse.ArgumentParser(prog="python -m spbench.tucker.scale_bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--ranks", default="1,2,4,8")
     ap.add_argument("--schemes", default="lite,medium,coarse")
@@ -73,10 +76,10 @@ def main(argv=None) -> int:
     runs = out / "runs"
     tensor = long_mode_tensor(dims, a.nnz)
     tdir = out / "tensor"
-    tdir.mkdir(parents=True, exist_ok=True)
-    np.save(tdir / "coords.npy", tensor.coords)
-    np.save(tdir / "values.npy", tensor.values)
-    (tdir / "meta.json").write_text(json.dumps({"dims": list(dims)}))
+    if tdir.exists():
+        shutil.rmtree(tdir)
+    write_store(tdir, tensor.coords, tensor.values, dims, checksum=f"long-mode-{a.nnz}-{a.dims}",
+                source={"kind": "generated", "generator": "uniform", "dims": list(dims), "nnz": a.nnz, "seed": 0})
     del tensor
     for P in ranks:
         print(f"# {P} ranks", file=sys.stderr, flush=True)

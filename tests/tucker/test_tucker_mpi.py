@@ -93,10 +93,8 @@ def test_lite_sample_sort_edge_cases(tmp_path, ranks):
 
 
 def _write_tensor_dir(d: Path, t: SparseTensor) -> Path:
-    d.mkdir(parents=True)
-    np.save(d / "coords.npy", t.coords)
-    np.save(d / "values.npy", t.values)
-    (d / "meta.json").write_text(json.dumps({"dims": list(t.dims)}))
+    from spbench.datasets.tensor_store import write_store
+    write_store(d, t.coords, t.values, t.dims, checksum="test", source={"kind": "test"})
     return d
 
 
