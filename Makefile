@@ -11,7 +11,7 @@ BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.h)
 SUITESPARSE_INCLUDE ?= /usr/include/suitesparse
 ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get install libsuitesparse-dev (or conda install suitesparse), then $(PY) -m pip install scikit-sparse==0.4.16
 
-.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite bench-hooi clean \
+.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite bench-hooi bench-tucker-scale clean \
 	$(RUN_TARGETS) $(FIGURES) papers sptrsv tucker
 
 # ---- Reproducing the papers (README "Reproducing the papers") ----------------------------------
@@ -69,6 +69,9 @@ bench-schedulers: install
 
 bench-lite: install
 	$(PY) -m spbench.tucker.scheme_bench --nnz 10000000 --ranks 512
+
+bench-tucker-scale: install
+	$(PY) -m spbench.tucker.scale_bench --ranks 1,2,4,8 --out $(RESULTS)/tucker_scale
 
 bench-hooi: install
 	$(PY) -m spbench.tucker.hooi_bench --threads 1
