@@ -84,18 +84,19 @@ def main(argv=None) -> int:
     for P in ranks:
         print(f"# {P} ranks", file=sys.stderr, flush=True)
         _launch(P, tdir, runs, schemes, a.K, a.lanczos, a.timeout)
-    print(f"{'scheme':8} {'P':>3} {'peak MB/rank':>12} {'budget MB':>10} {'peak/peak(P=1)':>14} "
-          f"{'words/rank max':>15} {'queries':>14} {'fit':>10}")
+    print("| scheme | P | held nonzeros/rank | peak MB/rank | budget MB (200 B/held + 300) | paper's formula MB "
+          "(tensor + penultimate + factors) | peak / peak at P=1 | words/rank (max) | queries per mode | "
+          "largest Lanczos residual | fit |")
+    print("|---" * 11 + "|")
     for s in schemes:
         base = None
         for P in ranks:
             row = json.loads((runs / f"{s}-P{P}.json").read_text())
             held = row["held_nonzeros_max"]
-            budget = held * BYTES_PER_HELD / 1e6 + BASE_MB
             base = base or row["peak_rss_mb_max"]
-            print(f"{s:8} {P:>3} {row['peak_rss_mb_max']:>12.0f} {budget:>10.0f} "
-                  f"{row['peak_rss_mb_max'] / base:>14.2f} {row['words_per_rank_max']:>15,} "
-                  f"{str(row['queries']):>14} {row['fit']:>10.6f}")
+            print(f"| {s} | {P} | {held:,} | {row['peak_rss_mb_max']:.0f} | {held * BYTES_PER_HELD / 1e6 + BASE_MB:.0f} | "
+                  f"{row['mem_total_mb_max']:.0f} | {row['peak_rss_mb_max'] / base:.2f} | {row['words_per_rank_max']:,} | "
+                  f"{row['queries']} | {max(row['lanczos_residual_max']):.1e} | {row['fit']:.3e} |")
     return 0
 
 
