@@ -11,8 +11,13 @@ Along mode n, with limit = ⌈|E|/P⌉:
 
 Stage 2 is exactly "concatenate the remaining slices, in order, into one stream of elements
 and cut the stream into consecutive bins of capacities g_0, g_1, ..., g_{P−1}" — that is how it
-is vectorized here (cumulative gaps, np.repeat). Since Σ_p g_p = P·limit − |stage-1 elements|
-≥ |stage-2 elements|, every element is placed before p reaches P.
+is vectorized here (cumulative gaps, a search among the P + 1 bin bounds). Since
+Σ_p g_p = P·limit − |stage-1 elements| ≥ |stage-2 elements|, every element is placed before p
+reaches P.
+
+One implementation for simulation and MPI (:func:`lite_owners`): the serial form
+(:func:`lite_mode`, any P) is the parallel one run on a :class:`..mpi.LocalComm` with ``nparts``
+= P, where every Allreduce/Exscan is a copy and the sample sort a local sort.
 
 Choices where Figure 8 leaves room (documented, they do not affect Theorem 6.1):
 
@@ -27,9 +32,9 @@ Choices where Figure 8 leaves room (documented, they do not affect Theorem 6.1):
   does not make p share the slice.
 * Figure 8 does not stop stage 1 when the slices run out; here stage 1 ends after the last slice.
 
-Cost per mode: one bincount over the elements, a sort of the non-empty slice sizes (radix for
-sizes < 2**16), a gather, and a stable radix sort of the stage-2 elements by their (at most P)
-stage-2 slice ordinal.
+Cost per mode: one bincount over the elements, a sort of the non-empty slices by (size, id), two
+gathers over the elements, and a stable radix sort of the stage-2 elements by their (at most
+P + 1) stage-2 slice ordinal.
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..mpi import allreduce, block_range, exscan, sample_sort
+from ..mpi import LocalComm, allreduce, block_range, exscan, sample_sort
 from . import Distribution
 
 __all__ = ["lite", "lite_parallel", "lite_mode", "lite_owners", "lite_plan", "LitePlan"]
@@ -81,7 +86,7 @@ class LitePlan:
                 np.concatenate([c1, seg_hi - seg_lo]).astype(np.int64))
 
 
-def _round_robin_loads(sizes: np.ndarray, first: int, nparts: int, before: np.ndarray | None = None) -> np.ndarray:
+def _round_robin_loads(sizes: np.ndarray, first: int, nparts: int, before: np.ndarray) -> np.ndarray:
     """Stage 1's load of processor t mod P right after it receives S_t, for the slices t = first,
     first + 1, ... with cardinalities ``sizes`` (column-wise prefix sums of the round robin),
     plus ``before[p]``: what p received from the slices before ``first``."""
@@ -92,29 +97,46 @@ def _round_robin_loads(sizes: np.ndarray, first: int, nparts: int, before: np.nd
     padded = np.zeros(rows * P, dtype=np.int64)
     padded[shift:shift + cnt] = sizes
     after = padded.reshape(rows, P).cumsum(axis=0).reshape(-1)[shift:shift + cnt]
-    if before is not None:
-        after += before[(first + np.arange(cnt)) % P]
-    return after
+    return after + before[(first + np.arange(cnt)) % P]
 
 
-def _bin_bounds(limit: int, loads: np.ndarray) -> np.ndarray:
-    """Stage 2's bins in the stream of the remaining elements: processor p takes positions
-    [bounds[p], bounds[p+1]), its gap limit − |E_n^p| after stage 1."""
-    bounds = np.zeros(loads.size + 1, dtype=np.int64)
+@dataclass
+class _SliceStage:
+    """Figure 8 on the slices, this rank's part: the sorted slices S_t, t = first .. first+len−1."""
+
+    ids: np.ndarray            # slice ids
+    sizes: np.ndarray          # |S_t|
+    first: int
+    limit: int
+    t_hat: int                 # global number of stage-1 slices
+    slices: int                # global number of non-empty slices
+    bounds: np.ndarray         # (P+1,) stage-2 bins in the stage-2 element stream
+
+
+def _slice_stage(comm, sizes: np.ndarray, P: int, rng) -> _SliceStage:
+    """Sort the non-empty slices by (size, id) with a sample sort (rank r brings its range of
+    slice ids), then stage 1 (column-wise prefix loads by an Exscan of per-residue sums, t̂ by an
+    Allreduce(min), the stage-1 loads by an Allreduce) and stage 2's bins."""
+    L = sizes.size
+    limit = -(-int(sizes.sum()) // P)
+    a, b = block_range(L, comm.size, comm.rank)
+    ids = a + np.flatnonzero(sizes[a:b] > 0)
+    span = max(L, 1)
+    keys = sample_sort(comm, sizes[ids] * span + ids, rng)
+    sl, sz = keys % span, keys // span
+    del keys, ids
+    cnt = int(sl.size)
+    first = int(exscan(comm, np.array([cnt]))[0])
+    res = (first + np.arange(cnt, dtype=np.int64)) % P
+    before = exscan(comm, np.bincount(res, weights=sz, minlength=P).round().astype(np.int64))
+    over = np.flatnonzero(_round_robin_loads(sz, first, P, before) > limit)
+    total = int(allreduce(comm, np.array([cnt]))[0])
+    t_hat = int(allreduce(comm, np.array([first + int(over[0]) if over.size else total]), op="min")[0])
+    s1 = slice(0, max(0, min(cnt, t_hat - first)))
+    loads = allreduce(comm, np.bincount(res[s1], weights=sz[s1], minlength=P).round().astype(np.int64))
+    bounds = np.zeros(P + 1, dtype=np.int64)
     np.cumsum(limit - loads, out=bounds[1:])
-    return bounds
-
-
-def _sort_sizes(sizes: np.ndarray) -> np.ndarray:
-    """Stable argsort of positive sizes: radix sort for the (usually many) small ones."""
-    small = sizes < (1 << 16) - 1
-    if small.all():
-        return np.argsort(sizes.astype(np.uint16), kind="stable")
-    idx_small = np.flatnonzero(small)
-    idx_large = np.flatnonzero(~small)
-    o_small = idx_small[np.argsort(sizes[idx_small].astype(np.uint16), kind="stable")]
-    o_large = idx_large[np.argsort(sizes[idx_large], kind="stable")]
-    return np.concatenate([o_small, o_large])
+    return _SliceStage(sl, sz, first, limit, t_hat, total, bounds)
 
 
 def lite_plan(slice_sizes, nparts: int) -> LitePlan:
@@ -122,127 +144,78 @@ def lite_plan(slice_sizes, nparts: int) -> LitePlan:
     P = int(nparts)
     if P < 1:
         raise ValueError(f"number of processors must be >= 1, got {P}")
-    sizes_all = np.asarray(slice_sizes, dtype=np.int64)
-    nonempty = np.flatnonzero(sizes_all > 0)
-    nz = sizes_all[nonempty]
-    order = nonempty[_sort_sizes(nz)]
-    sizes = sizes_all[order]
-    total = int(sizes.sum())
-    limit = -(-total // P)
-    L = sizes.size
-    over = _round_robin_loads(sizes, 0, P) > limit
-    t_hat = int(np.argmax(over)) if over.any() else L
-    loads = np.bincount(np.arange(t_hat) % P, weights=sizes[:t_hat], minlength=P).round().astype(np.int64)
-    return LitePlan(P, limit, order, sizes, t_hat, _bin_bounds(limit, loads))
+    st = _slice_stage(LocalComm(), np.asarray(slice_sizes, dtype=np.int64), P, None)
+    return LitePlan(P, st.limit, st.ids, st.sizes, st.t_hat, st.bounds)
+
+
+def _lite(comm, index: np.ndarray, length: int, P: int, rng) -> tuple[np.ndarray, _SliceStage]:
+    index = np.asarray(index)
+    L = int(length)
+    st = _slice_stage(comm, allreduce(comm, np.bincount(index, minlength=L).astype(np.int64)), P, rng)
+    # one Allreduce spreads the slice decisions: owner+1 (stage 1) or −(stream start+1) (stage 2)
+    t = st.first + np.arange(st.ids.size, dtype=np.int64)
+    s1 = t < st.t_hat
+    sz2 = np.where(s1, 0, st.sizes)
+    stream_start = int(exscan(comm, np.array([int(sz2.sum())]))[0]) + np.cumsum(sz2) - sz2
+    code = np.zeros(L, dtype=np.int64)
+    code[st.ids[s1]] = t[s1] % P + 1
+    code[st.ids[~s1]] = -(stream_start[~s1] + 1)
+    code = allreduce(comm, code)
+    owners = (np.maximum(code, 0) - 1).astype(np.int32)[index]      # −1: stage-2 elements
+    stage2_ids = np.flatnonzero(code < 0)                             # increasing id, every rank
+    n2 = stage2_ids.size
+    if n2 == 0:
+        return owners, st
+    # rank of each element inside its stage-2 slice in global storage order (Figure 8's "any g
+    # elements"): an Exscan of per-slice local counts plus the rank among this block's elements
+    kd = np.int16 if n2 < (1 << 15) - 1 else np.int64
+    slice_k = np.full(L, -1, dtype=kd)
+    slice_k[stage2_ids] = np.arange(n2, dtype=kd)
+    k = slice_k[index]
+    del slice_k
+    e2 = np.flatnonzero(k >= 0)
+    k = k[e2]
+    counts = np.bincount(k, minlength=n2)
+    prior = exscan(comm, counts)
+    order = np.argsort(k, kind="stable")
+    within = np.empty(e2.size, dtype=np.int64)
+    within[order] = np.arange(e2.size, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    pos = within
+    pos += (-code[stage2_ids] - 1 + prior)[k]
+    owners[e2] = (np.searchsorted(st.bounds, pos, side="right") - 1).astype(np.int32)
+    return owners, st
+
+
+def lite_owners(comm, index: np.ndarray, length: int, *, nparts: int | None = None,
+                rng: np.random.Generator | None = None, info: dict | None = None) -> np.ndarray:
+    """π_n (int32) of this rank's elements (mode-n indices ``index``; the blocks in rank order are
+    the global storage order) for ``nparts`` processors (default comm.size): Figure 8 with the
+    slices sorted by a parallel sample sort, the decisions spread by collectives (see
+    :func:`_slice_stage`, :func:`_lite`). On a LocalComm this is the serial Lite."""
+    P = comm.size if nparts is None else int(nparts)
+    owners, st = _lite(comm, index, length, P, rng or np.random.default_rng([0, comm.rank]))
+    if info is not None:
+        info.setdefault("limit", []).append(st.limit)
+        info.setdefault("stage1_slices", []).append(st.t_hat)
+        info.setdefault("stage2_slices", []).append(st.slices - st.t_hat)
+    return owners
 
 
 def lite_mode(index: np.ndarray, length: int, nparts: int) -> tuple[np.ndarray, LitePlan]:
-    """π_n for one mode from the elements' mode-n indices: (int32 owners, plan)."""
-    index = np.asarray(index)
+    """π_n for one mode from the elements' mode-n indices: (int32 owners, plan), for any P."""
     P = int(nparts)
-    sizes = np.bincount(index, minlength=length)
-    plan = lite_plan(sizes, P)
-    L = plan.order.size
-    n2 = L - plan.t_hat
-    slice_owner = np.zeros(sizes.size, dtype=np.int32)
-    slice_owner[plan.order[:plan.t_hat]] = np.arange(plan.t_hat, dtype=np.int32) % np.int32(P)
-    owners = slice_owner[index]
-    if n2:
-        kd = np.int16 if n2 < (1 << 15) - 1 else np.int64
-        slice_k = np.full(sizes.size, -1, dtype=kd)          # stage-2 ordinal, −1 for stage 1
-        slice_k[plan.order[plan.t_hat:]] = np.arange(n2, dtype=kd)
-        k = slice_k[index]
-        stage2 = np.flatnonzero(k >= 0)
-        stream = stage2[np.argsort(k[stage2], kind="stable")]   # slice by slice, storage order
-        proc = np.repeat(np.arange(P, dtype=np.int32), np.diff(plan.bounds))
-        owners[stream] = proc[:stream.size]
-    return owners, plan
+    if P < 1:
+        raise ValueError(f"number of processors must be >= 1, got {P}")
+    owners, st = _lite(LocalComm(), index, length, P, None)
+    return owners, LitePlan(P, st.limit, st.ids, st.sizes, st.t_hat, st.bounds)
 
 
 def lite(tensor, nparts: int, *, seed: int = 0) -> Distribution:
     """Lite along every mode (multi-policy). Deterministic: ``seed`` is accepted and unused."""
-    policies, info = [], {"limit": [], "stage1_slices": [], "stage2_slices": []}
-    for n in range(tensor.nmodes):
-        owners, plan = lite_mode(np.ascontiguousarray(tensor.coords[:, n]), tensor.dims[n], nparts)
-        policies.append(owners)
-        info["limit"].append(plan.limit)
-        info["stage1_slices"].append(plan.t_hat)
-        info["stage2_slices"].append(int(plan.order.size - plan.t_hat))
+    info: dict = {}
+    policies = [lite_owners(LocalComm(), tensor.coords[:, n], tensor.dims[n], nparts=nparts, info=info)
+                for n in range(tensor.nmodes)]
     return Distribution("lite", int(nparts), tuple(policies), True, info)
-
-
-def lite_owners(comm, index: np.ndarray, length: int, *, rng: np.random.Generator | None = None,
-                info: dict | None = None) -> np.ndarray:
-    """π_n (int32) of this rank's block elements under MPI (mode-n indices ``index``; the blocks
-    in rank order are the global storage order), identical to :func:`lite_mode` on the whole
-    tensor with P = comm.size (tests gather and compare).
-
-    Slice sizes by an Allreduce of local bincounts; the non-empty slices, keyed by (size, slice id)
-    (the serial stable sort's order), sorted by a parallel sample sort; stage 1's column-wise
-    prefix loads by an Exscan of per-residue sums and t̂ by an Allreduce(min); stage-1 loads by an
-    Allreduce; stage-2 stream offsets by an Exscan. The slice decisions (stage-1 owner or stage-2
-    stream start) are spread by one Allreduce over L_n; the rank of an element inside its stage-2
-    slice (storage order, Figure 8's "any g elements") by an Exscan of the per-slice local counts.
-    """
-    P, r = comm.size, comm.rank
-    L = int(length)
-    index = np.asarray(index, dtype=np.int64)
-    rng = rng or np.random.default_rng([0, r])
-    sizes = allreduce(comm, np.bincount(index, minlength=L).astype(np.int64))   # |Slice_n^l|
-    limit = -(-int(sizes.sum()) // P)
-    # sample sort of the non-empty slices by (size, id): rank r brings its range of slice ids
-    a, b = block_range(L, P, r)
-    ids = a + np.flatnonzero(sizes[a:b] > 0)
-    span = max(L, 1)
-    keys = sample_sort(comm, sizes[ids] * span + ids, rng)
-    sl = keys % span                                      # slice ids S_t, t = start .. start+cnt−1
-    sz = keys // span                                     # |S_t|
-    del keys, sizes
-    cnt = int(sl.size)
-    start = int(exscan(comm, np.array([cnt]))[0])
-    t = start + np.arange(cnt, dtype=np.int64)
-    res = t % P
-    # stage 1: load of processor t mod P right after S_t
-    before = exscan(comm, np.bincount(res, weights=sz, minlength=P).round().astype(np.int64))
-    over = np.flatnonzero(_round_robin_loads(sz, start, P, before) > limit)
-    Lnz = int(allreduce(comm, np.array([cnt]))[0])
-    t_hat = int(allreduce(comm, np.array([int(t[over[0]]) if over.size else Lnz]), op="min")[0])
-    s1 = t < t_hat
-    loads = allreduce(comm, np.bincount(res[s1], weights=sz[s1], minlength=P).round().astype(np.int64))
-    bounds = _bin_bounds(limit, loads)
-    # stage 2: stream offsets of the remaining slices (in sorted order)
-    sz2 = np.where(s1, 0, sz)
-    off = int(exscan(comm, np.array([int(sz2.sum())]))[0])
-    stream_start = off + np.cumsum(sz2) - sz2
-    # one Allreduce spreads the decisions: owner+1 (stage 1) or −(stream start+1) (stage 2)
-    code = np.zeros(L, dtype=np.int64)
-    code[sl[s1]] = res[s1] + 1
-    code[sl[~s1]] = -(stream_start[~s1] + 1)
-    code = allreduce(comm, code)
-    owners = np.empty(index.size, dtype=np.int32)
-    c = code[index]
-    st1 = c > 0
-    owners[st1] = (c[st1] - 1).astype(np.int32)
-    e2 = np.flatnonzero(~st1)
-    del c, st1
-    if info is not None:
-        info.setdefault("limit", []).append(limit)
-        info.setdefault("stage1_slices", []).append(t_hat)
-        info.setdefault("stage2_slices", []).append(Lnz - t_hat)
-    stage2_ids = np.flatnonzero(code < 0)                  # increasing slice id, same on every rank
-    if stage2_ids.size == 0:
-        return owners
-    # rank of each element inside its stage-2 slice, in global storage order
-    k2 = np.searchsorted(stage2_ids, index[e2])
-    prior = exscan(comm, np.bincount(k2, minlength=stage2_ids.size))
-    order = np.argsort(k2, kind="stable")
-    ks = k2[order]
-    grp_start = np.searchsorted(ks, ks, side="left")
-    within = np.empty(e2.size, dtype=np.int64)
-    within[order] = np.arange(e2.size) - grp_start
-    pos = -code[index[e2]] - 1 + prior[k2] + within
-    owners[e2] = (np.searchsorted(bounds, pos, side="right") - 1).astype(np.int32)
-    return owners
 
 
 def lite_parallel(comm, block, *, seed: int = 0) -> tuple[list, dict]:
