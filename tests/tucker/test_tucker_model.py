@@ -172,7 +172,7 @@ def test_simulated_point_counts_once(make_tensor, monkeypatch):
     real = metrics.mode_counts
     monkeypatch.setattr(metrics, "mode_counts", lambda *a, **k: calls.append(1) or real(*a, **k))
     t = make_tensor(7, dims=(40, 30, 20), nnz=1500)
-    prep = PreparedTensor(tensor=t, checksum="x", source="synthetic", label="t")
+    prep = PreparedTensor(loaded=SimpleNamespace(tensor=t), checksum="x", source="synthetic", label="t")
     exp = TuckerExperiment()
     exp.costs = {"costs": ROUND_MPI}
     cfg = SimpleNamespace(params={}, seed=0, invocations=1, lanczos="paper")
