@@ -4,9 +4,9 @@ Every rank starts with a contiguous block of about nnz/P elements of the input (
 global element ids ``offset .. offset + m``), computes π_n of its block elements with the
 scheme's parallel form (``SCHEMES[name].parallel``, the same policy as the serial form, see
 :mod:`.schemes`), and ends with, per mode n, the elements it owns under π_n
-(:class:`LocalElements`, sorted by global id): ONE Alltoallv moves every element to its owner for
-every mode (records ``[gid, coords..., value bits]`` tagged by policy; uni-policy schemes move
-one copy). Counts and displacements are MPI ints: a rank may send at most 2**31 − 1 words per call.
+(:class:`LocalElements`, sorted by global id): one Alltoall of counts, then per policy an Alltoallv
+per field moves every element to its owner (uni-policy schemes move one copy). Counts and
+displacements are MPI ints: a rank may send at most 2**31 − 1 words per call.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .mpi import alltoallv, block_range
+from .mpi import Exchange, block_range
 from .schemes import get_scheme
 
 __all__ = ["Block", "LocalElements", "DistributedTensor", "block_range", "read_block", "split_block",
@@ -74,52 +74,30 @@ class LocalElements:
 
 
 def redistribute(comm, block: Block, owners: list) -> list:
-    """ONE Alltoallv moving every element to its owner under every policy in ``owners`` (a list of
-    int32 block policies: N for multi-policy, 1 for uni-policy). Returns one LocalElements per
-    policy. Peak memory: the send records, then the received ones and the output (the send
-    buffer is freed before the output is built)."""
-    P, N, S = comm.size, block.nmodes, len(owners)
+    """Move every element to its owner under every policy in ``owners`` (a list of int32 block
+    policies: N for multi-policy, 1 for uni-policy). Returns one LocalElements per policy.
+
+    Per policy, the block's elements are ordered by destination (a stable radix sort, so storage
+    order is kept) and sent field by field (global ids, coordinates, values) by a precomputed
+    Alltoallv straight into the output arrays: the pieces arrive by source rank, and blocks are
+    contiguous and increasing by rank, so they are in global storage order with no reordering.
+    Peak memory beyond the block and the output: one field of one policy's send buffer and the
+    permutation (8·(N + 1) bytes per block element)."""
+    P, N = comm.size, block.nmodes
     m = block.values.shape[0]
-    W = N + 2
-    # stable sort of the S·m (policy, element) items by (destination, policy), on a narrow key
-    narrow = np.uint16 if P * S < (1 << 16) else np.int64
-    key = np.empty(S * m, dtype=narrow)
-    for s, o in enumerate(owners):
-        np.multiply(o, S, out=key[s * m:(s + 1) * m], casting="unsafe")
-        key[s * m:(s + 1) * m] += s
-    pertag = np.bincount(key, minlength=P * S).reshape(P, S).astype(np.int64)   # items per (dest, policy)
-    order = np.argsort(key, kind="stable")
-    del key
-    np.remainder(order, max(m, 1), out=order)                                   # item -> block element
-    sendbuf = np.empty((S * m, W), dtype=np.int64)
-    sendbuf[:, 0] = order
-    sendbuf[:, 0] += block.offset
-    sendbuf[:, 1:N + 1] = block.coords[order]
-    sendbuf[:, N + 1] = block.values.view(np.int64)[order]
-    del order
-    recv_pertag = np.empty_like(pertag)
-    comm.Alltoall(pertag, recv_pertag)
-    recv, _ = alltoallv(comm, sendbuf, pertag.sum(axis=1), width=W)
-    del sendbuf
-    # per source, items ordered by policy; every piece is sorted by gid (blocks are contiguous
-    # and increasing by rank, the sort is stable), so a policy's pieces in source order keep the
-    # global storage order
-    seg = np.zeros(P * S + 1, dtype=np.int64)
-    np.cumsum(recv_pertag.reshape(-1), out=seg[1:])
+    narrow = np.uint16 if P < (1 << 16) else np.int64
+    sent = np.stack([np.bincount(o, minlength=P) for o in owners], axis=1).astype(np.int64)   # (P, S)
+    got = np.empty_like(sent)
+    comm.Alltoall(sent, got)
     out = []
-    for s in range(S):
-        lo, hi = seg[s:P * S:S], seg[s + 1:P * S + 1:S]
-        size = int((hi - lo).sum())
-        gids = np.empty(size, dtype=np.int64)
-        coords = np.empty((size, N), dtype=np.int64)
-        values = np.empty(size, dtype=np.int64)
-        at = 0
-        for a, b in zip(lo.tolist(), hi.tolist()):
-            gids[at:at + b - a] = recv[a:b, 0]
-            coords[at:at + b - a] = recv[a:b, 1:N + 1]
-            values[at:at + b - a] = recv[a:b, N + 1]
-            at += b - a
-        out.append(LocalElements(gids, coords, values.view(np.float64)))
+    for s, o in enumerate(owners):
+        order = np.argsort(np.asarray(o).astype(narrow), kind="stable") if m else np.zeros(0, np.int64)
+        exchange = Exchange(sent[:, s], got[:, s])
+        gids = exchange(comm, order + block.offset)
+        coords = exchange(comm, block.coords[order], width=N)
+        values = exchange(comm, block.values[order])
+        del order
+        out.append(LocalElements(gids, coords.reshape(-1, N), values))
     return out
 
 

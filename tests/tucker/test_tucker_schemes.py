@@ -205,3 +205,24 @@ def test_splatt_layers():
     assert (np.diff(lay) >= 0).all() and lay.max() == 15
     loads = np.bincount(lay, weights=sizes, minlength=16)
     assert loads.max() <= sizes.sum() / 16 + 2 * sizes.max()
+
+
+@pytest.mark.parametrize("name", ["lite", "medium"])
+def test_redistribute_peak_memory(make_tensor, name):
+    """Beyond its output, redistribute holds at most one field of one policy's send buffer and the
+    permutation: 8·(N + 1) bytes per block element (issue 9 item 5's per-element budget)."""
+    import tracemalloc
+
+    from spbench.tucker.distribute import redistribute
+
+    t = make_tensor(6, dims=(300, 200, 5000), nnz=60000)
+    comm = LocalComm()
+    block = split_block(t, comm)
+    owners, _ = SCHEMES[name].parallel(comm, block, seed=0)
+    owners = owners if SCHEMES[name].multi_policy else owners[:1]
+    tracemalloc.start()
+    out = redistribute(comm, block, owners)
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert sum(s.size for s in out) == len(owners) * t.nnz
+    assert peak - current <= 8 * (t.nmodes + 1) * t.nnz + (1 << 16)
