@@ -1,10 +1,11 @@
-"""``spbench datasets``: list, show, generate and fetch the data sets of both papers (DESIGN.md section 7).
+"""``spbench datasets``: list, show, generate, fetch and convert the data sets of both papers (DESIGN.md section 7).
 
 SpTrSV matrices (SuiteSparse, generators) and Tucker tensors (FROSTT, Fig. 9 of tucker-lite, with
 their synthetic stand-ins) share the commands; a tensor name selects the tensor path.
 """
 from __future__ import annotations
 
+import re
 import time
 
 import click
@@ -128,21 +129,14 @@ def _wavefront_facts(L) -> list[tuple[str, str]]:
 @datasets.command("generate")
 @click.argument("name")
 @click.option("-p", "--param", "pairs", multiple=True, metavar="KEY=VALUE", help="Generator parameter (repeatable).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="FILE.mtx or FILE.mtx.gz")
+@click.option("-o", "--output", required=True, type=click.Path(), help="FILE.mtx[.gz]; a tensor: FILE.tns[.gz] or a store folder")
 def generate_command(name, pairs, output):
     """Write generator NAME's full symmetric matrix (or a registry matrix's stand-in) to .mtx[.gz],
-    or a FROSTT tensor's stand-in (-p nnz=, dim_scale=, seed=) to .tns[.gz]."""
+    or a FROSTT tensor's stand-in (-p nnz=, dim_scale=, seed=, or size=full) to .tns[.gz] or,
+    without text, into a tensor store folder (any other OUTPUT)."""
     from spbench.datasets import tensor_registry as tr
     if name in tr.TENSORS:
-        if not output.endswith((".tns", ".tns.gz")):
-            raise click.ClickException(f"{output}: a tensor stand-in is written as .tns or .tns.gz")
-        try:
-            kw = _params(pairs)
-            tr.resolve_tensor({name: kw})  # checks the parameter names and types
-            path = tr.write_standin(name, output, **kw)
-        except (DatasetError, TypeError) as exc:
-            raise click.ClickException(str(exc)) from None
-        click.echo(f"wrote {path}: {tr.standin_label(name, **kw)}")
+        _generate_tensor(tr, name, pairs, output)
         return
     try:
         if name in SUITESPARSE:
@@ -232,3 +226,80 @@ def _check_fetchable(name: str) -> None:
     if resolve(name).kind == "synthetic":
         raise DatasetError(f"{name} is a generator: nothing to fetch")
     raise DatasetError(f"{name}: not a SuiteSparse matrix of the registry")
+
+
+def _usage_failure(message: str) -> click.ClickException:
+    """A one-line input error, exit code 2 (``spbench.cli`` imports this module, hence the late import)."""
+    from spbench.cli import UsageFailure
+    return UsageFailure(message)
+
+
+def _generate_tensor(tr, name: str, pairs, output: str) -> None:
+    """A FROSTT stand-in as text (``.tns[.gz]``) or straight into a store folder."""
+    try:
+        ds = tr.resolve_tensor({name: _params(pairs)})  # checks the parameter names and types
+        kw = {k: v for k, v in ds.params.items() if k in ("nnz", "dim_scale", "seed")}
+        if output.endswith((".tns", ".tns.gz")):
+            path = tr.write_standin(name, output, **kw)
+        else:
+            progress = _StageProgress(name)
+            path = tr.standin_store(name, output, progress=progress, **kw)
+            progress.end()
+    except DatasetError as exc:
+        raise _usage_failure(str(exc)) from None
+    click.echo(f"wrote {path}: {tr.standin_label(name, **kw)}")
+
+
+class _StageProgress:
+    """``progress(stage, done, total)`` of long conversions on stderr, shown after the first second."""
+
+    def __init__(self, name: str):
+        self.name, self.start, self.last, self.shown = name, time.monotonic(), 0.0, False
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - self.start < 1.0 or now - self.last < 0.5:
+            return
+        self.last = now
+        share = f" ({100 * done / total:.0f}%)" if total else ""
+        click.echo(f"\r{self.name}: {stage} {done:,}{f' of {total:,}' if total else ''}{share}, "
+                   f"{now - self.start:.0f} s   ", nl=False, err=True)
+        self.shown = True
+
+    def end(self) -> None:
+        if self.shown:
+            click.echo("", err=True)
+            self.shown = False
+
+
+_UNITS = {"": 1, "k": 2**-10, "kb": 2**-10, "m": 1, "mb": 1, "g": 1024, "gb": 1024, "t": 2**20, "tb": 2**20}
+
+
+def parse_memory(text: str) -> float:
+    """``1GB``, ``512MB``, ``768`` (MB) -> megabytes."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _UNITS:
+        raise _usage_failure(f"--memory: expected a size such as 1GB or 512MB, got {text!r}")
+    return float(m.group(1)) * _UNITS[m.group(2).lower()]
+
+
+@datasets.command("convert")
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False),
+              help="Store folder to create (default: the cache, $SPBENCH_DATA/stores/<name>-<sha256>).")
+@click.option("--memory", default="1GB", show_default=True, help="Peak memory of the conversion (e.g. 512MB, 2GB).")
+@click.option("--duplicates", type=click.Choice(["sum", "error"]), default="sum", show_default=True,
+              help="Repeated coordinates: add their values, or refuse the file naming a repeated line.")
+def convert_command(source, out_dir, memory, duplicates):
+    """Convert a FROSTT SOURCE (.tns or .tns.gz) into a binary tensor store in one streaming pass."""
+    from spbench.datasets.tns_ingest import convert_tns, stat_line
+    megabytes = parse_memory(memory)
+    progress = _StageProgress(source)
+    started = time.monotonic()
+    try:
+        path = convert_tns(source, out_dir, memory_mb=megabytes, duplicates=duplicates, progress=progress)
+    except DatasetError as exc:
+        progress.end()
+        raise _usage_failure(str(exc)) from None
+    progress.end()
+    click.echo(f"{path}: {stat_line(path)} ({time.monotonic() - started:.1f} s)")

@@ -98,7 +98,7 @@ class DuplicateScan:
         self.width = len(self.plan) + 2                      # key words, id, value bits
         need = self.nnz * self.width * 8 * 4 / max(self.memory_bytes // 2, 1)
         self.bits = min(_MAX_BITS, max(0, math.ceil(math.log2(need)) if need > 1 else 0))
-        self.chunk = max(1 << 14, self.memory_bytes // (8 * (len(self.dims) + 3 * self.width)))
+        self.chunk = max(1 << 14, self.memory_bytes // (16 * (len(self.dims) + 4 + 3 * self.width)))
         self.spill = Path(self.folder) / "duplicates.part"
         self.removed = 0
         self.first_pair: tuple[int, int] | None = None
@@ -209,7 +209,7 @@ class _FixReader:
 
     def take_below(self, hi: int) -> np.ndarray:
         out = []
-        while True:
+        while not self.fh.closed:
             if self.buf.shape[0] == 0:
                 self.buf = np.fromfile(self.fh, dtype=np.int64, count=3 * self.block).reshape(-1, 3)
                 if self.buf.shape[0] == 0:

@@ -270,6 +270,9 @@ class TensorDataset:
     kind: str                  # "frostt" | "file"
     params: dict
 
+    def __hash__(self) -> int:   # points that hold a data set go into sets
+        return hash((self.name, self.kind, json.dumps(self.params, sort_keys=True, default=str)))
+
     def load(self, *, fetch: bool = True, standin: bool = False, progress=None) -> LoadedTensor:
         """The real tensor (cached, else downloaded when ``fetch``), else its stand-in when
         ``standin`` or the entry asks for it (``standin: true``), else a DatasetError. Either

@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -30,16 +31,19 @@ from .frostt import count_fields, data_line_numbers, raise_bad_line, tns_stem
 from .store_duplicates import DUPLICATE_RULES, DuplicateScan
 from .tensor_store import StoreWriter, read_header, store_path_for
 
-__all__ = ["convert_tns", "block_size_for", "TextSource"]
+__all__ = ["convert_tns", "block_size_for", "TextSource", "MIN_MEMORY_MB"]
+
+MIN_MEMORY_MB = 128
+_RESERVE_MB = 64     # the reader's threads and allocator arenas, whatever the block size
+_AHEAD = 3           # blocks the reader may fetch before the converter takes them
 
 _ODD_SPACE = re.compile(rb"[ \t\r\f\v]+")
 _EDGE_SPACE = re.compile(rb"(?m)^ | $")
 
 
 def block_size_for(memory_bytes: int) -> int:
-    """Reader block size: parse threads hold up to (threads + 2) blocks, each ~3x its text."""
-    import pyarrow as pa
-    return int(min(64 << 20, max(1 << 20, memory_bytes // (6 * (pa.cpu_count() + 2)))))
+    """Reader block size: ``_AHEAD`` blocks read ahead, each ~3x its text once parsed and converted."""
+    return int(min(64 << 20, max(1 << 20, memory_bytes // (3 * (_AHEAD + 2)))))
 
 
 class TextSource:
@@ -48,11 +52,13 @@ class TextSource:
 
     def __init__(self, path: Path, hash_source: bool = True):
         self.path = path
+        self.permits = threading.Semaphore(_AHEAD)   # pyarrow's read-ahead is not bounded by bytes
         self.raw = _HashingReader(open(path, "rb"), hashlib.sha256() if hash_source else None)
         self.stream = gzip.GzipFile(fileobj=self.raw, mode="rb") if path.name.endswith(".gz") else None
         self.carry = b""
         self.lines = 0                 # complete lines handed to the reader
         self.error: BaseException | None = None
+        self.error_line = 0
         self.closed = False
 
     @property
@@ -63,14 +69,15 @@ class TextSource:
     def readable(self) -> bool:
         return True
 
+    def taken(self) -> None:
+        """The converter took a block: the reader may fetch one more."""
+        self.permits.release()
+
     def read(self, n: int = -1) -> bytes:
         n = 1 << 24 if n is None or n < 0 else max(int(n), 1 << 12)
+        self.permits.acquire(timeout=1.0)   # a timeout, never a deadlock, should blocks and batches differ
         while True:
-            try:
-                data = self.stream.read(n) if self.stream is not None else self.raw.read(n)
-            except (EOFError, OSError, zlib.error) as exc:
-                self.error = exc
-                raise
+            data = self._pull(n)
             if not data:
                 tail, self.carry = self.carry, b""
                 if tail:
@@ -86,6 +93,24 @@ class TextSource:
             block = self._clean(block)
             if block:
                 return block
+
+    def _pull(self, n: int) -> bytes:
+        """Up to ``n`` bytes of text; gzip in pieces, so a truncated file is located to the line."""
+        if self.stream is None:
+            return self.raw.read(n)
+        pieces, got = [], 0
+        while got < n:
+            try:
+                piece = self.stream.read1(min(n - got, 1 << 18))
+            except (EOFError, OSError, zlib.error) as exc:
+                self.error = exc
+                self.error_line = self.lines + self.carry.count(b"\n") + sum(p.count(b"\n") for p in pieces) + 1
+                raise
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+        return b"".join(pieces)
 
     @staticmethod
     def _clean(block: bytes) -> bytes:
@@ -168,8 +193,8 @@ def convert_tns(src, dst=None, *, memory_mb: float = 1024, duplicates: str = "su
     src = Path(src)
     if duplicates not in DUPLICATE_RULES:
         raise DatasetError(f"duplicates: expected one of {', '.join(DUPLICATE_RULES)}, got {duplicates!r}")
-    if memory_mb < 16:
-        raise DatasetError(f"memory: at least 16 MB is needed, got {memory_mb} MB")
+    if memory_mb < MIN_MEMORY_MB:
+        raise DatasetError(f"memory: at least {MIN_MEMORY_MB} MB is needed, got {memory_mb:g} MB")
     if not src.is_file():
         raise DatasetError(f"{src}: no such file")
     if not src.name.endswith((".tns", ".tns.gz")):
@@ -181,7 +206,7 @@ def convert_tns(src, dst=None, *, memory_mb: float = 1024, duplicates: str = "su
         cached = store_path_for(source_sha256, label)
         if (cached / "header.json").is_file():
             return cached
-    budget = int(memory_mb * 2**20)
+    budget = int((memory_mb - _RESERVE_MB) * 2**20)
     nmodes = count_fields(src) - 1
     if nmodes < 1:
         raise DatasetError(f"{src}: the first data line has one field; need at least one index and a value")
@@ -197,13 +222,14 @@ def convert_tns(src, dst=None, *, memory_mb: float = 1024, duplicates: str = "su
                     if checked is None:
                         raise_bad_line(src, nmodes, dims, "a line the reader accepted failed the checks")
                     writer.append(*checked)
+                    source.taken()
                     if progress:
                         progress("reading", source.raw_bytes, stat.st_size)
             except DatasetError:
                 raise
             except Exception as exc:   # pyarrow's ArrowInvalid, or the source's own read error
                 if source.error is not None:
-                    raise DatasetError(f"{src}: line {source.lines + 1}: the compressed data ends or breaks here "
+                    raise DatasetError(f"{src}: line {source.error_line}: the compressed data ends or breaks here "
                                        f"({' '.join(str(source.error).split())})") from None
                 raise_bad_line(src, nmodes, dims, " ".join(str(exc).split()))
             sha256 = source_sha256 or source.sha256()
