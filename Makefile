@@ -38,6 +38,7 @@ $(VENV)/.installed: $(BUILD_INPUTS)
 	  echo "installing libsuitesparse-dev (CHOLMOD, for the iChol data sets)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsuitesparse-dev >/dev/null && ss=1; \
 	fi; \
+	echo "spbench: building the kernels (about a minute)"; \
 	if [ "$$ss" = 1 ] && $(PY) -m pip install --quiet -e ".[test,ichol]"; then :; else \
 	  echo "$(ICHOL_HINT)"; $(PY) -m pip install --quiet -e ".[test]"; fi
 	touch $@

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -41,13 +42,18 @@ def main():
               help="small: a quick pass (stand-ins ~1/8 the rows or 1/10 the nonzeros, at most 10 repeats, "
                    "1 run; results in results/<name>_small/).")
 @click.option("--resume/--fresh", default=True, help="Skip stored runs (default) or start over.")
-@click.option("--dry-run", is_flag=True, help="Print the points and exit.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@click.option("--dry-run", is_flag=True, help="Print the points (marking those already stored) and exit.")
+@click.option("--wait", is_flag=True, help="When another sweep is writing into the results folder, wait for it.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (the summary and errors still show).")
 def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launcher, oversubscribe, timeout,
-        scale, resume, dry_run, quiet):
-    """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run."""
+        scale, resume, dry_run, wait, quiet):
+    """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run.
+
+    Exit code: 0 when every point is ok (or stored before), 1 when any ended error, timeout or
+    invalid, 2 for a bad config or data set or a busy results folder (nothing written)."""
     from .config import ConfigError, load_config
-    from .runner import RunError, run_sweep
+    from .results import ResultsBusy
+    from .runner import RunError, run_sweep, stored_points
     from .sweep import expand
 
     try:
@@ -58,28 +64,58 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
     points = expand(config)
+    out = out_dir or Path("results") / config.name
     if dry_run:
+        try:
+            stored = stored_points(config, points, out) if resume else set()
+        except RunError as exc:
+            raise UsageFailure(str(exc)) from None
         for i, p in enumerate(points, 1):
-            click.echo(f"{i:4d}  {p.label}")
-        click.echo(f"{len(points)} points, {config.repeats} timed runs each, execution {config.execution}"
+            click.echo(f"{i:4d}  {p.label}" + ("  (stored)" if p in stored else ""))
+        click.echo(f"{len(points)} points ({len(stored)} already stored in {out}), "
+                   f"{config.repeats} timed runs each, execution {config.execution}"
                    + (f", scale {config.scale}" if config.scale != "full" else ""))
         return
-    out = out_dir or Path("results") / config.name
+    terminated = []
+
+    def on_sigterm(signum, frame):  # a job's time limit: stop like Ctrl-C (the MPI job goes too)
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        summary = run_sweep(config, out, fresh=not resume, quiet=quiet)
-    except RunError as exc:
+        summary = run_sweep(config, out, fresh=not resume, quiet=quiet, wait=wait)
+    except (RunError, ResultsBusy) as exc:
         raise UsageFailure(str(exc)) from None
     except KeyboardInterrupt:
-        click.echo(f"\nspbench: interrupted; stored runs are kept in {out}, rerun the same command to resume",
-                   err=True)
-        sys.exit(130)
+        click.echo(f"\nspbench: {'terminated' if terminated else 'interrupted'}; stored runs are kept in {out}, "
+                   f"rerun the same command to resume", err=True)
+        sys.exit(128 + signal.SIGTERM if terminated else 130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    for line in summary_lines(summary, out):
+        click.echo(line, err=True)
+    if summary.failed:
+        sys.exit(1)
+
+
+#: distinct error messages the closing lines of `spbench run` show
+SHOWN_ERRORS = 3
+
+
+def summary_lines(summary, out) -> list[str]:
+    """The closing lines of a sweep: statuses, then the first few distinct error messages."""
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "none"
-    if not quiet:
-        click.echo(f"spbench: {summary.total} points: {summary.skipped} already stored, {summary.ran} run "
-                   f"({statuses}); results in {out}", err=True)
-    if summary.unavailable:
-        raise click.ClickException(f"{len(summary.unavailable)} data set(s) unavailable: "
-                                   + "; ".join(summary.unavailable))
+    lines = [f"spbench: {summary.total} points: {summary.skipped} already stored, {summary.ran} run "
+             f"({statuses}); results in {out}"]
+    if summary.failed:
+        lines.append(f"spbench: {summary.failed} run{'s' if summary.failed != 1 else ''} failed; "
+                     f"first distinct errors:")
+        for message, count in list(summary.errors.items())[:SHOWN_ERRORS]:
+            lines.append(f"  [{count}x] {message}")
+        if len(summary.errors) > SHOWN_ERRORS:
+            lines.append(f"  ... {len(summary.errors) - SHOWN_ERRORS} more distinct errors in the rows' 'error' field")
+    return lines
 
 
 @main.command()

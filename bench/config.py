@@ -113,17 +113,69 @@ def load_config(path) -> Config:
     path = Path(path)
     src = str(path)
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{src}: cannot read config ({exc.strerror})") from None
+    return parse_config(parse_yaml(raw, src), src, base_dir=path.parent)
+
+
+#: a config nests a few levels deep and holds at most thousands of values; beyond these limits a
+#: file is refused before it is built (deep nesting overflows the YAML composer's recursion,
+#: aliases of aliases expand exponentially when the config is copied into meta.json)
+MAX_YAML_DEPTH = 64
+MAX_YAML_VALUES = 100_000
+
+
+def parse_yaml(raw: bytes, src: str):
+    """The YAML document in ``raw``: UTF-8 text, nested at most MAX_YAML_DEPTH levels, expanding
+    to at most MAX_YAML_VALUES values with its aliases; else a one-line ConfigError."""
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise ConfigError(f"{src}: expected a YAML text file, found binary data (a NUL byte at offset {nul})")
     try:
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{src}: line {line}: expected UTF-8 text, found byte 0x{raw[exc.start]:02x}") from None
+    try:
+        _check_yaml_size(text, src)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{src}:{where} {problem}") from None
-    return parse_config(data, src, base_dir=path.parent)
+
+
+def _check_yaml_size(text: str, src: str) -> None:
+    """Walk the YAML events (no recursion, nothing built): depth and alias-expanded value count."""
+    sizes: dict = {}  # anchor -> values its node expands to
+    stack: list = []  # [anchor, values so far] per open collection
+    total = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            stack.append([event.anchor, 1])
+            if len(stack) > MAX_YAML_DEPTH:
+                raise ConfigError(f"{src}: line {event.start_mark.line + 1}: nested more than "
+                                  f"{MAX_YAML_DEPTH} levels deep; expected a config of a few levels")
+            continue
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            anchor, count = stack.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, count = event.anchor, 1
+        elif isinstance(event, yaml.AliasEvent):
+            anchor, count = None, sizes.get(event.anchor, 1)
+        else:
+            continue
+        if anchor is not None:
+            sizes[anchor] = count
+        if stack:
+            stack[-1][1] += count
+        else:
+            total += count
+        if (stack[0][1] if stack else total) > MAX_YAML_VALUES:
+            raise ConfigError(f"{src}: line {event.start_mark.line + 1}: its aliases expand to more than "
+                              f"{MAX_YAML_VALUES} values; expected a config of at most thousands")
 
 
 def parse_config(data: Any, src: str = "<config>", base_dir: Path | None = None) -> Config:
@@ -282,6 +334,16 @@ def _check_point_list(src: str, experiment: str, key: str, items) -> tuple:
     return tuple(out)
 
 
+def _declared_parameters(experiment: str, algorithm: str):
+    """The function checking ``params`` of ``algorithm`` against its declaration (its own file)."""
+    if experiment == "tucker":
+        from .tucker.schemes import SCHEMES
+        return SCHEMES[algorithm].validate
+    from .parameters import check_parameters
+    from .sptrsv.schedulers import PARAMETERS
+    return lambda params: check_parameters(f"scheduler {algorithm!r}", PARAMETERS.get(algorithm, {}), params)
+
+
 def _check_params(src: str, experiment: str, params) -> dict:
     if not isinstance(params, dict):
         raise ConfigError(f"{src}: key 'params': expected a mapping of algorithm to parameters")
@@ -291,10 +353,10 @@ def _check_params(src: str, experiment: str, params) -> dict:
             raise ConfigError(f"{src}: key 'params.{alg}': unknown algorithm (expected one of: {', '.join(known)})")
         if not isinstance(values, dict):
             raise ConfigError(f"{src}: key 'params.{alg}': expected a mapping of parameter to value")
-        for pname, pval in values.items():
-            if not isinstance(pval, (int, float, str, bool)):
-                raise ConfigError(f"{src}: key 'params.{alg}.{pname}': expected a number, string or "
-                                  f"boolean, got {_kind(pval)}")
+        try:
+            _declared_parameters(experiment, alg)(values)
+        except ValueError as exc:
+            raise ConfigError(f"{src}: key 'params.{alg}': {exc}") from None
     return {alg: dict(v) for alg, v in params.items()}
 
 

@@ -5,17 +5,27 @@ flight, concurrent jobs never share a file, and loading all fragments gives one 
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
 import shutil
+import sys
 import tempfile
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
 #: a stored run with one of these statuses is not run again on resume
 FINAL_STATUSES = ("ok", "invalid", "skipped")
+#: temp files a killed writer leaves in runs/: this process's rows (.*.tmp), an MPI worker's (.*.part*)
+STALE_PATTERNS = (".*.tmp", ".*.part", ".*.part.*")
+
+
+class ResultsBusy(RuntimeError):
+    """Another sweep holds the results folder's lock; the message names its pid."""
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -72,14 +82,46 @@ class ResultStore:
         if meta.exists():
             meta.unlink()
 
+    @property
+    def jobs(self) -> Path:
+        """Job files of the sweep writing here (MPI job specs, progress, logs): removed when a job
+        ends and, for a job killed with its sweep, by the next sweep that takes the lock."""
+        return self.root / ".jobs"
+
     def clean_stale(self) -> int:
-        """Remove temp files left by a killed writer; return how many."""
-        if not self.runs.is_dir():
-            return 0
-        stale = list(self.runs.glob(".*.tmp"))
+        """Remove temp files left by a killed writer (and its job files); return how many."""
+        stale = [p for pattern in STALE_PATTERNS for p in self.runs.glob(pattern)] if self.runs.is_dir() else []
         for p in stale:
             p.unlink(missing_ok=True)
+        if self.jobs.is_dir():
+            stale += list(self.jobs.iterdir())
+            shutil.rmtree(self.jobs, ignore_errors=True)
         return len(stale)
+
+    @contextmanager
+    def lock(self, *, wait: bool = False, on_wait=None):
+        """Hold the folder's lock (an flock on ``.lock``, released by the kernel however the process
+        ends) while a sweep writes here. Held by another sweep: ResultsBusy naming its pid, or with
+        ``wait`` block until it is free (``on_wait(message)`` once). A folder this call created and
+        left holding nothing but the lock is removed again."""
+        created = not self.root.exists()
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / ".lock"
+        fh = _acquire(path, wait, on_wait)
+        try:
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"{os.getpid()} {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(sys.argv)}\n")
+            fh.flush()
+            yield self
+        finally:
+            path.unlink(missing_ok=True)  # while still held: a waiter re-checks the inode it locked
+            fh.close()
+            if created:
+                try:
+                    self.root.rmdir()
+                except OSError:
+                    pass
 
     def done(self) -> dict:
         """run_id → status of every stored fragment."""
@@ -110,6 +152,33 @@ class ResultStore:
     def write_meta(self, meta: dict) -> None:
         atomic_write_text(self.root / "meta.json", json.dumps(_clean_floats(meta), default=_json_default,
                                                                indent=1, sort_keys=True))
+
+
+def _acquire(path: Path, wait: bool, on_wait):
+    """Open and flock ``path``; retry when the file was replaced meanwhile (a holder removes it)."""
+    told = False
+    while True:
+        fh = open(path, "a+")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().split(" ", 1)[0] or "?"
+            if not wait:
+                fh.close()
+                raise ResultsBusy(f"{path.parent}: another sweep (pid {holder}) is writing here; wait for it "
+                                  f"to end, rerun with --wait, or choose another --out") from None
+            if on_wait is not None and not told:
+                on_wait(f"{path.parent} is in use by the sweep of pid {holder}; waiting for it to end")
+                told = True
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            same = os.fstat(fh.fileno()).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fh
+        fh.close()
 
 
 def find_result_dirs(path) -> list[Path]:

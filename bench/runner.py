@@ -85,91 +85,73 @@ class Progress:
         self._say(f"[{self.done + 1}/{self.total}] {point.label} · elapsed {_fmt_duration(elapsed)} · {eta}")
         return time.monotonic()
 
-    def end(self, started: float, status: str) -> None:
+    def detail(self, text: str) -> None:
+        """A line about the point in flight (say, an MPI job's HOOI invocation), with the elapsed time."""
+        self._say(f"    {text} · elapsed {_fmt_duration(time.monotonic() - self.start)}")
+
+    def end(self, started: float, status: str, error: str | None = None) -> None:
         self.done += 1
         self.ran += 1
         self.run_seconds += time.monotonic() - started
         if status != "ok":
-            self._say(f"    status: {status}")
+            self._say(f"    {status}: {error}" if error else f"    status: {status}")
 
 
 @dataclass
 class SweepSummary:
+    """What a sweep did: points stored before, run now, their statuses and their distinct errors."""
+
     total: int = 0
     skipped: int = 0
     ran: int = 0
     statuses: dict = field(default_factory=dict)
     superseded: int = 0
-    unavailable: list = field(default_factory=list)
+    errors: dict = field(default_factory=dict)  # first line of each distinct error -> rows, first seen first
+
+    @property
+    def failed(self) -> int:
+        """Rows of this sweep that ended error, timeout or invalid (exit code 1)."""
+        return sum(n for status, n in self.statuses.items() if status not in ("ok", "skipped"))
 
 
 def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = False,
-              stream=None) -> SweepSummary:
-    """Run every point of the sweep that is not stored yet; return what happened."""
+              stream=None, wait: bool = False) -> SweepSummary:
+    """Run every point of the sweep that is not stored yet; return what happened.
+
+    Nothing is written before every data set has loaded (a bad file is a RunError naming it), and
+    the results folder is locked while the sweep writes into it (ResultsBusy, or ``wait``)."""
     experiment = _experiment(config.experiment)
     points = expand(config)
     experiment.check_points(config, points)
     store = ResultStore(out_dir)
-    if fresh:
-        store.fresh()
-    store.clean_stale()
-    _write_meta(store, config, calibration=getattr(experiment, "costs", None))
-    stored = store.done()
-    version = code_version(config.experiment)
-    git = machine.git_state()
-    host = machine.machine_facts(with_mpi=False)["host"]
     progress = Progress(total=len(points), quiet=quiet, stream=stream)
     summary = SweepSummary(total=len(points))
-    wanted: dict = {}  # point identity -> the run_id it has now
-    by_dataset: dict = {}
-    for p in points:
-        by_dataset.setdefault(p.dataset.name, []).append(p)
-    for ds_points in by_dataset.values():
-        dataset = ds_points[0].dataset
-        try:
-            prepared = experiment.prepare(dataset, config)
-        except Exception as exc:  # a data set we cannot load: report, keep going with the others
-            summary.unavailable.append(f"{dataset.name}: {exc}")
-            progress.note(f"data set {dataset.name} unavailable: {exc}")
-            progress.done += len(ds_points)
-            continue
-        pending = []
-        for point in ds_points:
-            params = run_parameters(config, point)
-            rid = run_id(params, prepared.checksum, version)
-            wanted[_identity(point.dataset.name, point.repeat, config.execution, point.axes)] = rid
-            if stored.get(rid) in FINAL_STATUSES:
-                summary.skipped += 1
-                progress.skip(point)
-                continue
-            pending.append((point, {
-                "run_id": rid, "schema_version": SCHEMA_VERSION, "experiment": config.experiment,
-                "config": config.name, "dataset": dataset.name, "dataset_source": prepared.source,
-                "dataset_checksum": prepared.checksum, "repeat": point.repeat,
-                "execution": "measured" if config.execution == "measured" else "simulated",
-                "git_sha": git.get("sha"), "git_dirty": git.get("dirty"), "host": host,
-                "code_version": version, "params": params["algorithm_params"], **point.axes,
-            }))
-        batch = getattr(experiment, "batch_runner", lambda _config: None)(config)
-        if batch is not None and pending:
-            for row in batch(pending, prepared, config, store, progress):
+    with store.lock(wait=wait, on_wait=lambda text: print(f"spbench: {text}", file=stream or sys.stderr,
+                                                          flush=True)):
+        loaded = load_datasets(experiment, config, points, stream=stream)
+        if fresh:
+            store.fresh()
+        store.clean_stale()
+        _write_meta(store, config, calibration=getattr(experiment, "costs", None))
+        stored = store.done()
+        version = code_version(config.experiment)
+        wanted: dict = {}  # point identity -> the run_id it has now
+        base = _base_row(config, version)
+        for ds_points in loaded.groups():
+            prepared = loaded.take(ds_points[0].dataset)
+            pending = []
+            for point, rid in _run_ids(config, ds_points, prepared, version):
+                wanted[_identity(point.dataset.name, point.repeat, config.execution, point.axes)] = rid
+                if stored.get(rid) in FINAL_STATUSES:
+                    summary.skipped += 1
+                    progress.skip(point)
+                    continue
+                pending.append((point, {**base, **_dataset_fields(prepared), "run_id": rid,
+                                        "dataset": point.dataset.name, "repeat": point.repeat,
+                                        "params": config.params.get(point.axes.get("algorithm"), {}),
+                                        **point.axes}))
+            for row in _run_pending(experiment, config, store, progress, prepared, pending):
                 _count(summary, row)
-            continue
-        for point, row in pending:
-            started = progress.begin(point)
-            row["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            try:
-                row.update(experiment.run(point, prepared, config))
-            except KeyboardInterrupt:
-                raise
-            except Exception as exc:
-                row.update(status="error", error=f"{type(exc).__name__}: {exc}")
-            row.setdefault("error", None)
-            row.setdefault("omp_threads", None)
-            store.write_row(row)
-            _count(summary, row)
-            progress.end(started, row["status"])
-    if not summary.unavailable:
         summary.superseded = _move_superseded(store, wanted)
         if summary.superseded:
             progress.note(f"moved {summary.superseded} rows of an older code/data version to "
@@ -177,9 +159,115 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
     return summary
 
 
+def _base_row(config: Config, version: str) -> dict:
+    git = machine.git_state()
+    return {"schema_version": SCHEMA_VERSION, "experiment": config.experiment, "config": config.name,
+            "execution": "measured" if config.execution == "measured" else "simulated",
+            "git_sha": git.get("sha"), "git_dirty": git.get("dirty"),
+            "host": machine.machine_facts(with_mpi=False)["host"], "code_version": version}
+
+
+def _dataset_fields(prepared) -> dict:
+    fields = {"dataset_source": prepared.source, "dataset_checksum": prepared.checksum}
+    if hasattr(prepared, "symmetric"):
+        fields["input_symmetric"] = prepared.symmetric
+    return fields
+
+
+def _run_ids(config: Config, points, prepared, version: str):
+    """(point, run_id) of each point of one prepared data set."""
+    for point in points:
+        yield point, run_id(run_parameters(config, point), prepared.checksum, version)
+
+
+def _run_pending(experiment, config: Config, store: ResultStore, progress: Progress, prepared, pending):
+    """Run one data set's pending points (as one batch when the experiment batches them); yield rows."""
+    batch = getattr(experiment, "batch_runner", lambda _config: None)(config)
+    if batch is not None and pending:
+        yield from batch(pending, prepared, config, store, progress)
+        return
+    for point, row in pending:
+        started = progress.begin(point)
+        row["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        try:
+            row.update(experiment.run(point, prepared, config))
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:
+            row.update(status="error", error=f"{type(exc).__name__}: {exc}")
+        row.setdefault("error", None)
+        row.setdefault("omp_threads", None)
+        store.write_row(row)
+        progress.end(started, row["status"], row["error"])
+        yield row
+
+
+class LoadedDatasets:
+    """Every data set of a sweep, loaded once before anything is written (a bad file stops the
+    sweep with nothing in the results folder). Only the first is kept in memory; the others are
+    loaded again when their points run, so a sweep holds one data set at a time."""
+
+    def __init__(self, experiment, config: Config, by_dataset: dict, first):
+        self._experiment, self._config, self._by_dataset, self._first = experiment, config, by_dataset, first
+
+    def groups(self):
+        """The points of each data set, in the sweep's order."""
+        return list(self._by_dataset.values())
+
+    def take(self, dataset):
+        """The prepared data set (the kept first one, else loaded again)."""
+        if self._first is not None and self._first[0] == dataset.name:
+            prepared, self._first = self._first[1], None
+            return prepared
+        return _prepare(self._experiment, dataset, self._config)
+
+
+def load_datasets(experiment, config: Config, points, *, stream=None) -> LoadedDatasets:
+    """Load every data set of ``points`` (RunError naming the first that fails) and print each one's
+    warnings (say, a non-symmetric matrix) on stderr, also with --quiet."""
+    by_dataset: dict = {}
+    for p in points:
+        by_dataset.setdefault(p.dataset.name, []).append(p)
+    first = None
+    for name, ds_points in by_dataset.items():
+        prepared = _prepare(experiment, ds_points[0].dataset, config)
+        for warning in getattr(prepared, "warnings", ()):
+            print(f"spbench: warning: {warning}", file=stream or sys.stderr, flush=True)
+        if first is None:
+            first = (name, prepared)
+    return LoadedDatasets(experiment, config, by_dataset, first)
+
+
+def _prepare(experiment, dataset, config: Config):
+    try:
+        return experiment.prepare(dataset, config)
+    except (ValueError, OSError) as exc:  # DatasetError is a ValueError
+        raise RunError(f"data set '{dataset.name}': {exc}") from None
+
+
+def stored_points(config: Config, points, out_dir) -> set:
+    """The points already stored in ``out_dir`` with a final status (``--dry-run``); the data sets
+    are loaded only when the folder holds rows."""
+    store = ResultStore(out_dir)
+    stored = {rid for rid, status in store.done().items() if status in FINAL_STATUSES}
+    if not stored:
+        return set()
+    experiment = _experiment(config.experiment)
+    version = code_version(config.experiment)
+    loaded = load_datasets(experiment, config, points)
+    found = set()
+    for ds_points in loaded.groups():
+        prepared = loaded.take(ds_points[0].dataset)
+        found |= {point for point, rid in _run_ids(config, ds_points, prepared, version) if rid in stored}
+    return found
+
+
 def _count(summary: SweepSummary, row: dict) -> None:
     summary.ran += 1
     summary.statuses[row["status"]] = summary.statuses.get(row["status"], 0) + 1
+    if row["status"] not in ("ok", "skipped"):
+        message = (row.get("error") or f"status {row['status']}").strip().splitlines()[0]
+        summary.errors[message] = summary.errors.get(message, 0) + 1
 
 
 def _identity(dataset: str, repeat: int, execution: str, axes: dict) -> tuple:

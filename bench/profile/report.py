@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from spbench.profile.failed_rows import failed_rows_section
 from spbench.profile.figures import performance_profile_figure, speedup_vs_cores
 from spbench.profile.perfprofile import check_columns, executions
 from spbench.profile.model_report import write_model_sections
@@ -102,7 +103,7 @@ def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
         written += paths
         sections += model_lines
         notes += model_notes
-    lines = [f"# SpTrSV profile: {name}", "", "## Rows", "", *_row_counts(df), ""]
+    lines = [f"# SpTrSV profile: {name}", "", "## Rows", "", *_row_counts(df), "", *failed_rows_section(df)]
     if notes:
         lines += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     lines += sections

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from spbench.profile.failed_rows import failed_rows_section  # noqa: E402
 from spbench.profile.figures import save_figure  # noqa: E402
 from spbench.profile import tucker_paper  # noqa: E402
 from spbench.profile.tables import write_table  # noqa: E402
@@ -174,7 +175,7 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
     if "simulated" in execs:
         lines.append("- Simulated rows: exact policies and metrics for the given rank count, computed in one "
                      "process; `dist_time` is the serial scheme computation on this machine.")
-    lines.append("")
+    lines += ["", *failed_rows_section(df)]
     for ranks, K, rows in configurations(df):
         suffix = f"P{ranks}_K{K}"
         execution = "/".join(sorted(set(df[(df["ranks"] == ranks) & (df["K"] == K)]["execution"])))

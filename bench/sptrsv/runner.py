@@ -5,7 +5,6 @@ CSR with int32 indices and sorted columns (sptrsv-elasticity §5.2).
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,8 @@ class PreparedMatrix:
     dag: object  # spbench.sptrsv.dag.DAG of `lower`, built once for every point of the data set
     checksum: str
     source: str  # real | synthetic
+    symmetric: bool | None = None  # the loaded matrix equals its transpose (None: a transform's lower triangle)
+    warnings: tuple = ()  # one-line notes the runner prints before the sweep
 
 
 class SptrsvExperiment:
@@ -67,8 +68,13 @@ class SptrsvExperiment:
         from .dag import DAG
         from .execute import prepare_lower
 
+        symmetric = None if dataset.transform else is_symmetric(loaded.matrix)
+        warnings = () if symmetric is not False else (
+            f"{dataset.params.get('path', dataset.name)}: the matrix is not symmetric; its lower triangle is "
+            f"solved (rows record input_symmetric: false)",)
         lower = prepare_lower(lower_triangle(loaded.matrix))
-        return PreparedMatrix(lower=lower, dag=DAG(lower), checksum=loaded.checksum, source=loaded.source)
+        return PreparedMatrix(lower=lower, dag=DAG(lower), checksum=loaded.checksum, source=loaded.source,
+                              symmetric=symmetric, warnings=warnings)
 
     def run(self, point, prepared: PreparedMatrix, config) -> dict:
         from .execute import solve_point
@@ -86,17 +92,17 @@ class SptrsvExperiment:
             result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
                                  barrier=config.barrier, params=params, dag=prepared.dag, **extra)
         result["omp_threads"] = result.get("cores", axes["cores"])
-        result["params"] = effective_parameters(axes["algorithm"], config.params.get(axes["algorithm"], {}))
+        if axes["algorithm"] != "serial":  # every row records the scheduler's parameters, e.g. its L
+            from .schedulers import effective_parameters
+            params = effective_parameters(axes["algorithm"], params)
+        result["params"] = params
         return result
+
+
+def is_symmetric(matrix) -> bool:
+    """Whether a square sparse matrix equals its transpose (pattern and values)."""
+    return (matrix != matrix.T).nnz == 0
 
 
 #: barrier latencies (s) of the §6.4 sweep stored with every simulated multi-core ElasticDivide row
 BARRIER_SWEEP_LATENCIES = (0.0, 3e-8, 1e-7, 3e-7, 1e-6, 3e-6, 1e-5)
-
-
-def effective_parameters(algorithm: str, given: dict) -> dict:
-    """The scheduler's defaults overridden by the config's values: every row records e.g. its L."""
-    if algorithm == "serial":
-        return dict(given)
-    module = importlib.import_module(f"spbench.sptrsv.schedulers.{algorithm}")
-    return {**getattr(module, "parameters", {}), **given}

@@ -1,25 +1,22 @@
 """Measured Tucker runs: one MPI job per (tensor, ranks) running every scheme, K and repeat of it.
 
-The CLI process never imports mpi4py.MPI (DESIGN.md §4): it exports the tensor once as memory-
-mappable .npy files, writes a job spec, and launches `{launcher} python -m mpi4py -m
-spbench.tucker.worker SPEC` (an exception on one rank aborts all of them). Rank 0 stores each
-finished run's row itself; a run without a row after the job is recorded `error` (with the
-job's last stderr line) or `timeout`.
+The CLI process never imports mpi4py.MPI nor loads the tensor (DESIGN.md §4): it points the job
+at the data set's tensor store (each rank memory-maps its block), writes a job spec into the
+results folder's job folder, and launches `{launcher} python -m mpi4py -m spbench.tucker.worker
+SPEC` (:mod:`.job_process`: the job dies with the sweep). Rank 0 stores each finished run's row
+itself and reports progress (:mod:`.job_progress`); a run that fails is its own error row
+(:mod:`.task_loop`); a run without a row after the job is recorded `error` (with the job's last
+error line) or `timeout`.
 """
 from __future__ import annotations
 
 import json
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from datetime import datetime, timezone
 from pathlib import Path
-
-import numpy as np
 
 
 def default_launcher() -> str:
@@ -32,97 +29,132 @@ def launcher_command(template: str, ranks: int) -> list[str]:
     return shlex.split((template or default_launcher()).format(ranks=ranks))
 
 
-def tensor_export_dir(checksum: str) -> Path:
-    return Path(os.environ.get("SPBENCH_DATA") or "~/.cache/spbench").expanduser() / "tensors" / checksum
-
-
-def export_tensor(tensor, checksum: str) -> Path:
-    """coords.npy, values.npy and meta.json of a tensor, written once per checksum (atomic folder rename)."""
-    final = tensor_export_dir(checksum)
-    if (final / "meta.json").exists():
-        return final
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{checksum[:12]}.", dir=final.parent))
-    try:
-        np.save(tmp / "coords.npy", np.ascontiguousarray(tensor.coords, dtype=np.int64))
-        np.save(tmp / "values.npy", np.ascontiguousarray(tensor.values, dtype=np.float64))
-        (tmp / "meta.json").write_text(json.dumps({"dims": [int(d) for d in tensor.dims], "nnz": int(tensor.nnz)}))
-        try:
-            os.replace(tmp, final)
-        except OSError:  # another job exported it meanwhile
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return final
-
-
-def run_mpi_batch(pending, prepared, config, store, progress, metrics=None):
+def run_mpi_batch(pending, prepared, config, store, progress):
     """Run the pending (point, base row) pairs of one tensor, one MPI job per rank count; yield rows.
 
-    `metrics(point, prepared, config, queries)`: the scheme's exact metrics, merged into each
-    measured row (the measured fields win), so one row holds both the times and the metrics."""
-    tensor_dir = export_tensor(prepared.tensor, prepared.checksum)
+    The job reads the data set's tensor store block by block; the workers compute the exact
+    metrics of their distribution and write them into each row (this process never loads the
+    tensor). Lite rows get Theorem 6.1's slack from those metrics. Each task's start, HOOI
+    invocations and finish are printed as the job reports them. A job that dies takes only the
+    task it was running with it: the tasks it had not started run in a new job."""
+    from .runner import theorem_6_1_slack
+
     by_ranks: dict = {}
     for point, row in pending:
         by_ranks.setdefault(point.axes["ranks"], []).append((point, row))
     for ranks, items in sorted(by_ranks.items()):
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        tasks = []
-        for point, row in items:
-            axes = point.axes
-            row = dict(row, started_at=now, dataset_label=prepared.label, omp_threads=1)
-            tasks.append({"row": row, "scheme": axes["algorithm"], "K": int(axes["K"]),
-                          "params": config.params.get(axes["algorithm"], {}), "seed": config.seed,
-                          "invocations": config.invocations, "init": config.init,
-                          "lanczos": config.lanczos})
-        started = progress.begin(items[0][0])
-        progress.note(f"MPI job: {items[0][0].dataset.name} at {ranks} ranks, {len(tasks)} runs")
-        failure = _launch(config, ranks, tensor_dir, store.runs, tasks)
-        for (point, _), task in zip(items, tasks):
-            path = store.runs / f"{task['row']['run_id']}.json"
-            if path.exists():
-                row = json.loads(path.read_text())
-                if metrics is not None and row.get("status") == "ok" and "mode_metrics" not in row:
-                    row = {**metrics(point, prepared, config, queries=row.get("queries")), **row}
+        work = [(point, _task(config, point, dict(row, started_at=now, dataset_label=prepared.label, omp_threads=1)))
+                for point, row in items]
+        progress.note(f"MPI job: {items[0][0].dataset.name} at {ranks} ranks, {len(work)} runs")
+        while work:
+            watch = JobWatch(work, progress)
+            outcome = _launch(config, ranks, prepared.store, store, [task for _, task in work], watch)
+            retry = []
+            for i, (point, task) in enumerate(work):
+                path = store.runs / f"{task['row']['run_id']}.json"
+                if path.exists():
+                    row = json.loads(path.read_text())
+                    if row.get("status") == "ok" and row.get("algorithm") == "lite" and "lite_bound_slack" not in row:
+                        row["lite_bound_slack"] = theorem_6_1_slack(row["mode_metrics"], row["nnz"], row["ranks"])
+                        store.write_row(row)
+                elif i not in watch.started and outcome.returncode not in (0, None) and not outcome.timed_out \
+                        and watch.started:
+                    retry.append((point, task))  # the job died in an earlier task: run this one again
+                    continue
+                else:
+                    status, message = _failure(outcome, config, started=i in watch.started)
+                    row = dict(task["row"], status=status, error=message)
                     store.write_row(row)
-            else:
-                status, message = failure or ("error", "the MPI job ended without storing this run")
-                row = dict(task["row"], status=status, error=message)
-                store.write_row(row)
-            yield row
-        progress.done += len(items) - 1
-        progress.end(started, "ok" if failure is None else failure[0])
+                watch.close(i, row)
+                yield row
+            if retry:
+                progress.note(f"MPI job: {len(retry)} runs not started by the failed job run in a new one")
+            work = retry
 
 
-def _launch(config, ranks: int, tensor_dir: Path, runs_dir: Path, tasks: list):
-    """Run one worker job; None when it exited 0, else (status, one-line reason)."""
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="spbench-job-", delete=False) as fh:
-        json.dump({"tensor_dir": str(tensor_dir), "results_dir": str(runs_dir), "threads": 1, "tasks": tasks}, fh)
-        spec = fh.name
-    cmd = launcher_command(config.launcher, ranks) + [sys.executable, "-m", "mpi4py", "-m",
-                                                      "spbench.tucker.worker", spec]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    start = time.monotonic()
+def _task(config, point, row: dict) -> dict:
+    axes = point.axes
+    return {"row": row, "scheme": axes["algorithm"], "K": int(axes["K"]),
+            "params": config.params.get(axes["algorithm"], {}), "seed": config.seed,
+            "invocations": config.invocations, "init": config.init, "lanczos": config.lanczos}
+
+
+def _failure(outcome, config, *, started: bool) -> tuple[str, str]:
+    """(status, one-line reason) of a task the job left without a row."""
+    if outcome.returncode is None:
+        return "error", outcome.reason
+    if outcome.timed_out:
+        return "timeout", (f"MPI job killed after {config.timeout:.0f} s (key 'timeout')"
+                           + ("" if started else "; this run had not started"))
+    if outcome.returncode != 0:
+        return "error", f"MPI job exited {outcome.returncode} after {outcome.seconds:.1f} s: {outcome.reason}"
+    return "error", "the MPI job ended without storing this run"
+
+
+class JobWatch:
+    """The job's progress events turned into the sweep's progress lines, one point per task."""
+
+    def __init__(self, work: list, progress):
+        self.work, self.progress = work, progress
+        self.started: dict = {}   # task index -> when its start was reported
+        self.finished: set = set()
+        self._reader = None
+
+    def follow(self, path: Path) -> None:
+        from .job_progress import ProgressReader
+        self._reader = ProgressReader(path)
+
+    def poll(self) -> None:
+        for event in self._reader.events() if self._reader is not None else ():
+            i = event.get("task")
+            if not isinstance(i, int) or not 0 <= i < len(self.work):
+                continue
+            kind = event.get("event")
+            if kind == "start" and i not in self.started:
+                self.started[i] = self.progress.begin(self.work[i][0])
+            elif kind == "invocation" and i in self.started:
+                fit = event.get("fit")
+                self.progress.detail(f"HOOI invocation {event.get('invocation')}/{event.get('invocations')}"
+                                     + (f", fit {fit:.6f}" if isinstance(fit, (int, float)) else ""))
+            elif kind == "finish" and i in self.started and i not in self.finished:
+                self.finished.add(i)
+                self.progress.end(self.started[i], event.get("status", "ok"), event.get("error"))
+
+    def close(self, i: int, row: dict) -> None:
+        """Account for task ``i``'s row when the job did not report its finish."""
+        if i in self.finished:
+            return
+        self.finished.add(i)
+        started = self.started.get(i)
+        if started is None:
+            started = self.progress.begin(self.work[i][0])
+        self.progress.end(started, row.get("status", "error"), row.get("error"))
+
+
+def _launch(config, ranks: int, tensor_dir: Path, store, tasks: list, watch):
+    """Run one worker job over ``tasks``; its spec, progress and log live in the results folder's
+    job folder while it runs (the worker removes the spec once read, this process the rest)."""
+    from .job_process import run_job
+
+    store.runs.mkdir(parents=True, exist_ok=True)
+    store.jobs.mkdir(parents=True, exist_ok=True)
+    fd, spec = tempfile.mkstemp(prefix=f"job-{ranks}r-", suffix=".json", dir=store.jobs)
+    spec = Path(spec)
+    files = (spec, spec.with_suffix(".progress"), spec.with_suffix(".log"))
     try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                start_new_session=True)
-        try:
-            _, err = proc.communicate(timeout=config.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.communicate()
-            return "timeout", f"MPI job killed after {config.timeout:.0f} s (key 'timeout')"
-        except KeyboardInterrupt:
-            os.killpg(proc.pid, 9)
-            raise
-    except OSError as exc:
-        return "error", f"cannot start {cmd[0]}: {exc.strerror}"
+        with os.fdopen(fd, "w") as fh:
+            json.dump({"tensor_dir": str(tensor_dir), "results_dir": str(store.runs), "threads": 1,
+                       "progress": str(files[1]), "tasks": tasks}, fh)
+        cmd = launcher_command(config.launcher, ranks) + [sys.executable, "-m", "mpi4py", "-m",
+                                                          "spbench.tucker.worker", str(spec)]
+        watch.follow(files[1])
+        return run_job(cmd, dict(os.environ, OMP_NUM_THREADS="1"), timeout=config.timeout, log=files[2],
+                       on_poll=watch.poll)
     finally:
-        os.unlink(spec)
-    if proc.returncode != 0:
-        lines = [l for l in err.strip().splitlines() if l.strip()]
-        reason = next((l for l in reversed(lines) if "Error" in l or "error" in l), lines[-1] if lines else "")
-        return "error", f"MPI job exited {proc.returncode} after {time.monotonic() - start:.1f} s: {reason.strip()}"
-    return None
+        for f in files:
+            f.unlink(missing_ok=True)
+        try:
+            store.jobs.rmdir()
+        except OSError:  # another job's files, or already gone
+            pass

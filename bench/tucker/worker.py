@@ -4,9 +4,9 @@
 
 SPEC.json: ``{"tensor_dir": DIR, "results_dir": RUNS_DIR, "threads": 1, "tasks": [{"row": {...,
 "run_id": ...}, "scheme": "lite"|"coarse"|"medium"|"hyper", "K": 10, "params": {}, "seed": 0,
-"invocations": 1, "init": "random"}, ...]}``. DIR holds ``coords.npy`` (int64, nnz × N, 0-based),
-``values.npy`` (float64) and ``meta.json`` (``{"dims": [...]}``); each rank memory-maps them
-and reads only its contiguous block of about nnz/P elements.
+"invocations": 1, "init": "random"}, ...]}``. DIR is a tensor store
+(``spbench.datasets.tensor_store``: per-mode coordinate columns, values, header); each rank
+memory-maps it and reads only its contiguous block of about nnz/P elements, once per scheme.
 
 Per task: the peak resident size is reset, the distribution computed in parallel
 (:func:`.distribute.distribute`; ``dist_time`` = max over ranks; HyperG: the offline partition
@@ -17,7 +17,9 @@ ends. An untimed CoarseG distribution warms the allocator first (spec key ``warm
 true). Optional task keys: ``lanczos`` ("paper", the default, or "converged"), ``tol``, ``ncv``,
 ``save_factors`` (also write
 ``<run_id>.factors.npz`` with the gathered factor matrices and the core: tests).
-Errors are not caught: under ``python -m mpi4py`` an exception on any rank aborts all ranks.
+A task's exception is that task's error row and the next task runs (:mod:`.task_loop`); spec
+key ``progress``: the file rank 0 reports each task's start, invocations and finish to
+(:mod:`.job_progress`); the spec file is removed once every rank has read it.
 """
 from __future__ import annotations
 
@@ -182,12 +184,17 @@ def main(argv=None) -> int:
     from mpi4py import MPI
 
     from .distribute import read_block
+    from .job_progress import ProgressWriter
+    from .task_loop import GRACE_SECONDS, run_tasks
 
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         raise SystemExit("usage: mpiexec -n R python -m mpi4py -m spbench.tucker.worker SPEC.json")
     spec = json.loads(Path(argv[0]).read_text())
     comm = MPI.COMM_WORLD
+    comm.Barrier()
+    if comm.rank == 0 and spec.get("remove_spec", True):  # read by every rank: the job needs it no more
+        Path(argv[0]).unlink(missing_ok=True)
     threads = int(spec.get("threads", 1))
     def block():
         return read_block(spec["tensor_dir"], comm)
@@ -197,8 +204,15 @@ def main(argv=None) -> int:
         # task's dist_time
         from .distribute import distribute
         distribute(comm, block(), "coarse")
-    for task in spec.get("tasks", []):
-        run_task(comm, block, task, threads=threads, results_dir=spec["results_dir"])
+
+    def run_one(task, progress):
+        run_task(comm, block, task, threads=threads, results_dir=spec["results_dir"], progress=progress)
+
+    def write_error_row(task, message):
+        write_row(spec["results_dir"], {**(task.get("row") or {}), "status": "error", "error": message})
+
+    run_tasks(comm, spec.get("tasks", []), run_one, write_error_row=write_error_row,
+              report=ProgressWriter(spec.get("progress")), grace=float(spec.get("failure_grace", GRACE_SECONDS)))
     return 0
 
 

@@ -9,6 +9,7 @@ from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import available_cores, prepare_lower, solve_point
 from spbench.sptrsv.schedule import Schedule, ScheduleError, reorder, validate
 from spbench.sptrsv.schedulers import SCHEDULERS, elastic_divide
+from spbench.parameters import defaults
 
 # Cross-checked against OneStopParallel (branch ssp_kernel) GrowLocalSSP<..., 2> built from
 # source, L = 2000: identical (core, superstep) arrays.
@@ -36,7 +37,7 @@ def _cross_core_gap(s, dag):
 
 def test_registered():
     assert SCHEDULERS["elastic_divide"] is elastic_divide.schedule
-    assert elastic_divide.parameters == {"sync_cost": 2000, "min_superstep_size": 20}
+    assert defaults(elastic_divide.parameters) == {"sync_cost": 2000, "min_superstep_size": 20}
 
 
 @pytest.mark.parametrize("cores", [1, 2, 3, 4])

@@ -8,6 +8,7 @@ from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import available_cores, prepare_lower, solve_point
 from spbench.sptrsv.schedule import validate
 from spbench.sptrsv.schedulers import SCHEDULERS, growlocal, wavefront
+from spbench.parameters import defaults
 
 # Cross-checked against OneStopParallel (branch ssp_kernel) GrowLocalAutoCores built from source,
 # L = 500: identical (core, superstep) arrays; 54 supersteps on 300 x 300 at 2 cores is also the
@@ -28,7 +29,7 @@ REFERENCE_PATTERNED = {  # (sync_cost, cores): same, on the patterned_lower fixt
 
 def test_registered():
     assert SCHEDULERS["growlocal"] is growlocal.schedule
-    assert growlocal.parameters == {"sync_cost": 500, "min_superstep_size": 20}
+    assert defaults(growlocal.parameters) == {"sync_cost": 500, "min_superstep_size": 20}
 
 
 @pytest.mark.parametrize("cores", [1, 2, 3, 4])

@@ -9,6 +9,7 @@ from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import available_cores, prepare_lower, solve_point
 from spbench.sptrsv.schedule import reorder, validate
 from spbench.sptrsv.schedulers import SCHEDULERS, hdagg
+from spbench.parameters import defaults
 
 PARALLEL = min(2, available_cores()) if _build_info.openmp_enabled() else 1
 
@@ -21,7 +22,7 @@ def _lower(dense_pattern):
 
 def test_registered():
     assert SCHEDULERS["hdagg"] is hdagg.schedule
-    assert hdagg.name == "hdagg" and hdagg.parameters == {"threshold": 0.003}
+    assert hdagg.name == "hdagg" and defaults(hdagg.parameters) == {"threshold": 0.003}
 
 
 def test_sparsification_and_tree_grouping():

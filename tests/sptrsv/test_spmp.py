@@ -9,6 +9,7 @@ from spbench.sptrsv.execute import available_cores, prepare_lower, solve_point
 from spbench.sptrsv.schedule import (Schedule, ScheduleError, TaskSchedule, task_graph,
                                      validate, validate_tasks)
 from spbench.sptrsv.schedulers import SCHEDULERS, spmp
+from spbench.parameters import defaults
 
 PARALLEL = min(2, available_cores()) if _build_info.openmp_enabled() else 1
 
@@ -28,7 +29,7 @@ def _cases(random_lower, laplacian_2d):
 
 def test_registered():
     assert SCHEDULERS["spmp"] is spmp.schedule
-    assert spmp.name == "spmp" and spmp.parameters == {"reduce": True}
+    assert spmp.name == "spmp" and defaults(spmp.parameters) == {"reduce": True}
 
 
 @pytest.mark.parametrize("cores", [1, 2, 3, 7])

@@ -44,7 +44,8 @@ def test_failed_job_records_error_rows(write_config, tmp_path, data_dir):
     cfg = write_config(CFG + f"launcher: '{launcher} {{ranks}}'\n")
     out = tmp_path / "res"
     res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out), "--quiet"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output
+    assert "4 runs failed" in res.output and "rank 1 lost" in res.output
     rows = _rows(out)
     assert len(rows) == 4 and all(r["status"] == "error" for r in rows)
     assert all("exited 3" in r["error"] and "rank 1 lost" in r["error"] for r in rows)
@@ -55,7 +56,7 @@ def test_job_timeout_records_timeout_rows(write_config, tmp_path, data_dir):
     cfg = write_config(CFG + f"launcher: '{launcher} {{ranks}}'\ntimeout: 1\n")
     out = tmp_path / "res"
     res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out), "--quiet"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output
     rows = _rows(out)
     assert len(rows) == 4 and {r["status"] for r in rows} == {"timeout"}
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from spbench.kernels import _grow_local
+from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
 from spbench.sptrsv.schedulers.growlocal import check_parameters
@@ -28,7 +29,11 @@ from spbench.sptrsv.schedulers.growlocal import check_parameters
 name = "elastic_divide"
 STALENESS = 2
 kernel = "ssp"  # stale-synchronous kernel, staleness 2 (Algorithm 4.1)
-parameters: dict = {"sync_cost": 2000, "min_superstep_size": 20}
+parameters = {
+    "sync_cost": Parameter("int", 2000, "synchronisation cost L (Algorithm 3.1, line 14)", low=0, nullable=False),
+    "min_superstep_size": Parameter("int", 20, "initial alpha: vertices per core tried in a new superstep",
+                                    low=1, nullable=False),
+}
 
 
 def schedule(dag: DAG, cores: int, sync_cost: int = 2000, min_superstep_size: int = 20) -> Schedule:

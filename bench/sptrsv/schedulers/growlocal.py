@@ -18,12 +18,18 @@ from __future__ import annotations
 import numpy as np
 
 from spbench.kernels import _grow_local
+from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
 
 name = "growlocal"
 kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
-parameters: dict = {"sync_cost": 500, "min_superstep_size": 20}
+parameters = {
+    "sync_cost": Parameter("int", 500, "synchronisation cost L in the superstep-growth test "
+                           "(the reference app's value)", low=0, nullable=False),
+    "min_superstep_size": Parameter("int", 20, "initial alpha: vertices per core tried in a new superstep",
+                                    low=1, nullable=False),
+}
 
 
 def check_parameters(cores: int, sync_cost: int, min_superstep_size: int) -> None:

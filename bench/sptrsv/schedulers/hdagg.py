@@ -25,12 +25,16 @@ from __future__ import annotations
 import numpy as np
 
 from spbench.kernels import _dag, _hdagg
+from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
 
 name = "hdagg"
 kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
-parameters: dict = {"threshold": 0.003}
+parameters = {
+    "threshold": Parameter("float", 0.003, "load-balance divergence below which consecutive levels are "
+                           "glued into one superstep", low=0.0, nullable=False),
+}
 
 
 def _csr_by(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:

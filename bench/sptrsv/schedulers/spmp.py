@@ -16,13 +16,17 @@ Follows SpMP's ``LevelSchedule`` (REFERENCES.md) with these choices:
 """
 from __future__ import annotations
 
+from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import TaskSchedule, task_graph
 from spbench.sptrsv.schedulers import wavefront
 
 name = "spmp"
 kernel = "p2p"  # point-to-point execution of the task graph
-parameters: dict = {"reduce": True}
+parameters = {
+    "reduce": Parameter("bool", True, "drop task-graph edges implied by others (transitive reduction)",
+                        nullable=False),
+}
 
 
 def schedule(dag: DAG, cores: int, reduce: bool = True) -> TaskSchedule:

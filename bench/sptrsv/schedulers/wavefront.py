@@ -8,7 +8,7 @@ from spbench.sptrsv.schedule import Schedule
 
 name = "wavefront"
 kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
-parameters: dict = {}
+parameters: dict = {}  # none
 
 
 def schedule(dag: DAG, cores: int) -> Schedule:

@@ -19,6 +19,8 @@ from typing import Callable
 
 import numpy as np
 
+from ...parameters import Parameter, check_parameters
+
 __all__ = ["Distribution", "Scheme", "Parameter", "SCHEMES", "get_scheme", "contiguous_blocks", "mode_rng"]
 
 
@@ -45,56 +47,6 @@ class Distribution:
                 raise ValueError(f"{self.scheme}: policy of mode {n} has owners outside [0, {self.nparts})")
 
 
-_TYPES = {"int": "an integer", "float": "a number", "str": "a string", "path": "a directory path",
-          "ints": "a list of positive integers"}
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """A scheme parameter's declaration: ``type`` (int, float, str, path, ints), default, the
-    allowed range [low, high] or choices, and what it means."""
-
-    type: str
-    default: object
-    description: str
-    low: float | None = None
-    high: float | None = None
-    choices: tuple | None = None
-    nullable: bool = True        # None (the default behaviour) is allowed
-
-    def expected(self) -> str:
-        """What a valid value looks like, in words."""
-        text = _TYPES[self.type]
-        if self.choices:
-            text = "one of " + ", ".join(map(str, self.choices))
-        elif self.low is not None and self.high is not None:
-            text += f" in [{self.low}, {self.high}]"
-        elif self.low is not None:
-            text += f" >= {self.low}"
-        return text + (" (or null)" if self.nullable else "")
-
-    def accepts(self, value) -> bool:
-        """Whether ``value`` is valid for this parameter."""
-        if value is None:
-            return self.nullable
-        if self.type == "ints":
-            return (isinstance(value, (list, tuple)) and len(value) > 0
-                    and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in value))
-        if self.type == "int":
-            ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-        elif self.type == "float":
-            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-        else:
-            ok = isinstance(value, str) or (self.type == "path" and hasattr(value, "__fspath__"))
-        if not ok:
-            return False
-        if self.choices is not None and value not in self.choices:
-            return False
-        if self.low is not None and value < self.low:
-            return False
-        return self.high is None or value <= self.high
-
-
 @dataclass(frozen=True)
 class Scheme:
     """A registered scheme: ``name``, its serial and parallel functions, whether it builds one
@@ -111,16 +63,7 @@ class Scheme:
     def validate(self, params: dict | None) -> dict:
         """``params`` checked against :attr:`parameters`; a ValueError names the scheme, the key,
         what was expected and the known keys."""
-        params = dict(params or {})
-        known = ", ".join(sorted(self.parameters)) or "none"
-        for key, value in params.items():
-            decl = self.parameters.get(key)
-            if decl is None:
-                raise ValueError(f"scheme {self.name!r}: unknown parameter {key!r}; known parameters: {known}")
-            if not decl.accepts(value):
-                raise ValueError(f"scheme {self.name!r}: parameter {key!r} = {value!r}, expected "
-                                 f"{decl.expected()}; known parameters: {known}")
-        return params
+        return check_parameters(f"scheme {self.name!r}", self.parameters, params)
 
     def __call__(self, tensor, nparts: int, *, seed: int = 0, **params) -> Distribution:
         return self.serial(tensor, nparts, seed=seed, **self.validate(params))

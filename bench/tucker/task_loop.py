@@ -1,0 +1,83 @@
+"""The worker's task loop: each task's failure is that task's own row, the other tasks still run.
+
+An exception in one task (a scheme's bad parameter, a grid that does not fit P) is caught on every
+rank; the ranks then agree on the outcome with a non-blocking Allreduce on a duplicate of the
+communicator (so it never matches a collective of the task). When every rank arrives, rank 0
+writes the task's error row with the first failing rank's message and the loop goes on. A rank
+that failed alone while the others wait in a collective of the task cannot be joined: after
+``grace`` seconds it writes the row itself and aborts the job; the launcher then runs the
+remaining tasks in a new job (:mod:`.launch`).
+"""
+from __future__ import annotations
+
+import time
+import traceback
+
+import numpy as np
+
+__all__ = ["run_tasks", "GRACE_SECONDS"]
+
+#: how long a failed rank waits for the others to arrive before it takes the job down
+GRACE_SECONDS = 30.0
+
+
+def _message(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip().replace("\n", " ")
+    frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    return text + (f" (at {frame[0].filename.rsplit('/', 1)[-1]}:{frame[0].lineno})" if frame else "")
+
+
+def _everyone_arrived(control, failed: bool, grace: float) -> bool:
+    """Join the task's outcome Allreduce; a failed rank gives up after ``grace`` seconds."""
+    from mpi4py import MPI
+
+    flag, out = np.array([int(failed)], dtype=np.int32), np.zeros(1, dtype=np.int32)
+    request = control.Iallreduce(flag, out, op=MPI.MAX)
+    if not failed:
+        request.Wait()
+        return True
+    deadline = time.monotonic() + grace
+    while not request.Test():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def run_tasks(comm, tasks: list, run_one, *, write_error_row, report, grace: float = GRACE_SECONDS) -> int:
+    """Run ``run_one(task, progress)`` for every task; return how many failed.
+
+    ``write_error_row(task, message)`` stores a failed task's row; ``report(event, **fields)``
+    tells the launcher (rank 0 reports start, the invocations and finish; a rank failing alone
+    reports its own finish before aborting)."""
+    control = comm.Dup()
+    failures = 0
+    for i, task in enumerate(tasks):
+        root = comm.rank == 0
+        if root:
+            report("start", task=i, scheme=task.get("scheme"), K=task.get("K"))
+        error = None
+        try:
+            run_one(task, (lambda event, **fields: report(event, task=i, **fields)) if root else None)
+        except Exception as exc:  # noqa: BLE001 - any failure of a task is that task's row
+            error = _message(exc)
+        if not _everyone_arrived(control, error is not None, grace):
+            message = f"rank {comm.rank}: {error} (the other ranks did not fail with it; job aborted)"
+            write_error_row(task, message)
+            report("finish", task=i, status="error", error=message)
+            comm.Abort(1)
+        errors = control.gather(error, root=0)
+        if not root:
+            continue
+        failed = [(rank, e) for rank, e in enumerate(errors) if e]
+        if failed:
+            failures += 1
+            rank, first = failed[0]
+            same = len(failed) == comm.size and all(e == first for _, e in failed)
+            message = first if same else f"rank {rank}: {first}"
+            write_error_row(task, message)
+            report("finish", task=i, status="error", error=message)
+        else:
+            report("finish", task=i, status="ok")
+    control.Free()
+    return failures
