@@ -30,13 +30,21 @@ def test_helpers_on_local_comm():
 
 
 def test_local_comm_never_imports_mpi():
-    """DESIGN.md §4: the outer process never imports mpi4py.MPI; the helpers on a LocalComm don't."""
+    """DESIGN.md §4: the outer process never imports mpi4py.MPI; the helpers, the schemes' parallel
+    forms and the row owners on a LocalComm don't."""
     code = ("import sys, importlib.util\n"
             f"spec = importlib.util.spec_from_file_location('c', {str(SCRIPT)!r})\n"
             "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
             "from spbench.tucker.mpi import LocalComm\n"
             "assert all(ok for _, ok, _ in m.run_checks(LocalComm()))\n"
-            "import spbench.tucker.distribute, spbench.tucker.comm\n"
+            "import numpy as np\n"
+            "from spbench.tucker.comm import RowOwners\n"
+            "from spbench.tucker.distribute import Block, distribute\n"
+            "c = np.array([[0, 1, 2], [3, 1, 0], [3, 2, 2], [1, 0, 1]])\n"
+            "b = Block(c, np.ones(4), 0, 4, (4, 3, 3))\n"
+            "for name in ('lite', 'coarse', 'medium'):\n"
+            "    dt = distribute(LocalComm(), b, name)\n"
+            "    assert (RowOwners.compute(LocalComm(), np.unique(dt.sets[0].coords[:, 0]), 4).owners == 0).all()\n"
             "print('mpi4py.MPI' in sys.modules)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
