@@ -18,8 +18,8 @@ TIME_KEYS = ("hooi_time", "ttm_time", "svd_time", "comm_time")
 
 def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invocations: int, lanczos: str,
              timeout: float, repeats: int) -> dict:
-    """Run the real worker (launch.export_tensor + a SPEC.json as launch._launch writes) at
-    ``ranks``; returns {(scheme, repeat): row}."""
+    """Run the real worker on a tensor store of ``tensor`` with a SPEC.json as launch._launch
+    writes it, at ``ranks``; returns {(scheme, repeat): row}."""
     import json
     import os
     import subprocess
@@ -27,10 +27,13 @@ def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invoca
     import tempfile
     from pathlib import Path
 
-    from .launch import default_launcher, export_tensor, launcher_command
+    from spbench.datasets.tensor_store import write_store
 
-    tdir = export_tensor(tensor, checksum)
+    from .launch import default_launcher, launcher_command
+
     with tempfile.TemporaryDirectory(prefix="spbench-validate-") as d:
+        tdir = Path(d) / "store"
+        write_store(tdir, tensor.coords, tensor.values, tensor.dims, checksum=checksum, source={"validate": checksum})
         tasks = [{"row": {"run_id": f"{s}-{ranks}-{i}"}, "scheme": s, "K": K, "params": {}, "seed": seed,
                   "invocations": invocations, "init": "random", "lanczos": lanczos}
                  for s in schemes for i in range(repeats)]
