@@ -226,3 +226,30 @@ def test_redistribute_peak_memory(make_tensor, name):
     tracemalloc.stop()
     assert sum(s.size for s in out) == len(owners) * t.nnz
     assert peak - current <= 8 * (t.nmodes + 1) * t.nnz + (1 << 16)
+
+
+def test_new_scheme_is_one_registry_entry(make_tensor, monkeypatch):
+    """A scheme declared once (serial form, parallel form over one core, parameters) serves the
+    simulation (get_scheme) and distribute() alike, with its parameters checked."""
+    from spbench.tucker.schemes import Distribution, Scheme
+
+    def cyclic_policy(gids, nparts, stride):
+        return ((gids // stride) % nparts).astype(np.int32)
+
+    def cyclic(tensor, nparts, *, seed=0, stride=1):
+        pol = cyclic_policy(np.arange(tensor.nnz), nparts, stride)
+        return Distribution("cyclic", nparts, (pol,) * tensor.nmodes, False)
+
+    def cyclic_parallel(comm, block, *, seed=0, stride=1):
+        return [cyclic_policy(block.gids, comm.size, stride)] * block.nmodes, {}
+
+    scheme = Scheme("cyclic", cyclic, cyclic_parallel, False, "Cyclic", "element ids dealt round robin",
+                    {"stride": Parameter("int", 1, "consecutive elements per deal", low=1, nullable=False)})
+    monkeypatch.setitem(SCHEMES, "cyclic", scheme)
+    t = make_tensor(2)
+    comm = LocalComm()
+    dt = distribute(comm, split_block(t, comm), "cyclic", params={"stride": 3})
+    assert np.array_equal(dt.block_owners[0], get_scheme("cyclic")(t, 1, stride=3).policy(0))
+    assert get_scheme("cyclic")(t, 4, stride=3).policy(0)[:7].tolist() == [0, 0, 0, 1, 1, 1, 2]
+    with pytest.raises(ValueError, match="'stride' = 0, expected an integer >= 1; known parameters: stride"):
+        distribute(comm, split_block(t, comm), "cyclic", params={"stride": 0})
