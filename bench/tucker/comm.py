@@ -18,13 +18,16 @@ in a chain (:func:`_chain`) whose state is the P loads:
 
 Serially (:func:`row_owners_from_pairs`, simulation at any P) the chain runs the homes one after
 the other; under MPI (:class:`RowOwners`) home h runs at rank h and broadcasts the change of its
-P loads (2P broadcasts of P words). A rank's memory is its own sharer pairs, its home's pairs and
-O(P): the pairs go to their homes by one Alltoallv and the owners come back the same way.
+P loads: one Allreduce of P flags finds the homes with a shared slice, each of which broadcasts
+P words per sweep (homes with good slices only decide them alone, vectorized). A rank's memory
+is its own sharer pairs, its home's pairs and O(P): the pairs go to their homes by one Alltoallv
+and the owners come back the same way.
 The balance (largest number of words a rank receives per Z·x) stays within 10% of one global
 greedy over all slices on the test tensors (tests/tucker/test_tucker_row_owners.py).
 
 Cost: good slices are vectorized; the greedy is a Python loop over the shared slices only, twice
-(``stats``: ``good`` and ``shared`` slices decided, greedy ``steps`` = sharers scanned).
+(``stats``: ``good`` and ``shared`` slices decided, greedy ``steps`` = sharers scanned, chain
+``rounds`` = broadcasts under MPI).
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ import time
 
 import numpy as np
 
-from .mpi import Exchange, alltoallv, broadcast
+from .mpi import Exchange, allreduce, alltoallv, broadcast
 from .tensor import unique_sorted
 
 __all__ = ["sharer_pairs", "home_owners", "row_owners", "row_owners_from_pairs", "RowOwners"]
@@ -93,16 +96,24 @@ def home_owners(slices: np.ndarray, procs: np.ndarray, nparts: int, seed_loads=N
 SWEEPS = 2
 
 
-def _chain(P: int, homes: dict, share, stats: dict) -> dict:
+def _has_shared(slices: np.ndarray) -> bool:
+    """Whether sorted sharer pairs hold a slice with two or more sharers."""
+    return bool(slices.size > 1 and np.any(slices[1:] == slices[:-1]))
+
+
+def _chain(P: int, homes: dict, active, share, stats: dict) -> dict:
     """Run the homes' greedies in the chain of the module docstring. ``homes``: home -> its sharer
-    pairs (slices, procs) for the homes computed here; ``share(delta, h)`` returns home h's change
-    of the P loads on every participant (``delta`` is None where h is not computed here).
-    Returns home -> (its slices, their owners)."""
+    pairs (slices, procs) for the homes computed here; ``active``: the homes (of all P) with a
+    shared slice, the only ones in the chain (the others own only good slices and move no load);
+    ``share(delta, h)`` returns active home h's change of the P loads on every participant
+    (``delta`` is None where h is not computed here). Returns home -> (its slices, their owners)."""
     total = np.zeros(P, dtype=np.int64)
     mine = {h: np.zeros(P, dtype=np.int64) for h in homes}
     out, per_home = {}, {h: {} for h in homes}
+    for h in set(homes) - set(active):
+        out[h] = home_owners(*homes[h], P, None, per_home[h])[:2]
     for _ in range(SWEEPS):
-        for h in range(P):
+        for h in active:
             delta = None
             if h in homes:
                 s, q = homes[h]
@@ -114,6 +125,7 @@ def _chain(P: int, homes: dict, share, stats: dict) -> dict:
     for h in homes:
         for k, v in per_home[h].items():
             stats[k] = stats.get(k, 0) + v
+    stats["rounds"] = SWEEPS * len(active)
     return out
 
 
@@ -132,7 +144,8 @@ def row_owners_from_pairs(slices: np.ndarray, procs: np.ndarray, length: int, np
     bounds = np.searchsorted(home[order], np.arange(P + 1))
     homes = {h: (slices[order[a:b]], procs[order[a:b]]) for h, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))}
     del home, order
-    for uniq, own in _chain(P, homes, lambda delta, h: delta, {} if stats is None else stats).values():
+    active = [h for h in range(P) if _has_shared(homes[h][0])]
+    for uniq, own in _chain(P, homes, active, lambda delta, h: delta, {} if stats is None else stats).values():
         owner[uniq] = own
     return owner
 
@@ -187,7 +200,10 @@ class RowOwners:
         def share(delta, h):
             return broadcast(comm, delta if h == p else np.empty(P, dtype=np.int64), root=h)
 
-        uniq, own = _chain(P, {p: (s, q)}, share, stats)[p]
+        flags = np.zeros(P, dtype=np.int64)
+        flags[p] = _has_shared(s)
+        active = np.flatnonzero(allreduce(comm, flags)).tolist()
+        uniq, own = _chain(P, {p: (s, q)}, active, share, stats)[p]
         del s, q
         # answer every received pair (in received order) with its slice's owner
         answer = np.empty(got.size, dtype=np.int32)

@@ -78,6 +78,7 @@ def test_rule_cost_counts_shared_slices_only(make_tensor):
     assert stats["good"] == np.count_nonzero(counts == 1)
     assert stats["shared"] == np.count_nonzero(counts > 1)
     assert stats["steps"] == SWEEPS * int(counts[counts > 1].sum())
+    assert stats["rounds"] == SWEEPS * len(np.unique(s[np.isin(s, np.flatnonzero(counts > 1))] % P))
 
 
 def test_row_owner_ties_spread_over_ranks():
@@ -114,3 +115,15 @@ def test_row_owners_under_mpi_equal_serial(tmp_path, ranks):
     assert len(report) == 2 * 4 * (3 + 4)
     bad = [e["check"] for e in report if not e["ok"]]
     assert not bad, bad
+
+
+def test_no_chain_without_shared_slices(make_tensor):
+    """CoarseG shares no slice: every owner is the sole sharer, decided without a chain round."""
+    t = make_tensor(5, dims=(30, 20, 10), nnz=800)
+    d = SCHEMES["coarse"](t, 4, seed=0)
+    for n in range(t.nmodes):
+        s, p = sharer_pairs(t.coords[:, n], d.policy(n), 4)
+        stats = {}
+        sigma = row_owners_from_pairs(s, p, t.dims[n], 4, stats)
+        assert stats["rounds"] == 0 and stats["steps"] == 0 and stats["good"] == s.size
+        assert np.array_equal(sigma[s], p)
