@@ -25,7 +25,7 @@ from .errors import DatasetError
 from .registry import data_dir
 
 __all__ = ["FORMAT", "VERSION", "StoreHeader", "StoreWriter", "read_header", "read_block", "load_store", "write_store",
-           "iter_chunks", "iter_columns", "store_path_for", "stores_dir", "index_dtype"]
+           "iter_chunks", "iter_columns", "write_store", "store_path_for", "stores_dir", "index_dtype"]
 
 FORMAT = "spbench-tensor-store"
 VERSION = 1
@@ -209,6 +209,17 @@ class StoreWriter:
         if self.tmp.exists():
             self.abort()
         return False
+
+
+def write_store(path, coords, values, dims, *, checksum: str, source: dict, chunk: int = 1 << 22) -> StoreHeader:
+    """Write an in-memory tensor (``coords`` (nnz, N) 0-based, ``values``, ``dims``) as a store at
+    ``path``, chunk by chunk (no copy of the whole). Its coordinates are taken as distinct."""
+    coords = np.asarray(coords)
+    with StoreWriter(path, coords.shape[1], dims=dims) as writer:
+        for lo in range(0, coords.shape[0], chunk):
+            writer.append(coords[lo:lo + chunk], values[lo:lo + chunk])
+        return writer.commit(checksum=checksum, source=source, duplicates={"rule": "taken as distinct", "removed": 0},
+                             replace=True)
 
 
 def read_header(path) -> StoreHeader:

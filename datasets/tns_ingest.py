@@ -43,7 +43,7 @@ _EDGE_SPACE = re.compile(rb"(?m)^ | $")
 
 def block_size_for(memory_bytes: int) -> int:
     """Reader block size: ``_AHEAD`` blocks read ahead, each ~3x its text once parsed and converted."""
-    return int(min(64 << 20, max(1 << 20, memory_bytes // (3 * (_AHEAD + 2)))))
+    return int(min(16 << 20, max(1 << 20, memory_bytes // (3 * (_AHEAD + 2)))))
 
 
 class TextSource:

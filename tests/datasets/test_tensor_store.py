@@ -17,7 +17,7 @@ from spbench.datasets.errors import DatasetError
 from spbench.datasets.frostt import read_tns, write_tns, write_tns_chunks
 from spbench.datasets.store_duplicates import DuplicateScan
 from spbench.datasets.tensor_store import (StoreWriter, iter_chunks, load_store, read_block, read_header,
-                                           store_path_for)
+                                           store_path_for, write_store)
 from spbench.datasets.tns_ingest import convert_tns
 from spbench.tucker.tensor import SparseTensor
 
@@ -246,3 +246,10 @@ def test_standin_generated_into_the_store(tmp_path):
     keys = np.ravel_multi_index(memory.coords.T, memory.dims)
     assert np.unique(keys).size == memory.nnz                  # distinct coordinates
     assert not _same(tr.standin("enron", **{**kw, "seed": 4}), memory)
+
+
+def test_write_store_of_an_in_memory_tensor(tmp_path):
+    t = _random_tensor(nnz=77)
+    h = write_store(tmp_path / "w", t.coords, t.values, t.dims, checksum="c", source={"kind": "test"}, chunk=10)
+    assert h.nnz == 77 and h.dims == t.dims and h.checksum == "c"
+    assert _same(load_store(tmp_path / "w"), t)
