@@ -24,7 +24,7 @@ import numpy as np
 from .errors import DatasetError
 from .registry import data_dir
 
-__all__ = ["FORMAT", "VERSION", "StoreHeader", "StoreWriter", "read_header", "read_block", "load_store", "write_store",
+__all__ = ["FORMAT", "VERSION", "StoreHeader", "StoreWriter", "read_header", "read_block", "load_store",
            "iter_chunks", "iter_columns", "write_store", "store_path_for", "stores_dir", "index_dtype"]
 
 FORMAT = "spbench-tensor-store"
@@ -304,12 +304,3 @@ def load_store(path):
     for n, col in enumerate(cols):
         coords[:, n] = col
     return SparseTensor(coords, values, header.dims, sum_duplicates=False, check=False)
-
-
-def write_store(dst, coords, values, dims, *, checksum: str, source: dict) -> StoreHeader:
-    """A store of in-memory arrays (0-based ``coords`` (m, N), ``values``), written in one chunk:
-    benchmarks that generate their tensor, and tests."""
-    with StoreWriter(dst, len(dims), dims=dims) as writer:
-        writer.append(np.asarray(coords), np.asarray(values))
-        return writer.commit(checksum=checksum, source=source, duplicates={"rule": "as given", "removed": 0})
-
