@@ -11,7 +11,7 @@ BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.h)
 SUITESPARSE_INCLUDE ?= /usr/include/suitesparse
 ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get install libsuitesparse-dev (or conda install suitesparse), then $(PY) -m pip install scikit-sparse==0.4.16
 
-.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite bench-hooi bench-tucker-scale clean \
+.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite bench-hooi bench-tucker-scale bench-ingest clean \
 	$(RUN_TARGETS) $(FIGURES) papers sptrsv tucker
 
 # ---- Reproducing the papers (README "Reproducing the papers") ----------------------------------
@@ -56,7 +56,7 @@ demo: install
 	$(SPBENCH) profile $(RESULTS)/smoke_tucker --out $(PLOTS)
 	@echo "tables and figures: $(PLOTS)/smoke/REPORT.md, $(PLOTS)/smoke_tucker/REPORT.md"
 
-bench: bench-serial bench-barrier bench-schedulers bench-lite bench-hooi
+bench: bench-serial bench-barrier bench-schedulers bench-lite bench-hooi bench-ingest
 
 bench-serial: install
 	$(PY) -m spbench.sptrsv.kernel_bench serial --grid 400 --repeats 100
@@ -78,6 +78,11 @@ bench-hooi: install
 	$(PY) -m spbench.tucker.hooi_bench --threads 1
 	$(SPBENCH) run configs/tucker_measured.yaml --out $(RESULTS)/tucker_measured
 	$(SPBENCH) profile $(RESULTS)/tucker_measured --out $(PLOTS)
+
+# .tns text into a tensor store: a 5e7-nonzero nell2-shaped file (generated once into $SPBENCH_DATA/bench),
+# converted at the default memory setting, against pandas' reader and `cat FILE > /dev/null`
+bench-ingest: install
+	$(PY) -m spbench.datasets.ingest_bench --nnz 50000000 --memory 1GB
 
 $(addprefix run-,$(TUCKER_CONFIGS)): run-%: install
 	$(SPBENCH) run configs/$*.yaml --out $(RESULTS)/$*$(SUFFIX) $(RUN_FLAGS) $(if $(LAUNCHER),--launcher "$(LAUNCHER)")
