@@ -105,7 +105,6 @@ class ResultStore:
         ``wait`` block until it is free (``on_wait(message)`` once). A folder this call created and
         left holding nothing but the lock is removed again."""
         created = not self.root.exists()
-        self.root.mkdir(parents=True, exist_ok=True)
         path = self.root / ".lock"
         fh = _acquire(path, wait, on_wait)
         try:
@@ -158,6 +157,7 @@ def _acquire(path: Path, wait: bool, on_wait):
     """Open and flock ``path``; retry when the file was replaced meanwhile (a holder removes it)."""
     told = False
     while True:
+        path.parent.mkdir(parents=True, exist_ok=True)  # a holder that created the folder removes it
         fh = open(path, "a+")
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -242,7 +242,9 @@ def _prepare(experiment, dataset, config: Config):
     try:
         return experiment.prepare(dataset, config)
     except (ValueError, OSError) as exc:  # DatasetError is a ValueError
-        raise RunError(f"data set '{dataset.name}': {exc}") from None
+        path = str(getattr(dataset, "params", {}).get("path") or "")
+        where = f" ({path})" if path and path not in str(exc) else ""
+        raise RunError(f"data set '{dataset.name}'{where}: {exc}") from None
 
 
 def stored_points(config: Config, points, out_dir) -> set:

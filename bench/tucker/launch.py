@@ -53,7 +53,7 @@ def run_mpi_batch(pending, prepared, config, store, progress):
             retry = []
             for i, (point, task) in enumerate(work):
                 path = store.runs / f"{task['row']['run_id']}.json"
-                if path.exists():
+                if path.exists() and not watch.unsettled(i, outcome):
                     row = json.loads(path.read_text())
                     if row.get("status") == "ok" and row.get("algorithm") == "lite" and "lite_bound_slack" not in row:
                         row["lite_bound_slack"] = theorem_6_1_slack(row["mode_metrics"], row["nnz"], row["ranks"])
@@ -63,7 +63,7 @@ def run_mpi_batch(pending, prepared, config, store, progress):
                     retry.append((point, task))  # the job died in an earlier task: run this one again
                     continue
                 else:
-                    status, message = _failure(outcome, config, started=i in watch.started)
+                    status, message = watch.reported.get(i) or _failure(outcome, config, started=i in watch.started)
                     row = dict(task["row"], status=status, error=message)
                     store.write_row(row)
                 watch.close(i, row)
@@ -99,6 +99,7 @@ class JobWatch:
         self.work, self.progress = work, progress
         self.started: dict = {}   # task index -> when its start was reported
         self.finished: set = set()
+        self.reported: dict = {}  # task index -> (status, error) of a reported failure
         self._reader = None
 
     def follow(self, path: Path) -> None:
@@ -119,7 +120,16 @@ class JobWatch:
                                      + (f", fit {fit:.6f}" if isinstance(fit, (int, float)) else ""))
             elif kind == "finish" and i in self.started and i not in self.finished:
                 self.finished.add(i)
+                if event.get("status", "ok") != "ok":
+                    self.reported[i] = (event["status"], event.get("error") or "failed in the MPI job")
                 self.progress.end(self.started[i], event.get("status", "ok"), event.get("error"))
+
+    def unsettled(self, i: int, outcome) -> bool:
+        """Whether task ``i``'s stored row cannot be trusted: the job failed while the task ran
+        and the ranks never agreed that it ended well (after one rank aborts the job, the others
+        may return from a broken collective and store a row of an unfinished run)."""
+        failed = outcome.timed_out or outcome.returncode != 0
+        return failed and i in self.started and (i not in self.finished or i in self.reported)
 
     def close(self, i: int, row: dict) -> None:
         """Account for task ``i``'s row when the job did not report its finish."""

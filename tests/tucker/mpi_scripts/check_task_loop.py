@@ -1,0 +1,42 @@
+"""The worker's task loop under MPI: a task failing on every rank is its own error row and the
+loop goes on; a task failing on one rank while the others wait in a collective takes the job
+down after the grace period, its row written by the failing rank.
+
+    mpiexec -n 2 python -m mpi4py tests/tucker/mpi_scripts/check_task_loop.py RUNS_DIR PROGRESS
+
+Tasks: ok, fail on every rank, ok, fail on rank 1 only (rank 0 waits in a Barrier), never reached.
+"""
+import sys
+
+from mpi4py import MPI
+
+from spbench.tucker.job_progress import ProgressWriter
+from spbench.tucker.task_loop import run_tasks
+from spbench.tucker.worker import write_row
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    runs, progress = sys.argv[1], sys.argv[2]
+
+    def run_one(task, report):
+        kind = task["kind"]
+        if kind == "every":
+            raise ValueError("bad on every rank")
+        if kind == "alone" and comm.rank == 1:
+            raise RuntimeError("rank 1 only")
+        comm.Barrier()
+        if comm.rank == 0:
+            if report is not None:
+                report("invocation", invocation=1, invocations=1, fit=0.5)
+            write_row(runs, {**task["row"], "status": "ok"})
+
+    tasks = [{"kind": kind, "row": {"run_id": f"t{i}-{kind}"}}
+             for i, kind in enumerate(["ok", "every", "ok", "alone", "never"])]
+    run_tasks(comm, tasks, run_one, report=ProgressWriter(progress), grace=1.0,
+              write_error_row=lambda task, message: write_row(runs, {**task["row"], "status": "error",
+                                                                     "error": message}))
+
+
+if __name__ == "__main__":
+    main()
