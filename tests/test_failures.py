@@ -24,6 +24,14 @@ sweep:
   cores: [1]
 repeats: 2
 """
+TUCKER_CFG = """
+name: t
+experiment: tucker
+execution: simulate
+datasets:
+  - nell2: {nnz: 500, standin: true}
+sweep: {algorithm: [lite, medium], ranks: [2], K: [2]}
+"""
 
 
 def _run(cfg, out, *extra):
@@ -76,15 +84,7 @@ def test_bad_scheduler_parameters_are_config_errors(write_config, tmp_path, para
     ("{hyper: {epsilon: 2}}", ["scheme 'hyper'", "'epsilon' = 2", "in [0.0, 1.0]", "cache_dir, epsilon"]),
 ])
 def test_bad_scheme_parameters_are_config_errors(write_config, tmp_path, params, words):
-    cfg = write_config(f"""
-name: t
-experiment: tucker
-execution: simulate
-datasets:
-  - nell2: {{nnz: 500, standin: true}}
-sweep: {{algorithm: [lite, medium], ranks: [2], K: [2]}}
-params: {params}
-""")
+    cfg = write_config(TUCKER_CFG + f"params: {params}\n")
     _one_line_refusal(_run(cfg, tmp_path / "out"), tmp_path / "out", *words)
 
 
@@ -111,15 +111,7 @@ def test_bad_tensor_files_write_nothing(write_config, tmp_path, name, words):
         (tmp_path / name).write_bytes(b"1 1 1 1.0\n2 2 2 2.0\n3 x 1 1.0\n")
     else:
         (tmp_path / name).write_bytes(gzip.compress(good)[:40])
-    cfg = write_config(f"""
-name: t
-experiment: tucker
-execution: simulate
-datasets:
-  - nell2: {{nnz: 500, standin: true}}
-  - path: {name}
-sweep: {{algorithm: [lite], ranks: [2], K: [2]}}
-""")
+    cfg = write_config(TUCKER_CFG.replace("standin: true}", f"standin: true}}\n  - path: {name}"))
     out = tmp_path / "out"
     _one_line_refusal(_run(cfg, out), out, name, *words)
 
