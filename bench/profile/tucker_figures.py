@@ -176,6 +176,8 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
         lines.append("- Simulated rows: exact policies and metrics for the given rank count, computed in one "
                      "process; `dist_time` is the serial scheme computation on this machine.")
     lines += ["", *failed_rows_section(df)]
+    from spbench.profile.tucker_representativeness import representativeness_section
+    lines += representativeness_section(df)
     for ranks, K, rows in configurations(df):
         suffix = f"P{ranks}_K{K}"
         execution = "/".join(sorted(set(df[(df["ranks"] == ranks) & (df["K"] == K)]["execution"])))

@@ -44,7 +44,8 @@ def run_mpi_batch(pending, prepared, config, store, progress):
         by_ranks.setdefault(point.axes["ranks"], []).append((point, row))
     for ranks, items in sorted(by_ranks.items()):
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        work = [(point, _task(config, point, dict(row, started_at=now, dataset_label=prepared.label, omp_threads=1)))
+        work = [(point, _task(config, point, dict(row, started_at=now, dataset_label=prepared.label, omp_threads=1,
+                                                  tensor_stats=prepared.stats)))
                 for point, row in items]
         progress.note(f"MPI job: {items[0][0].dataset.name} at {ranks} ranks, {len(work)} runs")
         while work:

@@ -41,6 +41,12 @@ class PreparedTensor:
     def store(self):
         return self.loaded.store
 
+    @property
+    def stats(self) -> dict:
+        """Per-mode slice statistics of the store (one streaming pass, cached beside it)."""
+        from spbench.datasets.tensor_stats import slice_stats
+        return slice_stats(self.store)
+
 
 @dataclass
 class DistributionCounts:
@@ -146,6 +152,7 @@ class TuckerExperiment:
                "serial_dist_time": dc.seconds, **metrics.row()}
         if axes["algorithm"] == "lite":
             out["lite_bound_slack"] = theorem_6_1_slack(out["mode_metrics"], tensor.nnz, axes["ranks"])
+        out["tensor_stats"] = prepared.stats
         return out
 
     def run(self, point, prepared: PreparedTensor, config) -> dict:
