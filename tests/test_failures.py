@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -219,3 +220,28 @@ def test_wait_blocks_until_the_folder_is_free(write_config, tmp_path):
     assert res.exit_code == 0, res.output
     assert "waiting for it to end" in res.output
     assert len(_rows(out)) == 2 and not (out / ".lock").exists()
+
+
+def test_profile_report_lists_failed_rows_with_their_errors(write_config, tmp_path, monkeypatch):
+    from spbench.sptrsv.runner import SptrsvExperiment
+
+    def broken(self, point, prepared, config):
+        raise RuntimeError(f"no schedule | for {point.axes['algorithm']}")
+    monkeypatch.setattr(SptrsvExperiment, "run", broken)
+    out, plots = tmp_path / "out", tmp_path / "plots"
+    assert _run(write_config(CFG), out, "-q").exit_code == 1
+    res = CliRunner().invoke(main, ["profile", str(out), "--out", str(plots)])
+    assert res.exit_code == 0, res.output
+    report = (plots / "out" / "REPORT.md").read_text()
+    assert "## Rows left out" in report and "| dataset | algorithm | cores | repeat | status | error |" in report
+    assert "| error | RuntimeError: no schedule \\| for growlocal |" in report
+    assert "| error | RuntimeError: no schedule \\| for serial |" in report
+
+
+def test_make_says_the_build_takes_a_minute(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    res = subprocess.run(["make", "-n", "-C", str(root), f"VENV={tmp_path / 'venv'}", "install"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    said = res.stdout.index("building the kernels (about a minute)")
+    assert said < res.stdout.index("pip install --quiet -e")

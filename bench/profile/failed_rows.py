@@ -19,6 +19,7 @@ def failed_rows_section(df: pd.DataFrame) -> list[str]:
     if bad.empty:
         return []
     columns = [c for c in POINT_COLUMNS if c in bad.columns]
+    bad = bad.sort_values(columns, key=lambda col: col.astype(str), kind="stable")
     header = columns + ["status", "error"]
     lines = ["## Rows left out", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     errors = bad["error"] if "error" in bad.columns else pd.Series([None] * len(bad), index=bad.index)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from spbench.profile.failed_rows import failed_rows_section
 from spbench.profile.figures import performance_profile_figure, speedup_vs_cores
-from spbench.profile.perfprofile import check_columns, executions
+from spbench.profile.perfprofile import REQUIRED_COLUMNS, check_columns, executions
 from spbench.profile.model_report import write_model_sections
 from spbench.profile.sptrsv_tables import write_paper_sections
 from spbench.profile.tables import SERIAL, format_markdown, sptrsv_summary, write_table, write_text
@@ -70,6 +70,9 @@ def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
     if df is not None and "experiment" in df.columns and set(df["experiment"].dropna()) == {"tucker"}:
         from spbench.profile.tucker_figures import write_tucker_profile
         return write_tucker_profile(df, out_dir)
+    if df is not None and len(df) and "status" in df.columns and not (df["status"] == "ok").any():
+        # failed rows carry no measurements: profile them as rows without times
+        df = df.reindex(columns=list(df.columns) + [c for c in REQUIRED_COLUMNS if c not in df.columns])
     name = _check_one_sweep(df)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
