@@ -196,13 +196,16 @@ def fetch_command(names, url_base, timeout):
         if name in tr.TENSORS:
             try:
                 path = tr.fetch_tensor(name, progress=progress, timeout=timeout)
+                progress.end()
+                converting = _StageProgress(name)
+                store, _ = tr.real_tensor_store(name, progress=converting)   # converted now, not at first use
+                converting.end()
             except DatasetError as exc:
                 progress.end()
                 click.echo(f"error: {exc}", err=True)
                 failed.append(name)
                 continue
-            progress.end()
-            click.echo(f"{name}: {path}")
+            click.echo(f"{name}: {path} (store {store})")
             continue
         try:
             _check_fetchable(name)

@@ -140,8 +140,9 @@ class StoreWriter:
     def nnz(self) -> int:
         return self.values.n
 
-    def append(self, coords, values) -> None:
-        """Add nonzeros: ``coords`` an (m, N) array or N arrays of length m (0-based), ``values`` (m,)."""
+    def append(self, coords, values, ranges=None) -> None:
+        """Add nonzeros: ``coords`` an (m, N) array or N arrays of length m (0-based), ``values``
+        (m,); ``ranges``: each column's (min, max) when the caller has them."""
         cols = [coords[:, n] for n in range(self.nmodes)] if isinstance(coords, np.ndarray) and coords.ndim == 2 \
             else list(coords)
         values = np.asarray(values, dtype=np.float64).reshape(-1)
@@ -150,7 +151,7 @@ class StoreWriter:
         if values.shape[0] == 0:
             return
         for n, col in enumerate(cols):
-            lo, hi = int(col.min()), int(col.max())
+            lo, hi = ranges[n] if ranges is not None else (int(col.min()), int(col.max()))
             limit = self.dims[n] if self.dims else None
             if lo < 0 or (limit is not None and hi >= limit):
                 raise ValueError(f"mode {n}: indices span [{lo}, {hi}], outside [0, {limit})")
