@@ -322,6 +322,11 @@ def _check_point_list(src: str, experiment: str, key: str, items) -> tuple:
                 if not isinstance(value, str):
                     raise ConfigError(f"{src}: key '{key}[{i}].dataset': expected a data set name")
                 continue
+            if axis == "execution":     # the item applies only when the sweep runs this way
+                if value not in EXECUTIONS:
+                    raise ConfigError(f"{src}: key '{key}[{i}].execution': expected one of "
+                                      f"{', '.join(EXECUTIONS)}, got {_kind(value)}")
+                continue
             if axis not in AXES[experiment] and axis not in OPTIONAL_AXES[experiment]:
                 raise ConfigError(f"{src}: key '{key}[{i}].{axis}': unknown axis "
                                   f"(expected one of: dataset, {', '.join(AXES[experiment])}"

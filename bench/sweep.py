@@ -59,10 +59,15 @@ def expand(config: Config) -> list[Point]:
     axes = [a for a, _ in config.sweep]
     combos = [dict(zip(axes, vals)) for vals in itertools.product(*(v for _, v in config.sweep))]
     points, seen = [], set()
+    # an include/exclude item naming an execution applies only when the sweep runs that way (one
+    # config holds the measured points this machine can run and the simulated ones beyond it)
+    live = lambda items: [{k: v for k, v in it.items() if k != "execution"} for it in items  # noqa: E731
+                          if it.get("execution", config.execution) == config.execution]
+    exclude, include = live(config.exclude), live(config.include)
     for ds in config.datasets:
-        candidates = [c for c in combos if not any(_matches(c, ds.name, ex) for ex in config.exclude)]
+        candidates = [c for c in combos if not any(_matches(c, ds.name, ex) for ex in exclude)]
         first = {a: vals[0] for a, vals in config.sweep}  # an include may leave optional axes out
-        candidates += [{a: inc.get(a, first[a]) for a in axes} for inc in config.include
+        candidates += [{a: inc.get(a, first[a]) for a in axes} for inc in include
                        if inc.get("dataset", ds.name) == ds.name]
         for values in candidates:
             values = _normalize(config, values)

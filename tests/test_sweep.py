@@ -52,3 +52,13 @@ def test_optional_kernel_axis(write_config):
     text = text.replace("[serial, wavefront]", "[serial, elastic_divide]")
     pts = expand(load_config(write_config(text)))
     assert sorted(p.axes["kernel"] for p in pts if p.axes["algorithm"] == "elastic_divide") == ["bsp"] * 4 + ["ssp"] * 4
+
+
+def test_exclude_scoped_to_an_execution():
+    """An exclude item naming an execution applies only when the sweep runs that way: one config
+    holds the measured points this machine runs and the simulated ones beyond it."""
+    from pathlib import Path
+    cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "tucker_nell2_full.yaml")
+    ranks = lambda c: sorted({p.axes["ranks"] for p in expand(c)})  # noqa: E731
+    assert ranks(cfg) == [1, 2, 32, 512]
+    assert ranks(cfg.with_overrides(execution="measured")) == [1, 2]
