@@ -172,6 +172,10 @@ def _acquire(path: Path, wait: bool, on_wait):
                 on_wait(f"{path.parent} is in use by the sweep of pid {holder}; waiting for it to end")
                 told = True
             fcntl.flock(fh, fcntl.LOCK_EX)
+        except OSError as exc:  # a file system without locks (say, Lustre mounted without -o flock)
+            print(f"spbench: warning: {path.parent}: cannot lock the results folder ({exc.strerror}); "
+                  f"make sure no other sweep writes into it", file=sys.stderr)
+            return fh
         try:
             same = os.fstat(fh.fileno()).st_ino == os.stat(path).st_ino
         except FileNotFoundError:
