@@ -254,3 +254,16 @@ def test_write_store_of_an_in_memory_tensor(tmp_path):
     h = write_store(tmp_path / "w", t.coords, t.values, t.dims, checksum="c", source={"kind": "test"}, chunk=10)
     assert h.nnz == 77 and h.dims == t.dims and h.checksum == "c"
     assert _same(load_store(tmp_path / "w"), t)
+
+
+def test_fetch_converts_a_frostt_download(tmp_path, http_server, monkeypatch):
+    small = tr.standin("nell2", nnz=300, dim_scale=0.01)
+    http_server.files["/frostt/nell/nell-2.tns.gz"] = write_tns(tmp_path / "n.tns.gz", small).read_bytes()
+    monkeypatch.setenv("SPBENCH_FROSTT_URL", f"{http_server.url}/frostt")
+    res = CliRunner().invoke(datasets, ["fetch", "nell2"])
+    assert res.exit_code == 0, res.output
+    store = res.output.split("(store ")[1].split(")")[0]
+    h = read_header(store)
+    assert h.dims == tr.TENSORS["nell2"].dims and h.nnz == 300     # the registry's dims, not the largest index
+    assert _same(tr.load_tensor("nell2"), SparseTensor(small.coords, small.values, h.dims))
+    assert http_server.hits == ["/frostt/nell/nell-2.tns.gz"]
