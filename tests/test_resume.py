@@ -34,7 +34,7 @@ def _wait_for_rows(out, n, proc, limit=120):
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_kill_and_rerun_stores_every_point_once(write_config, tmp_path, spbench_cmd, sig):
     cfg = write_config(CFG)
     out = tmp_path / "res"
@@ -47,7 +47,10 @@ def test_kill_and_rerun_stores_every_point_once(write_config, tmp_path, spbench_
     first = len(_rows(out))
     assert 0 < first < N_POINTS
     if sig == signal.SIGINT:
-        assert proc.returncode == 130 and "rerun" in err
+        assert proc.returncode == 130 and "interrupted" in err and "rerun" in err
+    if sig == signal.SIGTERM:  # a batch system's time limit: stopped like Ctrl-C
+        assert proc.returncode == 143 and "terminated" in err and "rerun" in err
+        assert not (out / ".lock").exists()
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert f"{first} already stored" in res.stderr
