@@ -143,6 +143,40 @@ def profile(results_dir, plots_dir):
 
 
 @main.command()
+@click.argument("base", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("--metric", default=None, help="Row column to compare (default: solve_time for SpTrSV, "
+              "hooi_time for Tucker, else dist_time).")
+@click.option("--threshold", default="5%", show_default=True,
+              help="Smallest ratio change flagged, as 5% or 0.05 (and only when the interval excludes 1).")
+@click.option("--fail", is_flag=True, help="Exit 1 when any point is flagged as a regression.")
+@click.option("--cross-machine", is_flag=True, help="Compare folders measured on different machines.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where compare.md/.csv/.png go (default plots/compare_<base>_vs_<new>).")
+def compare(base, new, metric, threshold, fail, cross_machine, out_dir):
+    """Ratio NEW/BASE per matched point with 95% bootstrap intervals, Mann-Whitney p-values and the
+    geometric mean; flags regressions and improvements. Exit 0, 1 with --fail on a regression, 2 for
+    bad input."""
+    from .compare import CompareError, compare as run_compare, report_lines, write_outputs
+
+    text = threshold.strip()
+    try:
+        fraction = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise UsageFailure(f"--threshold: expected a fraction such as 5% or 0.05, got {threshold!r}") from None
+    try:
+        result = run_compare(base, new, metric=metric, threshold=fraction, cross_machine=cross_machine)
+    except CompareError as exc:
+        raise UsageFailure(str(exc)) from None
+    out = out_dir or Path("plots") / f"compare_{base.resolve().name}_vs_{new.resolve().name}"
+    click.echo("\n".join(report_lines(result)))
+    written = write_outputs(result, out)
+    click.echo(f"spbench: {len(written)} files in {out}", err=True)
+    if fail and result.regressions:
+        sys.exit(1)
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def info(as_json):
     """Machine, build and MPI facts (what every results folder's meta.json records)."""

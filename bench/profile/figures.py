@@ -50,6 +50,24 @@ def _title(df: pd.DataFrame, what: str, execution: str) -> str:
     return f"{what}\n{where}{execution}"
 
 
+def plain_log_ticks(axis) -> None:
+    """Plain numbers on a log axis (0.5, 2, 60 rather than 5×10^-1); call after the limits are set.
+    Less than a factor 3 wide: evenly spread ticks; up to two decades: 1, 2, 5 per decade; wider:
+    the powers of ten only."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
+    def plain(value, _pos):
+        return f"{value:.3g}"
+
+    low, high = sorted(axis.get_view_interval())
+    axis.set_minor_formatter(NullFormatter())
+    if low > 0 and high / low < 3:
+        axis.set_major_locator(MaxNLocator(nbins=5))
+    elif low > 0 and high / low < 100:
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(plain))
+
+
 def save_figure(fig: plt.Figure, out_dir: Path, stem: str, points: pd.DataFrame) -> list[Path]:
     paths = []
     for fmt in ("png", "pdf"):

@@ -1,0 +1,65 @@
+"""How a data set is named in titles, axes and tables, and which paper group it belongs to (issue 13).
+
+A synthetic stand-in of a paper data set (a SuiteSparse matrix or a FROSTT tensor the machine does
+not hold) carries a "(stand-in)" mark wherever its name is shown, so no figure passes it off as
+the paper's data. A generator's matrix (lap2d-5pt, lap3d-7pt, ...) is no paper data set at all:
+it is filed under "generated", never under the paper's SuiteSparse, iChol or METIS groups.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+STANDIN_MARK = " (stand-in)"
+GENERATED = "generated"
+OTHER = "other"
+TRANSFORM_GROUPS = {"ichol": "iChol", "metis": "METIS"}
+
+
+def base_name(name: str) -> str:
+    """The data set's name without ``+transform`` suffixes and ``[parameters]``."""
+    return str(name).split("+", 1)[0].split("[", 1)[0]
+
+
+def is_paper_dataset(name: str) -> bool:
+    """Whether the name is one of the papers' matrices (SuiteSparse, iChol/METIS tables) or tensors."""
+    from spbench.datasets import registry, tensor_registry
+
+    base = base_name(name)
+    return any(base in table for table in (registry.SUITESPARSE, registry.METIS_ONLY,
+                                            registry.ICHOL_TABLE, registry.METIS_TABLE,
+                                            tensor_registry.TENSORS))
+
+
+def is_generated(name: str) -> bool:
+    """Whether the name comes from one of the matrix generators (not a paper data set)."""
+    from spbench.datasets import synthetic
+
+    return base_name(name) in synthetic.GENERATORS
+
+
+def is_standin(name: str, source: str | None) -> bool:
+    """A synthetic data set under a paper data set's name."""
+    return str(source) == "synthetic" and is_paper_dataset(name)
+
+
+def dataset_display(name: str, source: str | None) -> str:
+    """``name (stand-in)`` for a stand-in, the name as is otherwise."""
+    return f"{name}{STANDIN_MARK}" if is_standin(name, source) else str(name)
+
+
+def dataset_group(name: str) -> str:
+    """The paper's group of a matrix: SuiteSparse, or iChol/METIS for ``+ichol``/``+metis``; a
+    generator's matrix is "generated" (with the transform: "generated+METIS"), a user file "other"."""
+    name = str(name)
+    suffix = name.rsplit("+", 1)[1] if "+" in name else ""
+    transform = TRANSFORM_GROUPS.get(suffix.lower(), f"+{suffix}" if suffix else "")
+    if is_generated(name) or not is_paper_dataset(name):
+        kind = GENERATED if is_generated(name) else OTHER
+        return f"{kind}+{transform.lstrip('+')}" if transform else kind
+    return transform if transform in TRANSFORM_GROUPS.values() else (transform or "SuiteSparse")
+
+
+def display_names(df: pd.DataFrame) -> pd.Series:
+    """Each row's data set as shown: with the stand-in mark where its ``dataset_source`` is synthetic."""
+    sources = df["dataset_source"] if "dataset_source" in df.columns else pd.Series(None, index=df.index)
+    return pd.Series([dataset_display(n, s) for n, s in zip(df["dataset"], sources)], index=df.index)
