@@ -15,6 +15,7 @@ import os
 import shlex
 import sys
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -93,6 +94,10 @@ def _failure(outcome, config, *, started: bool) -> tuple[str, str]:
     return "error", "the MPI job ended without storing this run"
 
 
+#: at most one line per this many seconds about a run's HOOI invocations (and always the last one)
+DETAIL_SECONDS = 5.0
+
+
 class JobWatch:
     """The job's progress events turned into the sweep's progress lines, one point per task."""
 
@@ -101,6 +106,7 @@ class JobWatch:
         self.started: dict = {}   # task index -> when its start was reported
         self.finished: set = set()
         self.reported: dict = {}  # task index -> (status, error) of a reported failure
+        self._said = -DETAIL_SECONDS  # when the last invocation line was printed
         self._reader = None
 
     def follow(self, path: Path) -> None:
@@ -116,6 +122,10 @@ class JobWatch:
             if kind == "start" and i not in self.started:
                 self.started[i] = self.progress.begin(self.work[i][0])
             elif kind == "invocation" and i in self.started:
+                now, last = time.monotonic(), event.get("invocation") == event.get("invocations")
+                if not last and now - self._said < DETAIL_SECONDS:
+                    continue
+                self._said = now
                 fit = event.get("fit")
                 self.progress.detail(f"HOOI invocation {event.get('invocation')}/{event.get('invocations')}"
                                      + (f", fit {fit:.6f}" if isinstance(fit, (int, float)) else ""))
