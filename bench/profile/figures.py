@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from spbench.profile.intervals import geomean_interval, point_samples, ratio_of_medians  # noqa: E402
 from spbench.profile.perfprofile import (  # noqa: E402
     DEFAULT_TAUS, check_columns, executions, performance_profile, series_labels)
 from spbench.profile.tables import (  # noqa: E402
@@ -86,18 +87,63 @@ def speedup_points(df: pd.DataFrame, band: Sequence[float] = (25, 75)) -> pd.Dat
 
     Per (algorithm, cores): the geometric mean over datasets of the speed-up over serial
     (:func:`~spbench.profile.tables.speedups`) and the ``band`` percentiles of those speed-ups
-    (numpy's linear interpolation). Columns: ``algorithm, cores, datasets,
-    speedup_geomean, speedup_p<lo>, speedup_p<hi>``.
+    (numpy's linear interpolation), and the geometric mean's bootstrap 95% interval
+    (:func:`speedup_intervals`). Columns: ``algorithm, cores, datasets, speedup_geomean,
+    speedup_p<lo>, speedup_p<hi>, speedup_ci_low, speedup_ci_high``.
     """
     lo, hi = _check_band(band)
     s = speedups(df)
     groups = s.groupby(["algorithm", "cores"], sort=True)["speedup"]
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "datasets": groups.size(),
         "speedup_geomean": groups.agg(lambda v: float(np.exp(np.log(v).mean()))),
         f"speedup_p{lo:g}": groups.agg(lambda v: float(np.percentile(v, lo))),
         f"speedup_p{hi:g}": groups.agg(lambda v: float(np.percentile(v, hi))),
     }).reset_index()
+    intervals = speedup_intervals(df)
+    return out.merge(intervals, on=["algorithm", "cores"], how="left")
+
+
+def speedup_intervals(df: pd.DataFrame) -> pd.DataFrame:
+    """Bootstrap 95% interval of the geometric-mean speed-up per (algorithm, cores), over the
+    matrices and the repetitions inside each (two-stage, :mod:`spbench.profile.intervals`); each
+    matrix's speed-up is the ratio of medians serial / algorithm over its raw samples. Columns:
+    ``algorithm, cores, speedup_ci_low, speedup_ci_high``."""
+    samples = raw_point_samples(df)
+    serial = {d: s for (d, c, a), s in samples.items() if a == SERIAL}
+    records = []
+    for (algorithm, cores), keys in _group_keys(samples).items():
+        ratios = [ratio_of_medians(samples[k], serial[k[0]]) for k in keys if k[0] in serial]
+        if ratios:
+            _, low, high = geomean_interval(ratios)
+            records.append({"algorithm": algorithm, "cores": cores, "speedup_ci_low": low,
+                            "speedup_ci_high": high})
+    return pd.DataFrame(records, columns=["algorithm", "cores", "speedup_ci_low", "speedup_ci_high"])
+
+
+def _group_keys(samples: dict) -> dict:
+    groups: dict = {}
+    for key in sorted(samples):
+        if key[2] != SERIAL:
+            groups.setdefault((key[2], key[1]), []).append(key)
+    return groups
+
+
+def raw_point_samples(df: pd.DataFrame) -> dict[tuple, np.ndarray]:
+    """(dataset, cores, curve label) → the raw samples of its ok rows (repetitions of one run, or one
+    value per run); serial under its lowest core count. Rows must share one execution."""
+    ok = (df["status"] == "ok").to_numpy()
+    rows = df[ok].assign(algorithm=series_labels(df)[ok].to_numpy())
+    out = {}
+    for (dataset, cores, algorithm), part in rows.groupby(["dataset", "cores", "algorithm"], sort=True):
+        values = point_samples(part, "solve_time", "solve_times")
+        if values.size:
+            out[(str(dataset), int(cores), str(algorithm))] = values
+    serial = sorted(k for k in out if k[2] == SERIAL)
+    first = {}
+    for k in serial:
+        first.setdefault(k[0], k)
+    return {k: v for k, v in out.items() if k[2] != SERIAL or first[k[0]] == k}
 
 
 def _check_band(band: Sequence[float]) -> tuple[float, float]:
@@ -139,21 +185,25 @@ def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
                           stacklevel=2)
             continue
         lo_col, hi_col = f"speedup_p{lo:g}", f"speedup_p{hi:g}"
-        fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+        fig, ax = plt.subplots(figsize=(7.6, 4.2), layout="constrained")
         for algorithm, curve in points.groupby("algorithm", sort=True):
             color = colors.get(algorithm)
-            ax.plot(curve["cores"], curve["speedup_geomean"], marker="o", color=color,
-                    label=algorithm)
+            g = curve["speedup_geomean"].to_numpy(float)
+            err = [np.nan_to_num(g - curve["speedup_ci_low"].to_numpy(float)),
+                   np.nan_to_num(curve["speedup_ci_high"].to_numpy(float) - g)]
+            ax.errorbar(curve["cores"], g, yerr=err, marker="o", color=color, capsize=3,
+                        label=algorithm)
             ax.fill_between(curve["cores"], curve[lo_col], curve[hi_col], color=color,
-                            alpha=0.2, linewidth=0)
+                            alpha=0.15, linewidth=0)
         ax.axhline(1.0, color="0.4", linestyle="--", linewidth=0.8)
         ax.set_xticks(sorted(points["cores"].unique()))
         ax.set_xlabel("cores")
         ax.set_ylabel("speed-up over serial (geometric mean)")
-        ax.set_title(_title(rows, f"SpTrSV speed-up over serial, band p{lo:g}–p{hi:g}",
-                            execution), fontsize=10)
+        ax.set_title(_title(rows, f"SpTrSV speed-up over serial: geometric mean over matrices "
+                                  f"(bars: 95% bootstrap interval; band p{lo:g}–p{hi:g})",
+                            execution), fontsize=9)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        fig.legend(fontsize=8, loc="outside right upper")
         points.insert(0, "execution", execution)
         written += save_figure(fig, out_dir, stem, points)
     return written
@@ -181,7 +231,7 @@ def performance_profile_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
             warnings.warn(f"no instance to profile ({execution}, cores >= {min_cores}, "
                           f"without {sorted(set(exclude))}): {stem} skipped", stacklevel=2)
             continue
-        fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+        fig, ax = plt.subplots(figsize=(7.6, 4.2), layout="constrained")
         for algorithm, curve in profile.groupby("algorithm", sort=True):
             ax.step(curve["tau"], curve["fraction"], where="post", color=colors.get(algorithm),
                     label=algorithm, clip_on=False)
@@ -192,7 +242,7 @@ def performance_profile_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
         ax.set_ylabel("fraction of runs within τ × best")
         ax.set_title(_title(rows, "SpTrSV performance profile", execution), fontsize=10)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
+        fig.legend(fontsize=8, loc="outside right upper")
         profile.insert(0, "execution", execution)
         written += save_figure(fig, out_dir, stem, profile)
     return written

@@ -82,6 +82,17 @@ def ratio_of_medians(base: Sequence[float], new: Sequence[float], *, seed: int =
                  np.asarray(res.bootstrap_distribution, float))
 
 
+def median_interval(samples: Sequence[float], *, seed: int = SEED, resamples: int = RESAMPLES,
+                    confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Bootstrap percentile interval of the median of ``samples`` (NaN bounds for fewer than two)."""
+    samples = np.asarray(samples, float)
+    if samples.size < 2:
+        return float("nan"), float("nan")
+    res = stats.bootstrap((samples,), np.median, n_resamples=resamples, method="percentile",
+                          confidence_level=confidence, rng=np.random.default_rng(seed))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
 def geomean_interval(ratios: Sequence[Ratio], *, seed: int = SEED,
                      confidence: float = CONFIDENCE) -> tuple[float, float, float]:
     """(geometric mean of the ratios, low, high): two-stage bootstrap over the points and, within a

@@ -11,7 +11,6 @@ import pandas as pd
 
 STANDIN_MARK = " (stand-in)"
 GENERATED = "generated"
-OTHER = "other"
 TRANSFORM_GROUPS = {"ichol": "iChol", "metis": "METIS"}
 
 
@@ -49,17 +48,22 @@ def dataset_display(name: str, source: str | None) -> str:
 
 def dataset_group(name: str) -> str:
     """The paper's group of a matrix: SuiteSparse, or iChol/METIS for ``+ichol``/``+metis``; a
-    generator's matrix is "generated" (with the transform: "generated+METIS"), a user file "other"."""
+    generator's matrix is "generated" (with a transform: "generated+METIS"), never a paper group.
+    An unknown ``+suffix`` is returned as is, so it never pools with a known group."""
     name = str(name)
     suffix = name.rsplit("+", 1)[1] if "+" in name else ""
-    transform = TRANSFORM_GROUPS.get(suffix.lower(), f"+{suffix}" if suffix else "")
-    if is_generated(name) or not is_paper_dataset(name):
-        kind = GENERATED if is_generated(name) else OTHER
-        return f"{kind}+{transform.lstrip('+')}" if transform else kind
-    return transform if transform in TRANSFORM_GROUPS.values() else (transform or "SuiteSparse")
+    group = TRANSFORM_GROUPS.get(suffix.lower(), f"+{suffix}") if suffix else "SuiteSparse"
+    if is_generated(name):
+        return f"{GENERATED}+{group.lstrip('+')}" if suffix else GENERATED
+    return group
 
 
 def display_names(df: pd.DataFrame) -> pd.Series:
     """Each row's data set as shown: with the stand-in mark where its ``dataset_source`` is synthetic."""
     sources = df["dataset_source"] if "dataset_source" in df.columns else pd.Series(None, index=df.index)
     return pd.Series([dataset_display(n, s) for n, s in zip(df["dataset"], sources)], index=df.index)
+
+
+def display_map(df: pd.DataFrame) -> dict[str, str]:
+    """Data set name → its shown name (:func:`display_names`) over the rows of ``df``."""
+    return dict(zip(df["dataset"].astype(str), display_names(df)))

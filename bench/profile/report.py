@@ -10,6 +10,7 @@ import pandas as pd
 
 from spbench.profile.failed_rows import failed_rows_section
 from spbench.profile.figures import performance_profile_figure, speedup_vs_cores
+from spbench.profile.labels import display_map
 from spbench.profile.perfprofile import REQUIRED_COLUMNS, check_columns, executions
 from spbench.profile.model_report import write_model_sections
 from spbench.profile.sptrsv_tables import write_paper_sections
@@ -77,6 +78,7 @@ def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = sptrsv_summary(df)
+    summary["dataset"] = summary["dataset"].map(display_map(df))
     written = write_table(summary, out_dir / "summary")
     notes: list[str] = []
     sections: list[str] = []

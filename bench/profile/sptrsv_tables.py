@@ -31,14 +31,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile import paper_values as paper  # noqa: E402
-from spbench.profile.figures import _colors, save_figure, speedup_vs_cores  # noqa: E402
+from spbench.profile import labels, paper_values as paper  # noqa: E402
+from spbench.profile.figures import (  # noqa: E402
+    _colors, plain_log_ticks, save_figure, speedup_vs_cores)
 from spbench.profile.perfprofile import executions, series_labels  # noqa: E402
 from spbench.profile.tables import (  # noqa: E402
     SERIAL, format_markdown, write_csv, write_table, write_text)
 
 GROUP_SUFFIXES = {"ichol": "iChol", "metis": "METIS"}
 GROUP_ORDER = {g: i for i, g in enumerate(paper.GROUPS)}
+MIN_SIZES, MIN_SPAN = 3, 4.0
+"""Figure 6.2: a fitted slope needs this many matrix sizes spanning this factor in nnz."""
 P2P = ("spmp",)
 """Algorithms that synchronise point to point: no barriers, so not in Table 6.1."""
 
@@ -46,16 +49,11 @@ P2P = ("spmp",)
 # ---------------------------------------------------------------------------------- helpers
 
 def dataset_group(name: str) -> str:
-    """The paper's data set group of a data set name: ``+ichol`` → iChol, ``+metis`` → METIS.
-
-    A name without a ``+transform`` suffix is SuiteSparse (a matrix as the collection has it);
-    an unknown suffix is returned as is, so that it never pools with a known group.
-    """
-    name = str(name)
-    if "+" not in name:
-        return "SuiteSparse"
-    suffix = name.rsplit("+", 1)[1]
-    return GROUP_SUFFIXES.get(suffix.lower(), f"+{suffix}")
+    """The paper's data set group of a matrix (:func:`spbench.profile.labels.dataset_group`):
+    SuiteSparse, iChol (``+ichol``) or METIS (``+metis``) for the paper's matrices and their
+    stand-ins; "generated" for a generator's matrix and "other" for a user file, so neither pools
+    with a paper group nor sits beside its printed numbers."""
+    return labels.dataset_group(name)
 
 
 def geomean(values) -> float:
@@ -267,14 +265,15 @@ def fit_slopes(points: pd.DataFrame) -> pd.DataFrame:
     """ℓ2 fit of ``log10(schedule_ms) = m log10(nnz) + c`` per algorithm (Figure 6.2).
 
     Columns: ``algorithm, points, slope, intercept`` (log10 of ms), ``paper_slope`` (what §6.5
-    states: HDagg 1.38–1.56, the others ≤ 1.0). An algorithm with fewer than two distinct nnz
-    has no line: slope and intercept NaN.
+    states: HDagg 1.38–1.56, the others ≤ 1.0). A slope needs at least :data:`MIN_SIZES`
+    distinct nnz spanning at least :data:`MIN_SPAN` × (a line through two points is no fit):
+    otherwise slope and intercept are NaN ("n/a" in the report).
     """
     records = []
     for algorithm, part in points.groupby("algorithm", sort=True):
         x = np.log10(part["nnz"].to_numpy(dtype=float))
         y = np.log10(part["schedule_ms"].to_numpy(dtype=float))
-        if len(np.unique(x)) >= 2:
+        if len(np.unique(x)) >= MIN_SIZES and x.max() - x.min() >= np.log10(MIN_SPAN):
             slope, intercept = np.polyfit(x, y, 1)
         else:
             slope = intercept = np.nan
@@ -309,11 +308,11 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
     slopes = fit_slopes(points).set_index("algorithm")
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colors = _colors(df)  # the colours of the other figures where a curve is one algorithm
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+    fig, ax = plt.subplots(figsize=(7.6, 4.2), layout="constrained")
     for i, (algorithm, part) in enumerate(points.groupby("algorithm", sort=True)):
         color = colors.get(algorithm, cycle[i % len(cycle)])
         m, c = slopes.at[algorithm, "slope"], slopes.at[algorithm, "intercept"]
-        label = algorithm if np.isnan(m) else f"{algorithm} (m = {m:.2f})"
+        label = f"{algorithm} (m n/a)" if np.isnan(m) else f"{algorithm} (m = {m:.2f})"
         ax.scatter(part["nnz"], part["schedule_ms"], color=color, s=18, label=label)
         if not np.isnan(m):
             x = np.geomspace(part["nnz"].min(), part["nnz"].max(), 50)
@@ -325,7 +324,10 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
     ax.set_title(f"Scheduling time vs nnz, {int(points['cores'].iloc[0])} cores, "
                  "ℓ2 fit log y = m log x + c", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    fig.canvas.draw()  # the limits autoscaling chose, for the tick labels
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
+    fig.legend(fontsize=8, loc="outside right upper")
     written = save_figure(fig, out_dir, stem, points)
     return written + write_table(slopes.reset_index(), out_dir / f"{stem}_slopes")
 
@@ -641,13 +643,15 @@ def write_paper_sections(df: pd.DataFrame, out_dir: str | os.PathLike, *,
         slopes = fit_slopes(schedule_points(df, cores))
         unfit = sorted(slopes.loc[slopes["slope"].isna(), "algorithm"])
         if unfit:
-            notes.append("Figure 6.2: fewer than two distinct nnz, no fitted line for "
-                         + ", ".join(unfit) + ".")
-        shown = slopes.assign(slope=(slopes["slope"].round(3) + 0.0),
-                              intercept=(slopes["intercept"].round(3) + 0.0))
+            notes.append(f"Figure 6.2: no slope (n/a) for {', '.join(unfit)}: a fit needs at least "
+                         f"{MIN_SIZES} matrix sizes spanning {MIN_SPAN:g}× in nnz.")
+        shown = slopes.assign(
+            slope=[f"{v:.3f}" if np.isfinite(v) else "n/a" for v in slopes["slope"]],
+            intercept=[f"{v:.3f}" if np.isfinite(v) else "n/a" for v in slopes["intercept"]])
         lines += ["## Scheduling time against nnz (paper Figure 6.2)", "",
                   "One point per (algorithm, matrix) at the largest core count unless chosen; "
-                  "the line is the ℓ2 fit of log10(ms) = m log10(nnz) + c. The paper states "
+                  "the line is the ℓ2 fit of log10(ms) = m log10(nnz) + c, drawn only from "
+                  f"{MIN_SIZES} or more sizes spanning {MIN_SPAN:g}× in nnz. The paper states "
                   "m = 1.38–1.56 for HDagg and m ≤ 1.0 for the others. " + paper.FIG_6_2_NOTE,
                   "", *_figure_lines(next(p for p in paths if p.suffix == ".png"),
                                      "Scheduling time vs nnz"),
@@ -663,7 +667,8 @@ def write_paper_sections(df: pd.DataFrame, out_dir: str | os.PathLike, *,
         display = amortisation_display(t63)
         written.append(write_text(out_dir / "table_6_3.md", format_markdown(display)))
         written.append(write_csv(t63, out_dir / "table_6_3.csv"))
-        written.append(write_csv(per_matrix, out_dir / "amortisation_per_matrix.csv"))
+        written.append(write_csv(per_matrix.assign(dataset=per_matrix["dataset"].map(labels.display_map(df))),
+                                 out_dir / "amortisation_per_matrix.csv"))
         chosen = int(t63["cores"].iloc[0])
         lines += _section(
             "Amortisation (paper Table 6.3, Eq. 6.1)",

@@ -118,12 +118,48 @@ def speedups(df: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["algorithm", "cores", "dataset"], ignore_index=True)
 
 
+def _with_intervals(out: pd.DataFrame, df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Add ``solve_ms_ci_low/high`` (bootstrap 95% interval of the median solve time over the raw
+    repetitions, or over the runs) and ``speedup_ci_low/high`` (of the ratio of medians serial /
+    this point) after their columns."""
+    from spbench.profile.intervals import median_interval, point_samples, ratio_of_medians
+
+    rows = df[(df["status"] == "ok").to_numpy()].assign(execution=executions(df)[(df["status"] == "ok").to_numpy()])
+    if "kernel" in keys:
+        rows = rows.assign(kernel=rows["kernel"].astype(object).where(rows["kernel"].notna(), "").astype(str))
+    samples = {}
+    for key, part in rows.groupby(keys, sort=True):
+        values = point_samples(part, "solve_time", "solve_times")
+        if values.size:
+            samples[tuple(str(k) for k in key)] = values
+    serial = {}
+    for key in sorted(samples, key=lambda k: (k[0], k[-1], int(k[keys.index("cores")]))):
+        if key[1] == SERIAL:
+            serial.setdefault((key[0], key[-1]), samples[key])
+    cis = {name: [] for name in ("solve_ms_ci_low", "solve_ms_ci_high", "speedup_ci_low", "speedup_ci_high")}
+    for rec in out[keys].itertuples(index=False):
+        key = tuple(str(v) for v in rec)
+        mine, base = samples.get(key), serial.get((key[0], key[-1]))
+        low, high = median_interval(mine) if mine is not None else (np.nan, np.nan)
+        ratio = (ratio_of_medians(mine, base) if mine is not None and base is not None
+                 and key[1] != SERIAL else None)
+        cis["solve_ms_ci_low"].append(low * 1e3)
+        cis["solve_ms_ci_high"].append(high * 1e3)
+        cis["speedup_ci_low"].append(ratio.low if ratio else np.nan)
+        cis["speedup_ci_high"].append(ratio.high if ratio else np.nan)
+    at = out.columns.get_loc("speedup")
+    for i, name in enumerate(cis):
+        out.insert(at + 1 + i, name, cis[name])
+    return out
+
+
 def sptrsv_summary(df: pd.DataFrame) -> pd.DataFrame:
     """SpTrSV summary per (dataset, algorithm, kernel, cores, execution).
 
     Columns: the keys, ``n, nnz, wavefronts, supersteps`` (first value recorded),
     ``solve_ms`` (median ``solve_time`` of the ok rows, ms), ``speedup`` (over the dataset's
-    serial baseline of the same execution, see :func:`serial_times`), ``schedule_ms`` (median
+    serial baseline of the same execution, see :func:`serial_times`), their bootstrap 95%
+    intervals ``solve_ms_ci_low/high`` and ``speedup_ci_low/high``, ``schedule_ms`` (median
     ``schedule_time`` of the ok rows, ms) and one count column per status. ``kernel`` is a key
     only when the rows have that column.
     """
@@ -160,6 +196,7 @@ def sptrsv_summary(df: pd.DataFrame) -> pd.DataFrame:
         rows = out["execution"] == kind
         baseline[rows] = out.loc[rows, "dataset"].map(serial) * 1e3
     out.insert(out.columns.get_loc("solve_ms") + 1, "speedup", baseline / out["solve_ms"])
+    out = _with_intervals(out, df, keys)
     for col in ("n", "nnz", "wavefronts", "supersteps"):
         if (out[col].dropna() % 1 == 0).all():
             out[col] = out[col].astype("Int64")

@@ -110,7 +110,9 @@ def test_speedup_csv_matches_hand_computation(rows, tmp_path):
     assert sorted(p.name for p in paths) == ["speedup.csv", "speedup.pdf", "speedup.png"]
     points = pd.read_csv(tmp_path / "speedup.csv").set_index(["algorithm", "cores"])
     assert list(points.columns) == ["execution", "datasets", "speedup_geomean",
-                                    "speedup_p25", "speedup_p75"]
+                                    "speedup_p25", "speedup_p75", "speedup_ci_low", "speedup_ci_high"]
+    assert (points["speedup_ci_low"] <= points["speedup_geomean"]).all()
+    assert (points["speedup_geomean"] <= points["speedup_ci_high"]).all()
     # wavefront: speed-ups at 2 cores A 2, B 2, C 1; at 4 cores A 4, B 2, C 2.
     w2, w4 = points.loc[("wavefront", 2)], points.loc[("wavefront", 4)]
     assert w2["speedup_geomean"] == pytest.approx(4 ** (1 / 3))

@@ -31,6 +31,9 @@ def test_dataset_group():
     assert dataset_group("Flan_1565+ichol") == "iChol"
     assert dataset_group("Flan_1565+metis") == "METIS"
     assert dataset_group("x+other") == "+other"
+    # a generator's matrix is never filed under a paper group
+    assert dataset_group("lap2d-5pt[grid=120]") == "generated"
+    assert dataset_group("lap3d-7pt+metis") == "generated+METIS"
 
 
 # ---------------------------------------------------------------------------- Table 6.1
@@ -110,6 +113,15 @@ def test_slopes_of_exact_power_laws(mk):
     assert slopes.loc["hdagg", "paper_slope"] == "1.38–1.56"
     assert slopes.loc["growlocal", "paper_slope"] == "≤ 1"
     assert set(schedule_points(rows, cores=2)["algorithm"]) == {"hdagg"}
+
+
+@pytest.mark.parametrize("nnz,fitted", [((1e4, 1e5), False), ((1e4, 2e4, 3e4), False),
+                                        ((1e4, 2e4, 4e4), True)])
+def test_slope_needs_three_sizes_spanning_4x(nnz, fitted):
+    points = pd.DataFrame({"algorithm": "hdagg", "nnz": list(nnz),
+                           "schedule_ms": [1e-3 * n ** 1.5 for n in nnz]})
+    slope = fit_slopes(points)["slope"].iloc[0]
+    assert (slope == pytest.approx(1.5)) if fitted else math.isnan(slope)
 
 
 def test_scheduling_time_figure_files(mk, tmp_path):
@@ -241,7 +253,8 @@ def test_report_sections_with_paper_values(mk, tmp_path):
     t61 = pd.read_csv(tmp_path / "table_6_1.csv")
     hd = t61[(t61["algorithm"] == "hdagg") & (t61["cores"] == 2) & (t61["group"] == "SuiteSparse")]
     assert hd["reduction"].iloc[0] == pytest.approx(2.0)
-    assert "Notes" not in report
+    notes = report.split("## Notes", 1)[1].split("\n## ", 1)[0].strip().splitlines()
+    assert len(notes) == 1 and "no slope (n/a)" in notes[0]  # two sizes only: no fitted slope
     t63 = (tmp_path / "table_6_3.md").read_text().splitlines()
     ed = {line.split(" | ")[2]: line for line in t63 if "| SuiteSparse | elastic_divide/" in line}
     assert "| — | — | — |" in ed["elastic_divide/bsp"]  # the paper ran ElasticDivide with SSP
