@@ -58,6 +58,9 @@ def plain_log_ticks(axis) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
     def plain(value, _pos):
+        for scale, unit in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+            if abs(value) >= scale:
+                return f"{value / (1e3 if unit == 'k' else scale):.3g}{unit}"
         return f"{value:.3g}"
 
     low, high = sorted(axis.get_view_interval())
@@ -199,9 +202,9 @@ def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
         ax.set_xticks(sorted(points["cores"].unique()))
         ax.set_xlabel("cores")
         ax.set_ylabel("speed-up over serial (geometric mean)")
-        ax.set_title(_title(rows, f"SpTrSV speed-up over serial: geometric mean over matrices "
-                                  f"(bars: 95% bootstrap interval; band p{lo:g}–p{hi:g})",
-                            execution), fontsize=9)
+        ax.set_title(_title(rows, "SpTrSV speed-up over serial, geometric mean over matrices",
+                            execution) + f"\nbars: 95% bootstrap interval · band: p{lo:g}–p{hi:g}",
+                     fontsize=9)
         ax.grid(True, alpha=0.3)
         fig.legend(fontsize=8, loc="outside right upper")
         points.insert(0, "execution", execution)

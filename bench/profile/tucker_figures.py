@@ -18,6 +18,8 @@ import pandas as pd  # noqa: E402
 
 from spbench.profile.failed_rows import failed_rows_section  # noqa: E402
 from spbench.profile.figures import save_figure  # noqa: E402
+from spbench.profile.intervals import median_interval, point_samples  # noqa: E402
+from spbench.profile.labels import display_map  # noqa: E402
 from spbench.profile import tucker_paper  # noqa: E402
 from spbench.profile.tables import write_table  # noqa: E402
 
@@ -44,14 +46,33 @@ def _label(scheme: str) -> str:
 
 
 def configurations(df: pd.DataFrame) -> list[tuple[int, int, pd.DataFrame]]:
-    """(ranks, K, the ok rows of that pair; one row per (dataset, scheme): median over repeats)."""
+    """(ranks, K, the ok rows of that pair; one row per (dataset, scheme): median over repeats, and
+    the 95% bootstrap interval of the median HOOI time where there are several runs)."""
     ok = df[df["status"] == "ok"]
     out = []
     for (ranks, K), part in ok.groupby(["ranks", "K"], sort=True):
         numeric = part.select_dtypes(include="number").columns.difference(["ranks", "K", "repeat"])
         agg = part.groupby(["dataset", "algorithm"], sort=False)[list(numeric)].median().reset_index()
-        out.append((int(ranks), int(K), agg))
+        out.append((int(ranks), int(K), _with_intervals(agg, part, ["dataset", "algorithm"])))
     return out
+
+
+def _with_intervals(table: pd.DataFrame, rows: pd.DataFrame, keys: list[str],
+                    column: str = "hooi_time") -> pd.DataFrame:
+    """``table`` with ``<column>_ci_low/high``: bootstrap 95% interval of the median over the runs of
+    each ``keys`` group of ``rows`` (NaN with one run)."""
+    if column not in rows.columns:
+        return table
+    bounds = {}
+    for key, part in rows.groupby(keys, sort=False):
+        bounds[key] = median_interval(point_samples(part, column))
+    pairs = [bounds.get(tuple(k), (np.nan, np.nan)) for k in table[keys].itertuples(index=False)]
+    return table.assign(**{f"{column}_ci_low": [p[0] for p in pairs], f"{column}_ci_high": [p[1] for p in pairs]})
+
+
+def _outside_legend(fig, ax) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="outside right upper")
 
 
 def _grouped_bars(ax, table: pd.DataFrame, schemes: list[str], log: bool = False) -> None:
@@ -67,28 +88,31 @@ def _grouped_bars(ax, table: pd.DataFrame, schemes: list[str], log: bool = False
     ax.grid(axis="y", alpha=0.3)
 
 
-def fig12(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str) -> list[Path]:
+def fig12(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
+          shown: dict | None = None) -> list[Path]:
     """Fig. 12 a/b/c: TTM imbalance, SVD redundancy, SVD imbalance per tensor and scheme."""
     schemes, written = _schemes(rows), []
     for letter, column, title, ylabel in FIG12:
-        table = rows.pivot(index="dataset", columns="algorithm", values=column)[schemes]
-        fig, ax = plt.subplots(figsize=(8, 4.2))
+        table = rows.pivot(index="dataset", columns="algorithm", values=column)[schemes].rename(index=shown or {})
+        fig, ax = plt.subplots(figsize=(8.8, 4.2), layout="constrained")
         _grouped_bars(ax, table, schemes)
         ax.axhline(1.0, color="0.3", lw=0.8, ls="--")
         ax.set_ylabel(ylabel)
         ax.set_title(f"Fig. 12({letter}) {title}, {suffix.replace('_', ' ')}, {execution}")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
+        _outside_legend(fig, ax)
         points = table.rename(columns=_label).reset_index()
         written += save_figure(fig, out_dir, f"fig12{letter}_{column}_{suffix}", points)
     return written
 
 
-def fig13(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str) -> list[Path]:
+def fig13(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
+          shown: dict | None = None) -> list[Path]:
     """Fig. 13: communication volume per tensor, SVD oracle part and factor-matrix part stacked."""
     schemes = _schemes(rows)
+    shown = shown or {}
     datasets = sorted(rows["dataset"].unique())
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets) + 1.2, 3.8), squeeze=False,
+                             layout="constrained")
     points = []
     for ax, ds in zip(axes[0], datasets):
         part = rows[rows["dataset"] == ds].set_index("algorithm").reindex(schemes)
@@ -98,24 +122,26 @@ def fig13(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str) -> lis
         ax.bar(x, svd, label="SVD")
         ax.bar(x, fm, bottom=svd, label="FM")
         ax.set_xticks(x, [_label(s) for s in schemes], rotation=30, ha="right")
-        ax.set_title(ds)
+        ax.set_title(shown.get(ds, ds), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-        points += [{"dataset": ds, "scheme": _label(s), "svd_mwords": a, "fm_mwords": b}
+        points += [{"dataset": shown.get(ds, ds), "scheme": _label(s), "svd_mwords": a, "fm_mwords": b}
                    for s, a, b in zip(schemes, svd, fm)]
     axes[0][0].set_ylabel("words communicated per HOOI (millions)")
-    axes[0][0].legend(fontsize=8)
+    _outside_legend(fig, axes[0][0])
     fig.suptitle(f"Fig. 13 communication volume, {suffix.replace('_', ' ')}, {execution}")
-    fig.tight_layout()
     return save_figure(fig, out_dir, f"fig13_volume_{suffix}", pd.DataFrame(points))
 
 
-def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str) -> list[Path]:
+def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
+          shown: dict | None = None) -> list[Path]:
     """Fig. 17: (a) average memory per rank table, (b–) its breakup per tensor as stacked bars."""
     schemes = _schemes(rows)
-    total = rows.pivot(index="dataset", columns="algorithm", values="mem_total_mb")[schemes]
+    shown = shown or {}
+    total = rows.pivot(index="dataset", columns="algorithm", values="mem_total_mb")[schemes].rename(index=shown)
     written = write_table(total.rename(columns=_label).reset_index(), out_dir / f"fig17a_memory_{suffix}")
     datasets = sorted(rows["dataset"].unique())
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets) + 1.6, 3.8), squeeze=False,
+                             layout="constrained")
     points = []
     for ax, ds in zip(axes[0], datasets):
         part = rows[rows["dataset"] == ds].set_index("algorithm").reindex(schemes)
@@ -125,28 +151,35 @@ def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str) -> lis
             vals = part[column].to_numpy(dtype=float)
             ax.bar(x, vals, bottom=bottom, label=name)
             bottom += vals
-            points += [{"dataset": ds, "scheme": _label(s), "component": name, "mb_per_rank": v}
+            points += [{"dataset": shown.get(ds, ds), "scheme": _label(s), "component": name, "mb_per_rank": v}
                        for s, v in zip(schemes, vals)]
         ax.set_xticks(x, [_label(s) for s in schemes], rotation=30, ha="right")
-        ax.set_title(ds)
+        ax.set_title(shown.get(ds, ds), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("average memory per rank (MB)")
-    axes[0][0].legend(fontsize=8)
+    _outside_legend(fig, axes[0][0])
     fig.suptitle(f"Fig. 17 memory breakup, {suffix.replace('_', ' ')}, {execution}")
-    fig.tight_layout()
     return written + save_figure(fig, out_dir, f"fig17_memory_{suffix}", pd.DataFrame(points))
 
 
 def tucker_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, scheme, ranks, K): the exact metrics, volumes, memory and distribution time."""
+    """Per (dataset, scheme, ranks, K): the exact metrics, volumes, memory and distribution time, the
+    median HOOI time's 95% bootstrap interval over runs (``hooi_time_ci_low/high``, NaN with one run);
+    stand-ins marked in ``dataset``."""
     ok = df[df["status"] == "ok"]
     cols = ["nnz", "ttm_imbalance", "svd_redundancy", "svd_imbalance", "svd_volume", "fm_volume",
             "mem_total_mb", "mem_total_mb_max", "hooi_time", "ttm_time", "svd_time", "comm_time", "fit",
             "peak_rss_mb_max", "dist_time"]
     cols = [c for c in cols if c in ok.columns and ok[c].notna().any()]
-    table = ok.groupby(["dataset", "algorithm", "ranks", "K", "execution"], sort=True)[cols].median().reset_index()
+    keys = ["dataset", "algorithm", "ranks", "K", "execution"]
+    table = ok.groupby(keys, sort=True)[cols].median().reset_index()
+    if "hooi_time" in cols:
+        table = _with_intervals(table, ok, keys)
+        at = cols.index("hooi_time") + 1
+        cols[at:at] = ["hooi_time_ci_low", "hooi_time_ci_high"]
     table["scheme"] = table["algorithm"].map(_label)
     table["dist_ms"] = table.pop("dist_time") * 1e3 if "dist_time" in table else np.nan
+    table["dataset"] = table["dataset"].map(display_map(df))
     return table[["dataset", "scheme", "ranks", "K", "execution"] + [c for c in cols if c != "dist_time"] + ["dist_ms"]]
 
 
@@ -170,30 +203,40 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
     sources = df.groupby("dataset")["dataset_source"].first() if "dataset_source" in df else pd.Series(dtype=str)
     synthetic = sorted(sources[sources == "synthetic"].index)
     if synthetic:
-        lines.append(f"- Synthetic stand-ins (not the FROSTT tensors): {', '.join(synthetic)}; shapes of the "
-                     f"paper's figures, not its values, are what they can reproduce.")
+        labels = (df.groupby("dataset")["dataset_label"].first() if "dataset_label" in df
+                  else pd.Series(dtype=str))
+        named = [f"{d} = {labels[d]}" if d in labels.index and pd.notna(labels[d]) and labels[d] != d else d
+                 for d in synthetic]
+        lines.append(f"- Synthetic stand-ins (not the FROSTT tensors), marked \"(stand-in)\" in every figure and "
+                     f"table: {'; '.join(named)}. Shapes of the paper's figures, not its values, are what they "
+                     f"can reproduce.")
     if "simulated" in execs:
         lines.append("- Simulated rows: exact policies and metrics for the given rank count, computed in one "
                      "process; `dist_time` is the serial scheme computation on this machine.")
     lines += ["", *failed_rows_section(df)]
     from spbench.profile.tucker_representativeness import representativeness_section
     lines += representativeness_section(df)
+    shown = display_map(df)
     for ranks, K, rows in configurations(df):
         suffix = f"P{ranks}_K{K}"
         execution = "/".join(sorted(set(df[(df["ranks"] == ranks) & (df["K"] == K)]["execution"])))
         lines += [f"## {ranks} ranks, K = {K}", ""]
         sections = []
         if "hooi_time" in rows.columns and rows["hooi_time"].notna().any():
-            files, notes = tucker_paper.hooi_figures(rows, out_dir, suffix, execution)
+            files, notes = tucker_paper.hooi_figures(rows, out_dir, suffix, execution, ranks=ranks, K=K,
+                                                     shown=shown)
             sections.append(("Figs. 10, 11, 14, 16: HOOI time, breakup, distribution time", files))
             lines += [f"- {n}" for n in notes]
         else:
             lines += ["No HOOI times in these rows (simulated without a cost model): Figs. 10, 11, 14, 16 "
                       "need measured runs (`--execution measured`).", ""]
-        sections += [("Fig. 12: computation metrics", fig12(rows, out_dir, suffix, execution)),
-                     ("Fig. 13: communication volume", fig13(rows, out_dir, suffix, execution)),
-                     ("Fig. 17: memory per rank", fig17(rows, out_dir, suffix, execution)
-                      + tucker_paper.memory_table(rows, out_dir, suffix))]
+        if ranks > 1:  # at one rank every normalized metric of Fig. 12 is trivially 1
+            sections.append(("Fig. 12: computation metrics", fig12(rows, out_dir, suffix, execution, shown)))
+        else:
+            lines += ["Fig. 12 is not drawn at P = 1: every normalized load metric is 1 there.", ""]
+        sections += [("Fig. 13: communication volume", fig13(rows, out_dir, suffix, execution, shown)),
+                     ("Fig. 17: memory per rank", fig17(rows, out_dir, suffix, execution, shown)
+                      + tucker_paper.memory_table(rows, out_dir, suffix, ranks=ranks, K=K, shown=shown))]
         for title, files in sections:
             written += files
             lines += [f"### {title}", ""]
@@ -204,7 +247,7 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
                 elif path.suffix == ".md":
                     lines += [path.read_text(), ""]
     if "hooi_time" in df.columns and df["hooi_time"].notna().any():
-        files, notes = tucker_paper.scaling(df, out_dir)
+        files, notes = tucker_paper.scaling(df, out_dir, shown)
         written += files
         lines += ["## Fig. 15: scaling", "", *[f"- {n}" for n in notes], ""]
         for path in files:
@@ -213,7 +256,8 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
             elif path.suffix == ".md":
                 lines += [path.read_text(), ""]
     lines += ["The paper's columns are its 512-rank, K = 10 numbers on the real FROSTT tensors (Power-8 "
-              "cluster, §7.1); this run's come from this machine and, for stand-ins, from smaller tensors.", ""]
+              "cluster, §7.1), each heading naming its rank count beside this run's; this run's come from this "
+              "machine and, for stand-ins, from smaller tensors.", ""]
     from spbench.profile.model_report import error_section, model_error
     err = model_error(df, keys=["dataset", "algorithm", "ranks", "K"], column="hooi_time")
     if len(err):

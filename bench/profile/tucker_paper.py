@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.figures import save_figure  # noqa: E402
+from spbench.profile.figures import plain_log_ticks, save_figure  # noqa: E402
 from spbench.profile.tables import write_table  # noqa: E402
 from spbench.tucker.schemes import SCHEMES as REGISTRY  # noqa: E402
 
@@ -21,6 +21,8 @@ from spbench.tucker.schemes import SCHEMES as REGISTRY  # noqa: E402
 SCHEMES = ("coarse", "medium", "hyper", "lite")
 LABEL = {name: scheme.label for name, scheme in REGISTRY.items()}
 
+#: the rank count and K of the paper's printed numbers (tucker-lite §7.1)
+PAPER_RANKS, PAPER_K = 512, 10
 #: Fig. 14: HOOI time (s) on the big tensors, 512 ranks, K = 10
 FIG14_HOOI_S = {
     "amazon": {"coarse": 89.0, "medium": 13.1, "lite": 8.6},
@@ -68,15 +70,19 @@ def _fmt(v) -> str:
     return f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
-def side_by_side(ours: pd.DataFrame, paper: dict, value_name: str) -> pd.DataFrame:
-    """One row per data set: per scheme 'this run' and 'paper' columns (paper values only for its tensors)."""
+def side_by_side(ours: pd.DataFrame, paper: dict, value_name: str, *, ours_at: str = "",
+                 paper_at: str = "", shown: dict | None = None) -> pd.DataFrame:
+    """One row per data set: per scheme 'this run' and 'paper' columns (paper values only for its
+    tensors). ``ours_at``/``paper_at`` name the rank counts in the headings (", P=8", ", P=512") so
+    that values at different counts are never read as one comparison; ``shown`` maps a data set to
+    its shown name (stand-ins marked)."""
     schemes = [s for s in SCHEMES if s in ours.columns]
     rows = []
     for ds in ours.index:
-        row = {"dataset": ds}
+        row = {"dataset": (shown or {}).get(ds, ds)}
         for s in schemes:
-            row[f"{LABEL[s]} (this run)"] = _fmt(ours.loc[ds, s])
-            row[f"{LABEL[s]} (paper)"] = _fmt(paper.get(ds, {}).get(s)) if ds in paper else "-"
+            row[f"{LABEL[s]} (this run{ours_at})"] = _fmt(ours.loc[ds, s])
+            row[f"{LABEL[s]} (paper{paper_at})"] = _fmt(paper.get(ds, {}).get(s)) if ds in paper else "-"
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -86,25 +92,55 @@ def _pivot(rows: pd.DataFrame, column: str) -> pd.DataFrame:
     return table[[s for s in SCHEMES if s in table.columns]]
 
 
-def hooi_figures(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str) -> tuple[list[Path], list[str]]:
-    """Fig. 10 (HOOI time per tensor and scheme) and Fig. 11 (TTM / SVD / comm breakup)."""
-    written, lines = [], []
-    times = _pivot(rows, "hooi_time")
-    fig, ax = plt.subplots(figsize=(8, 4.2))
+def _at(ranks: int, K: int) -> tuple[str, str]:
+    """Headings' suffixes for this run's and the paper's values (512 ranks, K = 10)."""
+    return f", P={ranks}" + (f", K={K}" if K != PAPER_K else ""), f", P={PAPER_RANKS}"
+
+
+def _hooi_bars(ax, times: pd.DataFrame, low: pd.DataFrame, high: pd.DataFrame) -> None:
+    """Grouped bars of HOOI time, error bars (95% bootstrap interval of the median over runs) where
+    a point has several runs; a log axis when the values span more than a decade."""
     x = np.arange(len(times.index))
     width = 0.8 / max(1, len(times.columns))
     for i, s in enumerate(times.columns):
-        ax.bar(x + (i - (len(times.columns) - 1) / 2) * width, times[s].to_numpy(dtype=float), width, label=LABEL[s])
+        values = times[s].to_numpy(dtype=float)
+        err = np.vstack([values - low[s].to_numpy(dtype=float), high[s].to_numpy(dtype=float) - values])
+        has = np.isfinite(err).all(axis=0)
+        ax.bar(x + (i - (len(times.columns) - 1) / 2) * width, values, width, label=LABEL[s],
+               yerr=np.where(has, err, 0.0), capsize=2 if has.any() else 0,
+               error_kw={"elinewidth": 0.8})
     ax.set_xticks(x, times.index, rotation=20, ha="right")
+    finite = times.to_numpy(dtype=float)
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    if finite.size and finite.max() / finite.min() > 10:
+        ax.set_yscale("log")
+        ax.figure.canvas.draw()
+        plain_log_ticks(ax.yaxis)
+
+
+def hooi_figures(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str, *, ranks: int, K: int,
+                 shown: dict | None = None) -> tuple[list[Path], list[str]]:
+    """Fig. 10 (HOOI time per tensor and scheme) and Fig. 11 (TTM / SVD / comm breakup)."""
+    written, lines = [], []
+    shown = shown or {}
+    times = _pivot(rows, "hooi_time")
+    low, high = (_pivot(rows, c).reindex_like(times) if c in rows else times * np.nan
+                 for c in ("hooi_time_ci_low", "hooi_time_ci_high"))
+    fig, ax = plt.subplots(figsize=(8.5, 4.2), layout="constrained")
+    _hooi_bars(ax, times.rename(index=shown), low.rename(index=shown), high.rename(index=shown))
     ax.set_ylabel("HOOI time, one invocation (s)")
-    ax.set_title(f"Fig. 10 HOOI time, {suffix.replace('_', ' ')}, {execution}")
-    ax.legend(fontsize=8)
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    written += save_figure(fig, out_dir, f"fig10_hooi_{suffix}", times.rename(columns=LABEL).reset_index())
+    ax.set_title(f"Fig. 10 HOOI time, {suffix.replace('_', ' ')}, {execution}"
+                 + ("\n(bars: 95% bootstrap interval of the median over runs)" if np.isfinite(low.to_numpy(float)).any() else ""))
+    fig.legend(fontsize=8, loc="outside right upper")
+    ax.grid(axis="y", which="both", alpha=0.3)
+    points = times.rename(columns=LABEL)
+    points = points.join(low.rename(columns=lambda s: f"{LABEL[s]} ci_low")).join(
+        high.rename(columns=lambda s: f"{LABEL[s]} ci_high"))
+    written += save_figure(fig, out_dir, f"fig10_hooi_{suffix}", points.rename(index=shown).reset_index())
     parts = [c for c in ("ttm_time", "svd_time", "comm_time") if c in rows.columns]
     datasets = list(times.index)
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets) + 1.2, 3.8), squeeze=False,
+                             layout="constrained")
     points = []
     for ax, ds in zip(axes[0], datasets):
         part = rows[rows["dataset"] == ds].groupby("algorithm")[parts].median().reindex(list(times.columns))
@@ -113,35 +149,43 @@ def hooi_figures(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str)
             vals = part[c].to_numpy(dtype=float)
             ax.bar(np.arange(len(part)), vals, bottom=bottom, label=c.replace("_time", "").upper())
             bottom += np.nan_to_num(vals)
-            points += [{"dataset": ds, "scheme": LABEL[s], "component": c, "seconds": v} for s, v in zip(part.index, vals)]
+            points += [{"dataset": shown.get(ds, ds), "scheme": LABEL[s], "component": c, "seconds": v}
+                       for s, v in zip(part.index, vals)]
         ax.set_xticks(np.arange(len(part)), [LABEL[s] for s in part.index], rotation=30, ha="right")
-        ax.set_title(ds)
+        ax.set_title(shown.get(ds, ds), fontsize=9)
     axes[0][0].set_ylabel("seconds (max over ranks)")
-    axes[0][0].legend(fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="outside right upper")
     fig.suptitle(f"Fig. 11 HOOI time breakup, {suffix.replace('_', ' ')}, {execution}")
-    fig.tight_layout()
     written += save_figure(fig, out_dir, f"fig11_breakup_{suffix}", pd.DataFrame(points))
+    ours_at, paper_at = _at(ranks, K)
     big = times.loc[[d for d in times.index if d in FIG14_HOOI_S]]
     if len(big):
-        written += write_table(side_by_side(big, FIG14_HOOI_S, "hooi_time"), out_dir / f"fig14_big_{suffix}")
+        written += write_table(side_by_side(big, FIG14_HOOI_S, "hooi_time", ours_at=ours_at, paper_at=paper_at,
+                                            shown=shown), out_dir / f"fig14_big_{suffix}")
         lines.append(f"Fig. 14 (big tensors): see `fig14_big_{suffix}.md`.")
     dist = _pivot(rows, "dist_time")
-    table = side_by_side(dist, FIG16_DIST_S, "dist_time")
+    table = side_by_side(dist, FIG16_DIST_S, "dist_time", ours_at=ours_at, paper_at=paper_at, shown=shown)
     if "lite" in times.columns:
-        table["HOOI Lite (this run)"] = [_fmt(times.loc[d, "lite"]) if d in times.index else "x" for d in dist.index]
-        table["HOOI Lite (paper)"] = [_fmt(FIG16_DIST_S.get(d, {}).get("hooi_lite")) if d in FIG16_DIST_S else "-"
-                                      for d in dist.index]
+        table[f"HOOI Lite (this run{ours_at})"] = [_fmt(times.loc[d, "lite"]) if d in times.index else "x"
+                                                   for d in dist.index]
+        table[f"HOOI Lite (paper{paper_at})"] = [_fmt(FIG16_DIST_S.get(d, {}).get("hooi_lite"))
+                                                 if d in FIG16_DIST_S else "-" for d in dist.index]
     written += write_table(table, out_dir / f"fig16_dist_{suffix}")
     return written, lines
 
 
-def memory_table(rows: pd.DataFrame, out_dir: Path, suffix: str) -> list[Path]:
-    """Fig. 17(a): average memory per rank, this run beside the paper's (512 ranks, K = 10)."""
-    return write_table(side_by_side(_pivot(rows, "mem_total_mb"), FIG17A_MEMORY_MB, "mem_total_mb"),
+def memory_table(rows: pd.DataFrame, out_dir: Path, suffix: str, *, ranks: int, K: int,
+                 shown: dict | None = None) -> list[Path]:
+    """Fig. 17(a): average memory per rank, this run beside the paper's (512 ranks, K = 10), each
+    heading naming its rank count."""
+    ours_at, paper_at = _at(ranks, K)
+    return write_table(side_by_side(_pivot(rows, "mem_total_mb"), FIG17A_MEMORY_MB, "mem_total_mb",
+                                    ours_at=ours_at, paper_at=paper_at, shown=shown),
                        out_dir / f"fig17a_paper_{suffix}")
 
 
-def scaling(df: pd.DataFrame, out_dir: Path) -> tuple[list[Path], list[str]]:
+def scaling(df: pd.DataFrame, out_dir: Path, shown: dict | None = None) -> tuple[list[Path], list[str]]:
     """Fig. 15: (a) speed-up from the smallest to the largest rank count per tensor and scheme, beside
     the paper's 32 → 512; (b) Lite's strong scaling over every rank count present."""
     ok = df[(df["status"] == "ok") & df["hooi_time"].notna()]
@@ -156,21 +200,23 @@ def scaling(df: pd.DataFrame, out_dir: Path) -> tuple[list[Path], list[str]]:
         if lo in series.index and hi in series.index:
             speed.setdefault(ds, {})[alg] = series[lo] / series[hi]
     table = pd.DataFrame(speed).T
-    written = write_table(side_by_side(table, FIG15A_SPEEDUP, "speedup"), out_dir / "fig15a_speedup")
+    written = write_table(side_by_side(table, FIG15A_SPEEDUP, "speedup", ours_at=f", P={lo}→{hi}",
+                                       paper_at=", P=32→512", shown=shown), out_dir / "fig15a_speedup")
     lite = ok[ok["algorithm"] == "lite"]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
     points = []
+    shown = shown or {}
     for ds, part in lite.groupby("dataset"):
         s = part.groupby("ranks")["hooi_time"].median().sort_index()
         sp = s.iloc[0] / s
-        ax.plot(s.index, sp.to_numpy(), marker="o", label=ds)
-        points += [{"dataset": ds, "ranks": int(r), "speedup": float(v)} for r, v in sp.items()]
+        ax.plot(s.index, sp.to_numpy(), marker="o", label=shown.get(ds, ds))
+        points += [{"dataset": shown.get(ds, ds), "ranks": int(r), "speedup": float(v)} for r, v in sp.items()]
     ax.plot(ranks, [r / lo for r in ranks], color="0.4", ls="--", label="ideal")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("ranks")
     ax.set_ylabel(f"speed-up over {lo} ranks")
+    ax.set_xticks(ranks, [str(int(r)) for r in ranks])
     ax.set_title("Fig. 15(b) Lite strong scaling")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    fig.legend(fontsize=8, loc="outside right upper")
     written += save_figure(fig, out_dir, "fig15b_lite_scaling", pd.DataFrame(points))
     return written, [f"Fig. 15(a): speed-up from {lo} to {hi} ranks (the paper: 32 to 512)."]

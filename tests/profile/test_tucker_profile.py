@@ -27,11 +27,29 @@ def test_measured_tucker_profile_has_paper_figures(tmp_path):
                  "fig16_dist_P4_K10.md", "fig15a_speedup.md", "fig15b_lite_scaling.png", "fig17a_paper_P4_K10.md"):
         assert name in written, name
     speed = pd.read_csv(tmp_path / "fig15a_speedup.csv")
-    lite = speed.loc[speed["dataset"] == "enron", "Lite (this run)"].iloc[0]
+    lite = speed.loc[speed["dataset"] == "enron (stand-in)", "Lite (this run, P=1→4)"].iloc[0]
     assert float(lite) == 4.0  # 2.0 s at 1 rank, 0.5 s at 4 ranks
     assert "13.5" in (tmp_path / "fig15a_speedup.md").read_text()  # the paper's amazon Lite speed-up
     report = (tmp_path / "REPORT.md").read_text()
     assert "Fig. 15" in report and "fig10_hooi_P4_K10.png" in report
+    assert "Lite (paper, P=512)" in (tmp_path / "fig17a_paper_P4_K10.md").read_text()
+    assert "Lite (this run, P=4)" in (tmp_path / "fig17a_paper_P4_K10.md").read_text()
+    assert "fig12a_ttm_imbalance_P1_K10.png" not in written and "fig12a_ttm_imbalance_P2_K10.png" in written
+    assert "not drawn at P = 1" in report
+
+
+def test_several_runs_give_intervals(tmp_path):
+    rows = _rows()
+    runs = pd.concat([rows.assign(repeat=r, hooi_time=rows["hooi_time"] * (1 + 0.05 * r)) for r in range(4)],
+                     ignore_index=True)
+    write_profile(runs, tmp_path)
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert (summary["hooi_time_ci_low"] <= summary["hooi_time"]).all()
+    assert (summary["hooi_time"] <= summary["hooi_time_ci_high"]).all()
+    assert (summary["hooi_time_ci_high"] > summary["hooi_time_ci_low"]).all()
+    assert set(summary["dataset"]) == {"enron (stand-in)", "amazon (stand-in)"}
+    points = pd.read_csv(tmp_path / "fig10_hooi_P4_K10.csv")
+    assert "Lite ci_low" in points.columns and points["Lite ci_low"].notna().all()
 
 
 def test_side_by_side_marks_missing_paper_values():
