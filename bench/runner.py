@@ -1,6 +1,7 @@
 """Run a sweep: points → runs → one stored row each, resumable, with progress on stderr.
 
-Data flows one way (DESIGN.md §1): the runner asks the experiment to prepare each data set once,
+Data flows one way (DESIGN.md §1): the runner locks the results folder, loads every data set
+before it writes anything (a bad file is a one-line RunError and the folder stays as it was),
 runs every point not already stored with a final status, writes each row atomically as soon as it
 exists, and moves rows that no longer belong to the sweep (changed code or data) aside. An
 experiment whose points of one data set run together in one job (Tucker under MPI: one launch per
@@ -121,6 +122,9 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
     Nothing is written before every data set has loaded (a bad file is a RunError naming it), and
     the results folder is locked while the sweep writes into it (ResultsBusy, or ``wait``)."""
     experiment = _experiment(config.experiment)
+    if config.execution == "schedule" and config.experiment != "sptrsv":
+        raise RunError(f"{config.source}: key 'execution': 'schedule' computes SpTrSV schedules; "
+                       f"expected measured or simulate for a {config.experiment} sweep")
     points = expand(config)
     experiment.check_points(config, points)
     store = ResultStore(out_dir)
@@ -162,7 +166,7 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
 def _base_row(config: Config, version: str) -> dict:
     git = machine.git_state()
     return {"schema_version": SCHEMA_VERSION, "experiment": config.experiment, "config": config.name,
-            "execution": "measured" if config.execution == "measured" else "simulated",
+            "execution": _row_execution(config.execution),
             "git_sha": git.get("sha"), "git_dirty": git.get("dirty"),
             "host": machine.machine_facts(with_mpi=False)["host"], "code_version": version}
 
@@ -272,9 +276,14 @@ def _count(summary: SweepSummary, row: dict) -> None:
         summary.errors[message] = summary.errors.get(message, 0) + 1
 
 
+def _row_execution(execution: str) -> str:
+    """What rows record: measured, simulated, or schedule (schedules computed, no solve timed)."""
+    return {"measured": "measured", "mpi": "measured", "schedule": "schedule"}.get(execution, "simulated")
+
+
 def _identity(dataset: str, repeat: int, execution: str, axes: dict) -> tuple:
     """What makes a row the same point: data set, axes, repeat and execution (not code or data version)."""
-    execution = "measured" if execution in ("measured", "mpi") else "simulated"
+    execution = _row_execution(execution)
     return (dataset, int(repeat), execution, tuple(sorted((k, str(v)) for k, v in axes.items())))
 
 
