@@ -19,38 +19,19 @@ turns the dominant 2·K̂_n FLOPs per element into matrix–matrix work.  dgemm 
 inside the OpenMP region.  No Python per element, no intermediate dense tensor.
 """
 from cython.parallel cimport prange, threadid
-from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_GetName
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
 
 import numpy as _np
 
-ctypedef void (*dgemm_t)(char *transa, char *transb, int *m, int *n, int *k, double *alpha,
-                         double *a, int *lda, double *b, int *ldb, double *beta, double *c,
-                         int *ldc) noexcept nogil
-
-cdef dgemm_t _dgemm = NULL
+include "_dgemm.pxi"
 
 # Elements per GEMM block (rows with fewer than GEMM_MIN elements use the direct loop).
 cdef enum:
     CHUNK = 64
     GEMM_MIN = 4
 CHUNK_SIZE = CHUNK
-
-
-def _load_blas():
-    """BLAS dgemm from scipy's cython_blas capsule (no build-time dependency on scipy)."""
-    global _dgemm
-    if _dgemm != NULL:
-        return True
-    try:
-        import scipy.linalg.cython_blas as cb
-        cap = cb.__pyx_capi__["dgemm"]
-        _dgemm = <dgemm_t> PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
-    except Exception:            # pragma: no cover - scipy is a dependency
-        _dgemm = NULL
-    return _dgemm != NULL
 
 
 def scratch_len(kdims, int mode):

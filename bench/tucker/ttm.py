@@ -1,19 +1,27 @@
 """The local TTM of HOOI (tucker-lite-distribution §3, Appendix A): per mode, the Kronecker
 product of the N−1 factor rows of every element times its value, accumulated into the compact
 penultimate matrix Z_n (one row per mode-n slice held, K̂_n = Π_{j≠n} K_j columns, lowest mode
-fastest). The Cython kernel ``spbench.kernels._ttm`` does the work over a :class:`TTMPlan`
-(elements grouped by compact row, prepared once per mode).
+fastest). Two kernels, chosen by the plan (config key ``ttm``): ``paper``, Appendix A's
+element-wise form (``spbench.kernels._ttm`` over a :class:`TTMPlan`: elements grouped by compact
+row), and ``csf`` (``spbench.kernels._ttm_csf`` over a :class:`.csf.CSFPlan`: leaf rows summed
+along fibers, partial Kronecker products formed once per tree node, §8's future work).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import permutations
 
 import numpy as np
 import scipy.linalg.cython_blas  # noqa: F401  (the TTM kernel's dgemm: load it before threadpoolctl looks)
 
+from .csf import CSFPlan
 from .tensor import SparseTensor, unique_sorted
 
-__all__ = ["TTMPlan", "ttm", "ttm_scratch_len", "khat", "ttm_flops", "unfold", "fold"]
+__all__ = ["TTMPlan", "TTM_KINDS", "build_ttm_plan", "ttm", "ttm_scratch_len", "khat", "ttm_flops",
+           "unfold", "fold"]
+
+#: config key ``ttm``: the CSF kernel (default) or the paper's element-wise one
+TTM_KINDS = ("csf", "paper")
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,15 @@ class TTMPlan:
     @property
     def nrows(self) -> int:
         return int(self.rows.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the plan itself (the coordinates and values it reads are the tensor's)."""
+        return int(self.rows.nbytes + self.row_ptr.nbytes + self.elems.nbytes)
+
+    def flops(self, K) -> float:
+        """Flops one TTM over this plan performs (:func:`ttm_flops`)."""
+        return ttm_flops(int(self.elems.size), K, self.mode)
 
     @classmethod
     def build(cls, tensor: SparseTensor, mode: int, elements: np.ndarray | None = None) -> "TTMPlan":
@@ -53,6 +70,17 @@ class TTMPlan:
         return cls(mode, rows.astype(np.int64), row_ptr, np.ascontiguousarray(elements[order]))
 
 
+def build_ttm_plan(tensor: SparseTensor, mode: int, elements: np.ndarray | None = None, kind: str = "csf",
+                   K=None):
+    """The plan of kernel ``kind`` (:data:`TTM_KINDS`) for ``elements`` of ``tensor`` (default
+    all); ``K`` (optional) weighs the CSF level order's flop estimate."""
+    if kind == "csf":
+        return CSFPlan.build(tensor, mode, elements, K=K)
+    if kind == "paper":
+        return TTMPlan.build(tensor, mode, elements)
+    raise ValueError(f"ttm must be one of {', '.join(TTM_KINDS)}, got {kind!r}")
+
+
 def khat(K, mode: int) -> int:
     """K̂_n = Π_{j≠n} K_j."""
     return int(np.prod([int(k) for j, k in enumerate(K) if j != mode], dtype=np.int64))
@@ -69,18 +97,19 @@ def ttm_flops(nelements: int, K, mode: int) -> float:
     return float(nelements) * (2.0 * khat(K, mode) + partial)
 
 
-def ttm(tensor: SparseTensor, plan: TTMPlan, factors, *, out: np.ndarray | None = None,
+def ttm(tensor: SparseTensor | None, plan, factors, *, out: np.ndarray | None = None,
         scratch: np.ndarray | None = None, threads: int = 1) -> np.ndarray:
     """Compact penultimate matrix Z (plan.nrows × K̂_n) of ``plan.mode`` (Cython kernel).
 
-    ``factors``: N C-contiguous float64 (L_j, K_j) matrices (``factors[mode]`` unused; pass any
-    (L, K) array, its K is ignored); ``out`` and ``scratch`` (threads × ``ttm_scratch_len``)
-    are reused when given.  With ``threads`` > 1 BLAS is held at one thread during the call.
+    ``plan``: a :class:`TTMPlan` over ``tensor`` or a :class:`.csf.CSFPlan` (which holds its
+    elements; ``tensor`` may then be None). ``factors``: N C-contiguous float64 (L_j, K_j)
+    matrices (``factors[mode]`` unused; pass any (L, K) array, its K is ignored); ``out`` and
+    ``scratch`` (threads × ``ttm_scratch_len``) are reused when given.  With ``threads`` > 1 BLAS
+    is held at one thread during the call.
     """
-    from spbench.kernels import _ttm
-
     n = plan.mode
-    N = tensor.nmodes
+    dims = plan.dims if isinstance(plan, CSFPlan) else tensor.dims
+    N = len(dims)
     if len(factors) != N:
         raise ValueError(f"{len(factors)} factors for a {N}-mode tensor")
     fs = []
@@ -89,27 +118,37 @@ def ttm(tensor: SparseTensor, plan: TTMPlan, factors, *, out: np.ndarray | None 
             fs.append(None)
             continue
         F = np.asarray(F)
-        if F.ndim != 2 or F.shape[0] != tensor.dims[j]:
-            raise ValueError(f"factor {j} must be ({tensor.dims[j]}, K_{j}), got {F.shape}")
+        if F.ndim != 2 or F.shape[0] != dims[j]:
+            raise ValueError(f"factor {j} must be ({dims[j]}, K_{j}), got {F.shape}")
         if F.dtype != np.float64 or not F.flags.c_contiguous:
             F = np.ascontiguousarray(F, dtype=np.float64)
         fs.append(F)
-    kh = int(np.prod([F.shape[1] for j, F in enumerate(fs) if j != n], dtype=np.int64))
+    K = [F.shape[1] if F is not None else 1 for F in fs]
+    kh = khat(K, n)
     threads = max(1, int(threads))
     if out is None:
         out = np.empty((plan.nrows, kh))
     elif out.shape != (plan.nrows, kh) or out.dtype != np.float64 or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous float64 ({plan.nrows}, {kh}) array")
     if scratch is None:
-        scratch = np.empty((threads, ttm_scratch_len([F.shape[1] if F is not None else 0 for F in fs], n)))
-    fs[n] = np.zeros((1, 1))
+        scratch = np.empty((threads, ttm_scratch_len(K, n)))
+    if isinstance(plan, CSFPlan):
+        from spbench.kernels import _ttm_csf
+
+        args = (list(plan.ptr), list(plan.ids), plan.values, [None] + [fs[j] for j in plan.order[1:]],
+                plan.column_perm(K), out, scratch, threads)
+        call = _ttm_csf.ttm_csf
+    else:
+        from spbench.kernels import _ttm
+
+        fs[n] = np.zeros((1, 1))
+        args = (tensor.coords, tensor.values, fs, n, plan.row_ptr, plan.elems, out, scratch, threads)
+        call = _ttm.ttm_rows
     if threads > 1:                 # never nest BLAS threads inside the OpenMP region
         with _blas_controller().limit(limits=1, user_api="blas"):
-            _ttm.ttm_rows(tensor.coords, tensor.values, fs, n, plan.row_ptr, plan.elems, out,
-                          scratch, threads)
+            call(*args)
     else:
-        _ttm.ttm_rows(tensor.coords, tensor.values, fs, n, plan.row_ptr, plan.elems, out, scratch,
-                      threads)
+        call(*args)
     return out
 
 
@@ -125,10 +164,14 @@ def _blas_controller():
 
 
 def ttm_scratch_len(K, mode: int) -> int:
-    """Doubles of per-thread scratch the TTM kernel needs for ``mode`` (core sizes ``K``)."""
-    from spbench.kernels import _ttm
+    """Doubles of per-thread scratch either TTM kernel needs for ``mode`` (core sizes ``K``),
+    whatever level order a CSF tree of that mode has."""
+    from spbench.kernels import _ttm, _ttm_csf
 
-    return int(_ttm.scratch_len([int(k) for k in K], mode))
+    K = [int(k) for k in K]
+    others = [j for j in range(len(K)) if j != mode]
+    csf = max(_ttm_csf.layout([K[mode]] + [K[j] for j in perm])[2] for perm in permutations(others))
+    return int(max(_ttm.scratch_len(K, mode), csf))
 
 
 def unfold(X: np.ndarray, mode: int) -> np.ndarray:
