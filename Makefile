@@ -56,7 +56,7 @@ demo: install
 	$(SPBENCH) profile $(RESULTS)/smoke_tucker --out $(PLOTS)
 	@echo "tables and figures: $(PLOTS)/smoke/REPORT.md, $(PLOTS)/smoke_tucker/REPORT.md"
 
-bench: bench-serial bench-barrier bench-schedulers bench-lite bench-hooi bench-ingest
+bench: bench-serial bench-barrier bench-schedulers bench-order bench-lite bench-hooi bench-ingest
 
 bench-serial: install
 	$(PY) -m spbench.sptrsv.kernel_bench serial --grid 400 --repeats 100
@@ -67,6 +67,11 @@ bench-barrier: install
 bench-schedulers: install
 	$(PY) -m spbench.sptrsv.kernel_bench schedulers --grid 300 --cores 2 --rounds 3
 	$(PY) -m spbench.sptrsv.kernel_bench slope --grids 100,200,350,550
+
+# at 1 core a schedule is a row order: the serial kernel in natural vs wavefront (level) order
+.PHONY: bench-order
+bench-order: install
+	$(PY) -m spbench.sptrsv.order_bench --repeats 100 --rounds 5
 
 bench-lite: install
 	$(PY) -m spbench.tucker.scheme_bench --nnz 10000000 --ranks 512
