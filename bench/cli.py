@@ -27,7 +27,7 @@ def main():
 @click.argument("config_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Results folder (default results/<name>/).")
-@click.option("--execution", type=click.Choice(["measured", "mpi", "simulate"]), default=None,
+@click.option("--execution", type=click.Choice(["measured", "mpi", "simulate", "schedule"]), default=None,
               help="Override the config's execution.")
 @click.option("--repeats", type=int, default=None, help="Timed runs per point (override).")
 @click.option("--runs", type=int, default=None, help="Independent repetitions of each point (override).")

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 EXPERIMENTS = ("sptrsv", "tucker")
-EXECUTIONS = ("measured", "simulate")
+EXECUTIONS = ("measured", "simulate", "schedule")  # schedule: sptrsv schedules only, no solve
 FALLBACKS = ("error", "standin")
 BARRIERS = ("auto", "spin", "omp")
 

@@ -43,6 +43,8 @@ class SptrsvExperiment:
         from ..runner import RunError
         from .execute import available_cores
 
+        if config.execution == "schedule":  # schedules only: any core count, nothing runs on the cores
+            return
         if config.execution == "simulate":
             from .calibrate import default_costs_path, load_costs
             path = Path(config.costs) if config.costs else default_costs_path()
@@ -82,7 +84,10 @@ class SptrsvExperiment:
         axes = point.axes
         extra = {"kernel": axes["kernel"]} if "kernel" in axes else {}
         params = config.params.get(axes["algorithm"], {})
-        if config.execution == "simulate":
+        if config.execution == "schedule":
+            from .schedule_only import schedule_point
+            result = schedule_point(prepared.dag, axes["algorithm"], axes["cores"], params=params, **extra)
+        elif config.execution == "simulate":
             from .model import predict_point
             result = predict_point(prepared.lower, axes["algorithm"], axes["cores"], self.costs, params=params,
                                    barrier=config.barrier, dag=prepared.dag, **extra)
@@ -91,7 +96,7 @@ class SptrsvExperiment:
         else:
             result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
                                  barrier=config.barrier, params=params, dag=prepared.dag, **extra)
-        result["omp_threads"] = result.get("cores", axes["cores"])
+        result["omp_threads"] = None if config.execution == "schedule" else result.get("cores", axes["cores"])
         if axes["algorithm"] != "serial":  # every row records the scheduler's parameters, e.g. its L
             from .schedulers import effective_parameters
             params = effective_parameters(axes["algorithm"], params)

@@ -1,0 +1,53 @@
+"""``execution: schedule``: compute and validate a schedule at any core count, time no solve.
+
+A schedule's supersteps and work distribution depend on the matrix and the core count only, and
+the schedulers are serial, so Table 6.1 (supersteps vs wavefronts) and Figure 6.2 (scheduling
+time vs nnz) are exact at 16-128 cores on a machine with two (sptrsv-elasticity §6.3, §6.5).
+Every schedule is validated (Definition 2.1, Eq. 2.5) for the kernel it would run on; rows carry
+no solve time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from spbench.sptrsv.dag import DAG
+from spbench.sptrsv.execute import plan_schedule
+from spbench.sptrsv.schedule import Schedule
+
+
+def work_balance(schedule: Schedule, dag: DAG) -> dict:
+    """The schedule's work (row nnz) per (superstep, core): its critical work and balance.
+
+    ``work_critical`` = Σ_s max_p W(s, p), the compute time of the schedule with free barriers;
+    ``work_balance`` = total / (P · work_critical), 1 when every superstep is split evenly;
+    ``work_speedup_bound`` = total / work_critical, the speed-up the schedule allows at best.
+    """
+    cells = schedule.superstep.astype(np.int64) * schedule.n_cores + schedule.core
+    per_cell = np.bincount(cells, weights=dag.weights, minlength=schedule.n_supersteps * schedule.n_cores)
+    critical = float(per_cell.reshape(schedule.n_supersteps, schedule.n_cores).max(axis=1).sum())
+    total = float(dag.weights.sum())
+    return {"work_total": total, "work_critical": critical,
+            "work_balance": total / (schedule.n_cores * critical) if critical else 1.0,
+            "work_speedup_bound": total / critical if critical else 1.0}
+
+
+def schedule_point(dag: DAG, algorithm: str, cores: int, kernel: str = "auto", params: dict | None = None) -> dict:
+    """One schedule-only row: the scheduler timed, its schedule validated, no solve."""
+    if algorithm == "serial":
+        raise ValueError("execution 'schedule' has nothing to compute for algorithm 'serial' "
+                         "(exclude it: {algorithm: serial, execution: schedule})")
+    if cores < 1:
+        raise ValueError(f"cores must be >= 1, got {cores}")
+    plan = plan_schedule(dag, algorithm, cores, kernel, "auto", params)
+    return {
+        "kernel": plan.kernel,
+        "staleness": plan.staleness,
+        "cores": int(cores),
+        "n": dag.n,
+        "nnz": dag.nnz,
+        "wavefronts": dag.wavefronts,
+        "supersteps": int(plan.schedule.n_supersteps),
+        "schedule_time": float(plan.schedule_time),
+        **work_balance(plan.schedule, dag),
+        "status": "ok",
+    }
