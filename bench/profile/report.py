@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from spbench.profile.failed_rows import failed_rows_section
-from spbench.profile.figures import performance_profile_figure, speedup_vs_cores
+from spbench.profile.figures import performance_profile_figure, speedup_points, speedup_vs_cores
 from spbench.profile.labels import display_map
 from spbench.profile.perfprofile import REQUIRED_COLUMNS, check_columns, executions
 from spbench.profile.model_report import write_model_sections
@@ -54,6 +54,39 @@ def _row_counts(df: pd.DataFrame) -> list[str]:
     if len(set(kinds)) > 1:
         lines.append("- Measured and simulated rows are plotted in separate figures.")
     return lines
+
+
+#: a 1-core speed-up over serial above this is called out and explained in the report
+ONE_CORE_NOTABLE = 1.1
+
+
+def one_core_section(df: pd.DataFrame) -> list[str]:
+    """REPORT.md lines explaining 1-core speed-ups over serial (issue 13), when the sweep shows one.
+
+    At one core a schedule is only a row order; the serial kernel runs the natural order. The
+    measurement that separates order from kernel is `make bench-order`."""
+    rows = df[(executions(df) == "measured").to_numpy()]
+    if rows.empty or not (rows["cores"].astype(int) == 1).any():
+        return []
+    points = speedup_points(rows[rows["cores"].astype(int) == 1]) if (rows["algorithm"] == SERIAL).any() else None
+    if points is None or points.empty or not (points["speedup_geomean"] > ONE_CORE_NOTABLE).any():
+        return []
+    fast = points[points["speedup_geomean"] > ONE_CORE_NOTABLE]
+    table = points[["algorithm", "datasets", "speedup_geomean", "speedup_ci_low", "speedup_ci_high"]]
+    return ["## Why some schedules beat serial at one core", "",
+            f"At 1 core, {', '.join(fast['algorithm'])} run faster than the serial kernel (geometric mean "
+            "over matrices, 95% bootstrap interval; every scheduler's 1-core speed-up below):", "",
+            format_markdown(table),
+            "At one core a schedule is only a row order. The serial kernel solves the rows in their natural "
+            "order, where row i of a grid or banded matrix needs x[i−1], the row just solved: every row waits "
+            "for the one before it, one dependency chain. The wavefront (level) order puts the rows of a level, "
+            "which are independent of each other, next to each other, so the core overlaps several rows' loads "
+            "and arithmetic. `make bench-order` measures this on generated grids: the same serial kernel on the "
+            "wavefront-permuted matrix is as fast as the wavefront schedule itself (the permutation, not the "
+            "kernel, makes the difference), and it counts the rows chained to the row before them (about 99% "
+            "in natural order, almost none in level order). Speed-ups over serial at higher core counts include "
+            "this ordering gain; the README's \"Why schedules beat serial at one core\" gives the numbers "
+            "measured on this project's machine.", ""]
 
 
 def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
@@ -104,6 +137,7 @@ def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
         written += paths
         sections += paper_lines
         notes += paper_notes
+        sections += one_core_section(df)
         paths, model_lines, model_notes = write_model_sections(df, out_dir)
         written += paths
         sections += model_lines

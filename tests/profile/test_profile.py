@@ -234,3 +234,14 @@ def test_labels_do_not_depend_on_failures(rows, make_row, tmp_path):
     assert (profile.loc[profile["algorithm"] == "growlocal/ssp", "fraction"] == 0).all()
     paths = write_profile(frame, tmp_path)
     assert (tmp_path / "perfprofile.png") in paths
+
+
+def test_one_core_speedup_is_explained(rows, make_row, tmp_path):
+    fast = [make_row(d, "spmp", 1, t / 1.6) for d, t in (("A", 1.0), ("B", 2.0), ("C", 4.0))]
+    write_profile(pd.concat([rows, pd.DataFrame(fast)], ignore_index=True), tmp_path)
+    report = (tmp_path / "REPORT.md").read_text()
+    section = report.split("## Why some schedules beat serial at one core", 1)[1].split("\n## ", 1)[0]
+    assert "At 1 core, spmp run faster" in section and "make bench-order" in section
+    assert "| spmp | 3 | 1.6 |" in section
+    write_profile(rows, tmp_path / "slow")  # wavefront and growlocal are slower than serial at 1 core
+    assert "beat serial at one core" not in (tmp_path / "slow" / "REPORT.md").read_text()
