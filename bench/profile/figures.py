@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from spbench.profile.labels import provenance_tag  # noqa: E402
 from spbench.profile.intervals import geomean_interval, point_samples, ratio_of_medians  # noqa: E402
 from spbench.profile.perfprofile import (  # noqa: E402
     DEFAULT_TAUS, check_columns, executions, performance_profile, series_labels)
@@ -48,7 +49,8 @@ def _colors(df: pd.DataFrame) -> dict[str, object]:
 def _title(df: pd.DataFrame, what: str, execution: str) -> str:
     configs = sorted(set(df["config"].dropna().astype(str))) if "config" in df.columns else []
     where = f"{configs[0]}, " if len(configs) == 1 else ""
-    return f"{what}\n{where}{execution}"
+    data = provenance_tag(df)
+    return f"{what}\n{where}{execution}" + (f", {data}" if data else "")
 
 
 def plain_log_ticks(axis) -> None:
@@ -189,17 +191,26 @@ def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
             continue
         lo_col, hi_col = f"speedup_p{lo:g}", f"speedup_p{hi:g}"
         fig, ax = plt.subplots(figsize=(7.6, 4.2), layout="constrained")
-        for algorithm, curve in points.groupby("algorithm", sort=True):
+        cores = sorted(points["cores"].unique())
+        step = 0.012 * (max(cores) - min(cores) or 1)  # error bars side by side, not on top
+        curves = list(points.groupby("algorithm", sort=True))
+        for i, (algorithm, curve) in enumerate(curves):
             color = colors.get(algorithm)
             g = curve["speedup_geomean"].to_numpy(float)
             err = [np.nan_to_num(g - curve["speedup_ci_low"].to_numpy(float)),
                    np.nan_to_num(curve["speedup_ci_high"].to_numpy(float) - g)]
-            ax.errorbar(curve["cores"], g, yerr=err, marker="o", color=color, capsize=3,
-                        label=algorithm)
+            x = curve["cores"].to_numpy(float) + (i - (len(curves) - 1) / 2) * step
+            ax.errorbar(x, g, yerr=err, marker="o", color=color, capsize=3, label=algorithm)
             ax.fill_between(curve["cores"], curve[lo_col], curve[hi_col], color=color,
                             alpha=0.15, linewidth=0)
         ax.axhline(1.0, color="0.4", linestyle="--", linewidth=0.8)
-        ax.set_xticks(sorted(points["cores"].unique()))
+        ax.set_xticks(cores)
+        shown = points[[lo_col, hi_col, "speedup_geomean", "speedup_ci_low", "speedup_ci_high"]]
+        shown = shown.to_numpy(float)[np.isfinite(shown.to_numpy(float)) & (shown.to_numpy(float) > 0)]
+        if shown.size and shown.max() / shown.min() > 10:  # more than a decade: a log axis
+            ax.set_yscale("log")
+            fig.canvas.draw()
+            plain_log_ticks(ax.yaxis)
         ax.set_xlabel("cores")
         ax.set_ylabel("speed-up over serial (geometric mean)")
         ax.set_title(_title(rows, "SpTrSV speed-up over serial, geometric mean over matrices",

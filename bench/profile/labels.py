@@ -67,3 +67,17 @@ def display_names(df: pd.DataFrame) -> pd.Series:
 def display_map(df: pd.DataFrame) -> dict[str, str]:
     """Data set name → its shown name (:func:`display_names`) over the rows of ``df``."""
     return dict(zip(df["dataset"].astype(str), display_names(df)))
+
+
+def provenance_tag(df: pd.DataFrame, noun: str = "matrices") -> str:
+    """What the rows' data sets are, for a figure title: "34 stand-ins (synthetic, not the paper's
+    matrices)", "2 generated matrices", "3 real matrices + 2 stand-ins"; "" without data sets."""
+    names = df[["dataset"]].assign(source=df["dataset_source"] if "dataset_source" in df.columns else None)
+    names = names.drop_duplicates("dataset")
+    standin = sum(is_standin(n, s) for n, s in zip(names["dataset"], names["source"]))
+    generated = sum(is_generated(n) for n in names["dataset"])
+    other = len(names) - standin - generated
+    parts = ([f"{other} real {noun}"] if other else []) + ([f"{generated} generated {noun}"] if generated else [])
+    if standin:
+        parts.append(f"{standin} stand-in{'s' if standin != 1 else ''} (synthetic, not the paper's {noun})")
+    return " + ".join(parts)

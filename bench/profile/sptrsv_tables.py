@@ -35,6 +35,7 @@ from spbench.profile import labels, paper_values as paper  # noqa: E402
 from spbench.profile.figures import (  # noqa: E402
     _colors, plain_log_ticks, save_figure, speedup_vs_cores)
 from spbench.profile.perfprofile import executions, series_labels  # noqa: E402
+from spbench.profile.sptrsv_standins import matrix_comparison  # noqa: E402
 from spbench.profile.tables import (  # noqa: E402
     SERIAL, format_markdown, write_csv, write_table, write_text)
 
@@ -321,8 +322,9 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
     ax.set_yscale("log")
     ax.set_xlabel("number of non-zeroes")
     ax.set_ylabel("schedule compute time [ms]")
+    data = labels.provenance_tag(df[df["dataset"].astype(str).isin(set(points["dataset"]))])
     ax.set_title(f"Scheduling time vs nnz, {int(points['cores'].iloc[0])} cores, "
-                 "ℓ2 fit log y = m log x + c", fontsize=10)
+                 "ℓ2 fit log y = m log x + c" + (f"\n{data}" if data else ""), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     fig.canvas.draw()  # the limits autoscaling chose, for the tick labels
     plain_log_ticks(ax.xaxis)
@@ -566,6 +568,11 @@ def write_paper_sections(df: pd.DataFrame, out_dir: str | os.PathLike, *,
     written: list[Path] = []
     notes: list[str] = []
     lines = ["## Provenance of these numbers", "", *provenance_lines(df), ""]
+    matrices = matrix_comparison(df)  # the matrices solved beside Tables A.1-A.3
+    if not matrices.empty:
+        written.append(write_csv(matrices, out_dir / "matrices_vs_paper.csv"))
+        lines += _details("The matrices beside the paper's Tables A.1-A.3 (n, nnz of the lower triangle, "
+                          "average wavefront = n / wavefronts)", format_markdown(matrices))
 
     # Figure 1.1: the 10-90 band.
     with warnings.catch_warnings():
