@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from spbench.parameters import check_parameters, defaults
+from spbench.parameters import defaults
 from spbench.sptrsv.schedule import Schedule, TaskSchedule
 from spbench.sptrsv.schedulers import hdagg, spmp, wavefront
 from spbench.sptrsv.schedulers import elastic_divide, growlocal
@@ -21,14 +21,8 @@ SCHEDULERS: dict[str, Callable[..., Schedule | TaskSchedule]] = {
     elastic_divide.name: elastic_divide.schedule,
 }
 
-#: each scheduler's declared parameters, name -> {key: Parameter}
+#: each scheduler's declared parameters, name -> {key: Parameter} (the config layer checks ``params:``)
 PARAMETERS: dict[str, dict] = {m.name: m.parameters for m in (wavefront, hdagg, spmp, growlocal, elastic_divide)}
-
-
-def check_scheduler_parameters(name: str, params: dict | None) -> dict:
-    """``params`` checked against scheduler ``name``'s declaration; a ValueError names the
-    scheduler, the key, what was expected and the known keys."""
-    return check_parameters(f"scheduler {name!r}", PARAMETERS[name], params)
 
 
 def effective_parameters(name: str, given: dict) -> dict:
