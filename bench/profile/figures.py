@@ -74,6 +74,19 @@ def plain_log_ticks(axis) -> None:
     axis.set_major_formatter(FuncFormatter(plain))
 
 
+def panel_grid(n: int, extra_width: float = 1.4, per_row: int = 3) -> tuple[plt.Figure, list]:
+    """One small panel per data set, at most ``per_row`` a row (so five tensors stay readable);
+    panels left over are hidden. Returns (figure, the n axes in order); constrained layout."""
+    cols = max(1, min(n, per_row))
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols + extra_width, 3.6 * rows), squeeze=False,
+                             layout="constrained")
+    flat = list(axes.ravel())
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
 def save_figure(fig: plt.Figure, out_dir: Path, stem: str, points: pd.DataFrame) -> list[Path]:
     paths = []
     for fmt in ("png", "pdf"):

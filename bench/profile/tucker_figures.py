@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from spbench.profile.failed_rows import failed_rows_section  # noqa: E402
-from spbench.profile.figures import save_figure  # noqa: E402
+from spbench.profile.figures import panel_grid, save_figure  # noqa: E402
 from spbench.profile.intervals import median_interval, point_samples  # noqa: E402
 from spbench.profile.labels import display_map  # noqa: E402
 from spbench.profile import tucker_paper  # noqa: E402
@@ -111,10 +111,9 @@ def fig13(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
     schemes = _schemes(rows)
     shown = shown or {}
     datasets = sorted(rows["dataset"].unique())
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets) + 1.2, 3.8), squeeze=False,
-                             layout="constrained")
+    fig, axes = panel_grid(len(datasets), 1.2)
     points = []
-    for ax, ds in zip(axes[0], datasets):
+    for ax, ds in zip(axes, datasets):
         part = rows[rows["dataset"] == ds].set_index("algorithm").reindex(schemes)
         svd = part["svd_volume"].to_numpy(dtype=float) / 1e6
         fm = part["fm_volume"].to_numpy(dtype=float) / 1e6
@@ -126,8 +125,8 @@ def fig13(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
         ax.grid(axis="y", alpha=0.3)
         points += [{"dataset": shown.get(ds, ds), "scheme": _label(s), "svd_mwords": a, "fm_mwords": b}
                    for s, a, b in zip(schemes, svd, fm)]
-    axes[0][0].set_ylabel("words communicated per HOOI (millions)")
-    _outside_legend(fig, axes[0][0])
+    axes[0].set_ylabel("words communicated per HOOI (millions)")
+    _outside_legend(fig, axes[0])
     fig.suptitle(f"Fig. 13 communication volume, {suffix.replace('_', ' ')}, {execution}")
     return save_figure(fig, out_dir, f"fig13_volume_{suffix}", pd.DataFrame(points))
 
@@ -140,10 +139,9 @@ def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
     total = rows.pivot(index="dataset", columns="algorithm", values="mem_total_mb")[schemes].rename(index=shown)
     written = write_table(total.rename(columns=_label).reset_index(), out_dir / f"fig17a_memory_{suffix}")
     datasets = sorted(rows["dataset"].unique())
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets) + 1.6, 3.8), squeeze=False,
-                             layout="constrained")
+    fig, axes = panel_grid(len(datasets), 1.6)
     points = []
-    for ax, ds in zip(axes[0], datasets):
+    for ax, ds in zip(axes, datasets):
         part = rows[rows["dataset"] == ds].set_index("algorithm").reindex(schemes)
         bottom = np.zeros(len(schemes))
         x = np.arange(len(schemes))
@@ -156,8 +154,8 @@ def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
         ax.set_xticks(x, [_label(s) for s in schemes], rotation=30, ha="right")
         ax.set_title(shown.get(ds, ds), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel("average memory per rank (MB)")
-    _outside_legend(fig, axes[0][0])
+    axes[0].set_ylabel("average memory per rank (MB)")
+    _outside_legend(fig, axes[0])
     fig.suptitle(f"Fig. 17 memory breakup, {suffix.replace('_', ' ')}, {execution}")
     return written + save_figure(fig, out_dir, f"fig17_memory_{suffix}", pd.DataFrame(points))
 

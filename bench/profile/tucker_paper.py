@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.figures import plain_log_ticks, save_figure  # noqa: E402
+from spbench.profile.figures import panel_grid, plain_log_ticks, save_figure  # noqa: E402
 from spbench.profile.tables import write_table  # noqa: E402
 from spbench.tucker.schemes import SCHEMES as REGISTRY  # noqa: E402
 
@@ -139,10 +139,9 @@ def hooi_figures(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
     written += save_figure(fig, out_dir, f"fig10_hooi_{suffix}", points.rename(index=shown).reset_index())
     parts = [c for c in ("ttm_time", "svd_time", "comm_time") if c in rows.columns]
     datasets = list(times.index)
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.2 * len(datasets) + 1.2, 3.8), squeeze=False,
-                             layout="constrained")
+    fig, axes = panel_grid(len(datasets), 1.2)
     points = []
-    for ax, ds in zip(axes[0], datasets):
+    for ax, ds in zip(axes, datasets):
         part = rows[rows["dataset"] == ds].groupby("algorithm")[parts].median().reindex(list(times.columns))
         bottom = np.zeros(len(part))
         for c in parts:
@@ -153,8 +152,8 @@ def hooi_figures(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
                        for s, v in zip(part.index, vals)]
         ax.set_xticks(np.arange(len(part)), [LABEL[s] for s in part.index], rotation=30, ha="right")
         ax.set_title(shown.get(ds, ds), fontsize=9)
-    axes[0][0].set_ylabel("seconds (max over ranks)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    axes[0].set_ylabel("seconds (max over ranks)")
+    handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=8, loc="outside right upper")
     fig.suptitle(f"Fig. 11 HOOI time breakup, {suffix.replace('_', ' ')}, {execution}")
     written += save_figure(fig, out_dir, f"fig11_breakup_{suffix}", pd.DataFrame(points))
