@@ -223,8 +223,9 @@ def _machines_text(folder: Folder) -> str:
     return " and ".join(f"{h} ({cpu}, {arch})" for h, cpu, arch in sorted(folder.machines()))
 
 
-def _point_text(keys: list[str], key: tuple) -> str:
-    return " ".join(v if k == "dataset" else f"{k}={v}" for k, v in zip(keys, key) if k != "experiment")
+def _point_text(keys: list[str], key: tuple, sources: dict[str, str]) -> str:
+    return " ".join(dataset_display(v, sources.get(v)) if k == "dataset" else f"{k}={v}"
+                    for k, v in zip(keys, key) if k != "experiment")
 
 
 def report_lines(c: Comparison) -> list[str]:
@@ -247,10 +248,11 @@ def report_lines(c: Comparison) -> list[str]:
         lines.append("- **Cross-machine comparison** (--cross-machine): BASE and NEW ran on different "
                      "machines, so the ratios include the machines' difference, not only the code's.")
     lines += ["", format_markdown(c.table)]
+    sources = _sources(c.base, c.new)
     for name, keys in (("BASE", c.only_base), ("NEW", c.only_new)):
         if keys:
             lines += [f"Points only in {name} ({len(keys)}, not compared):", "",
-                      *[f"- {_point_text(c.keys, k)}" for k in keys], ""]
+                      *[f"- {_point_text(c.keys, k, sources)}" for k in keys], ""]
     return lines
 
 

@@ -81,7 +81,7 @@ def test_points_on_one_side_only_are_listed(tmp_path):
     res = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b"),
                                     "--out", str(tmp_path / "out")])
     assert "Points only in BASE (2" in res.output and "Points only in NEW (2" in res.output
-    assert "- Flan_1565 execution=measured algorithm=wavefront cores=2" in res.output
+    assert "- Flan_1565 (stand-in) execution=measured algorithm=wavefront cores=2" in res.output
 
 
 def test_different_hosts_are_refused_unless_asked(tmp_path):
@@ -142,3 +142,26 @@ def test_flag_rule():
     assert flag(0.8, 0.7, 0.9, 0.05) == "improvement"
     assert flag(0.8, 0.7, 0.9, 0.05, higher_is_better=True) == "regression"
     assert flag(1.5, float("nan"), float("nan"), 0.05) == ""
+
+
+def _tucker_folder(path, factor=1.0, host="vm"):
+    (path / "runs").mkdir(parents=True)
+    (path / "meta.json").write_text(json.dumps(_meta(host, sweep=("algorithm", "ranks", "K"))))
+    rng = np.random.default_rng(int(factor * 10))
+    for alg in ("coarse", "lite"):
+        for run in range(5):
+            t = (2.0 if alg == "coarse" else 1.0) * rng.lognormal(0, 0.02) * (factor if alg == "lite" else 1.0)
+            row = {"experiment": "tucker", "dataset": "enron", "dataset_source": "synthetic", "algorithm": alg,
+                   "ranks": 4, "K": 10, "execution": "measured", "status": "ok", "repeat": run, "host": host,
+                   "hooi_time": t, "dist_time": 0.01}
+            (path / "runs" / f"{alg}{run}.json").write_text(json.dumps(row))
+
+
+def test_tucker_hooi_time_over_runs(tmp_path):
+    _tucker_folder(tmp_path / "a")
+    _tucker_folder(tmp_path / "b", factor=1.5)
+    c = compare(tmp_path / "a", tmp_path / "b")
+    assert c.metric == "hooi_time" and list(c.table["algorithm"]) == ["coarse", "lite"]
+    assert list(c.table["flag"]) == ["", "regression"] and (c.table["n_new"] == 5).all()
+    assert set(c.table["dataset"]) == {"enron (stand-in)"}
+    assert compare(tmp_path / "a", tmp_path / "b", metric="dist_time").table["ratio"].tolist() == [1.0, 1.0]
