@@ -26,15 +26,18 @@ AXES = {
 #: `bsp` runs a staleness-2 schedule on the BSP kernel, valid by sptrsv-elasticity Remark 2.3)
 OPTIONAL_AXES = {
     "sptrsv": {"kernel": ("auto", "bsp", "ssp", "p2p")},
-    "tucker": {},
+    "tucker": {"ttm": ("csf", "paper")},
 }
 TOP_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", "repeats", "runs",
             "execution", "fallback", "barrier", "params", "seed", "description",
-            "launcher", "timeout", "oversubscribe", "invocations", "init", "lanczos", "costs")
+            "launcher", "timeout", "oversubscribe", "invocations", "init", "lanczos", "costs", "ttm")
 INITS = ("random", "hosvd")
 #: tucker `lanczos:` paper = 2K_n steps, Q_n = 4K_n queries, no restart (tucker-lite §7.1);
 #: converged = restarted until the K_n leading triplets reach relative residual 1e-8
 LANCZOS = ("paper", "converged")
+#: tucker `ttm:` the local TTM kernel: csf = compressed sparse fibers (tucker-lite §8's future
+#: work), paper = Appendix A's element-wise form; also a sweep axis
+TTM = OPTIONAL_AXES["tucker"]["ttm"]
 #: `--scale`: full = the config as written; small = a quick pass (see Config.scaled)
 SCALES = ("full", "small")
 #: small scale: stand-in data sets shrink by these factors (SpTrSV rows, Tucker nonzeros)
@@ -71,6 +74,7 @@ class Config:
     invocations: int = 1  # tucker: HOOI invocations per run (the paper's tables: 1)
     init: str = "random"  # tucker: initial factors, random (seeded, orthonormalized) or hosvd
     lanczos: str = "paper"  # tucker: Lanczos iterations as the paper runs them, or converged
+    ttm: str = "csf"  # tucker: local TTM kernel (csf or paper), unless `ttm` is a sweep axis
     costs: str = ""  # sptrsv simulate: calibration file ("" = the default one `spbench calibrate` writes)
     scale: str = "full"  # `--scale`: full, or small (Config.scaled: smaller stand-ins, fewer repeats)
     source: str = "<config>"
@@ -197,7 +201,7 @@ def parse_config(data: Any, src: str = "<config>", base_dir: Path | None = None)
     scalars = _check_scalars(src, {k: data[k] for k in ("repeats", "runs", "execution", "fallback",
                                                          "barrier", "seed", "launcher", "timeout",
                                                          "oversubscribe", "invocations", "init", "lanczos",
-                                                         "costs")
+                                                         "costs", "ttm")
                                   if k in data})
     sweep = _check_sweep(src, experiment, data["sweep"])
     include = _check_point_list(src, experiment, "include", data.get("include", []))
@@ -243,8 +247,8 @@ def _check_scalars(src: str, values: dict) -> dict:
         elif key == "oversubscribe":
             if not isinstance(value, bool):
                 raise ConfigError(f"{src}: key 'oversubscribe': expected true or false, got {_kind(value)}")
-        elif key in ("init", "lanczos"):
-            allowed = INITS if key == "init" else LANCZOS
+        elif key in ("init", "lanczos", "ttm"):
+            allowed = {"init": INITS, "lanczos": LANCZOS, "ttm": TTM}[key]
             if value not in allowed:
                 raise ConfigError(f"{src}: key '{key}': expected one of {', '.join(allowed)}, got {_kind(value)}")
         elif key in ("repeats", "runs", "invocations"):

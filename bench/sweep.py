@@ -97,6 +97,8 @@ def run_parameters(config: Config, point: Point) -> dict:
         params["barrier"] = config.barrier
     else:   # what a Tucker run computes depends on these (tucker-lite §7.1: Lanczos iterations)
         params.update(invocations=config.invocations, init=config.init, lanczos=config.lanczos)
+        if "ttm" not in axes:
+            params["ttm"] = config.ttm
     if config.scale != "full":  # only when not full, so full runs keep their run_ids
         params["scale"] = config.scale
     return params

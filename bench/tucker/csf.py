@@ -121,7 +121,12 @@ class CSFPlan:
         coords, values = tensor.coords, tensor.values
         if elements is not None:
             elements = np.asarray(elements, dtype=np.int64).reshape(-1)
-            coords, values = coords[elements], values[elements]
+            lo = int(elements[0]) if elements.size else 0
+            if elements.size and int(elements[-1]) - lo + 1 == elements.size and \
+                    np.all(np.diff(elements) == 1):           # a range (the worker's layout): views
+                coords, values = coords[lo:lo + elements.size], values[lo:lo + elements.size]
+            else:
+                coords, values = coords[elements], values[elements]
         order = tuple(int(j) for j in order) if order is not None else \
             choose_order(coords, tensor.dims, mode, K)
         if order[0] != mode or sorted(order) != list(range(N)):

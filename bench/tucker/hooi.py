@@ -38,7 +38,8 @@ from .lanczos import LANCZOS_MODES, CommRows, lanczos_svd
 from .mode_plan import build_plans, release_elements
 from .mpi import LocalComm
 from .tensor import SparseTensor
-from .ttm import fold, khat, ttm, ttm_scratch_len
+from .ttm import TTM_KINDS, fold, khat, ttm_scratch_len
+from .ttm import ttm as local_ttm
 
 __all__ = ["hooi", "hooi_distributed", "HOOIResult", "Oracle", "tucker_fit", "gather_factors"]
 
@@ -175,17 +176,20 @@ def _start(comm, dt, lt, plans, K, init, seed, tol):
 
 def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: int = 0,
                      threads: int = 1, tol: float = 1e-8, lanczos: str = "paper", ncv: int | None = None,
-                     progress=None, release_input: bool = False) -> HOOIResult:
+                     progress=None, release_input: bool = False, ttm: str = "csf") -> HOOIResult:
     """HOOI on this rank's share ``dt`` (a :class:`.distribute.DistributedTensor`). ``K``: int or
     per mode; ``lanczos``: "paper" or "converged"; ``progress(event, **fields)`` is called on
     every rank after each invocation; ``release_input``: drop ``dt``'s element arrays once the
-    local tensor and the start are built (the worker's setting: one copy of the elements)."""
+    local tensor and the start are built (the worker's setting: one copy of the elements);
+    ``ttm``: the local TTM kernel, "csf" (compressed sparse fibers) or "paper" (Appendix A)."""
     N = dt.nmodes
     K = [int(K)] * N if np.ndim(K) == 0 else [int(k) for k in K]
     if len(K) != N or min(K) < 1:
         raise ValueError(f"K must be positive, one per mode ({N}), got {K}")
     if lanczos not in LANCZOS_MODES:
         raise ValueError(f"lanczos must be one of {', '.join(LANCZOS_MODES)}, got {lanczos!r}")
+    if ttm not in TTM_KINDS:
+        raise ValueError(f"ttm must be one of {', '.join(TTM_KINDS)}, got {ttm!r}")
     threads = max(1, int(threads))
     times = dict.fromkeys(("plan_time", "init_time", "ttm_time", "svd_time", "fm_time", "core_time",
                            "comm_time", "hooi_time"), 0.0)
@@ -195,7 +199,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
     moved, core_words = 0, 0
     with threadpool_limits(limits=threads):
         t0 = time.perf_counter()
-        lt, plans = build_plans(comm, dt)
+        lt, plans = build_plans(comm, dt, ttm, K)
         scratch = np.empty((threads, max(ttm_scratch_len(K, n) for n in range(N))))
         v0 = dt.sets[0].values
         norm_t = float(np.sqrt(_sum(comm, np.array([float(v0 @ v0)]))[0]))
@@ -216,7 +220,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
             for n, pl in enumerate(plans):
                 t0 = time.perf_counter()
                 Z = None                                   # free the previous mode's Z first
-                Z = ttm(lt.tensor, pl.ttm, F, out=np.empty((pl.r_p, khat(K, n))), scratch=scratch,
+                Z = local_ttm(lt.tensor, pl.ttm, F, out=np.empty((pl.r_p, khat(K, n))), scratch=scratch,
                         threads=threads)
                 t1 = time.perf_counter()
                 orc = Oracle(comm, Z, pl, clock)
@@ -271,7 +275,7 @@ def gather_factors(comm, dims, result: HOOIResult, root: int = 0):
 
 
 def hooi(tensor: SparseTensor, K, *, invocations: int = 1, init="random", seed: int = 0, threads: int = 1,
-         tol: float = 1e-8, lanczos: str = "paper", ncv: int | None = None) -> HOOIResult:
+         tol: float = 1e-8, lanczos: str = "paper", ncv: int | None = None, ttm: str = "csf") -> HOOIResult:
     """HOOI of a whole tensor on this process: :func:`hooi_distributed` at P = 1 (LocalComm),
     factors returned at full size (L_n × K_n, rows of empty slices 0)."""
     from .distribute import DistributedTensor, LocalElements
@@ -282,7 +286,7 @@ def hooi(tensor: SparseTensor, K, *, invocations: int = 1, init="random", seed: 
     dt = DistributedTensor("local", tuple(tensor.dims), int(tensor.nnz), 1, 0, False, [elems] * tensor.nmodes,
                            [np.zeros(tensor.nnz, np.int32)] * tensor.nmodes, 0)
     res = hooi_distributed(comm, dt, K, invocations=invocations, init=init, seed=seed, threads=threads,
-                           tol=tol, lanczos=lanczos, ncv=ncv)
+                           tol=tol, lanczos=lanczos, ncv=ncv, ttm=ttm)
     res.factors = gather_factors(comm, tensor.dims, res)
     res.factor_ids = [np.arange(d, dtype=np.int64) for d in tensor.dims]
     return res

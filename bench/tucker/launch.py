@@ -79,7 +79,8 @@ def _task(config, point, row: dict) -> dict:
     axes = point.axes
     return {"row": row, "scheme": axes["algorithm"], "K": int(axes["K"]),
             "params": config.params.get(axes["algorithm"], {}), "seed": config.seed,
-            "invocations": config.invocations, "init": config.init, "lanczos": config.lanczos}
+            "invocations": config.invocations, "init": config.init, "lanczos": config.lanczos,
+            "ttm": axes.get("ttm", config.ttm)}
 
 
 def _failure(outcome, config, *, started: bool) -> tuple[str, str]:

@@ -23,7 +23,7 @@ import numpy as np
 from .comm import RowOwners
 from .mpi import Exchange, alltoallv
 from .tensor import SparseTensor, unique_sorted
-from .ttm import TTMPlan
+from .ttm import TTMPlan, build_ttm_plan
 
 __all__ = ["ModePlan", "LocalTensor", "build_plans", "release_elements"]
 
@@ -31,16 +31,17 @@ __all__ = ["ModePlan", "LocalTensor", "build_plans", "release_elements"]
 @dataclass
 class LocalTensor:
     """This rank's elements with coordinates in local factor rows; ``sets[n]`` = the element
-    range of π_n (one range for a uni-policy scheme)."""
+    range of π_n (one range for a uni-policy scheme). With ``ttm: csf`` the per-mode trees hold
+    the elements and ``tensor`` is None (the coordinates are dropped once the trees are built)."""
 
-    tensor: SparseTensor            # dims = local factor row counts
+    tensor: SparseTensor | None     # dims = local factor row counts
     factor_ids: list                # per mode: global slice ids of the local factor rows
     dims: tuple                     # global mode lengths
 
     @property
     def nbytes(self) -> int:
-        return int(self.tensor.coords.nbytes + self.tensor.values.nbytes
-                   + sum(f.nbytes for f in self.factor_ids))
+        held = 0 if self.tensor is None else self.tensor.coords.nbytes + self.tensor.values.nbytes
+        return int(held + sum(f.nbytes for f in self.factor_ids))
 
 
 @dataclass
@@ -48,7 +49,7 @@ class ModePlan:
     """Rank p's plan for mode n."""
 
     mode: int
-    ttm: TTMPlan                    # over LocalTensor.tensor, compact rows = shared slices
+    ttm: TTMPlan                    # TTMPlan over LocalTensor.tensor or a CSFPlan; compact rows = shared slices
     m: int                          # L_n: non-empty slices (global rows of Z_n)
     r_sum: int                      # R_n^sum
     e_p: int                        # |E_n^p|
@@ -75,9 +76,10 @@ def _by_owner(owner: np.ndarray, P: int):
     return order, np.bincount(owner, minlength=P).astype(np.int64)
 
 
-def build_plans(comm, dt) -> tuple[LocalTensor, list]:
+def build_plans(comm, dt, ttm: str = "csf", K=None) -> tuple[LocalTensor, list]:
     """The local tensor and the per-mode plans of a :class:`.distribute.DistributedTensor`
-    (a uni-policy scheme's values are shared with ``dt``, not copied)."""
+    (a uni-policy scheme's values are shared with ``dt``, not copied); ``ttm``: the TTM kernel
+    whose plans to build (:data:`.ttm.TTM_KINDS`), ``K`` weighs the CSF level order."""
     P, N = comm.size, dt.nmodes
     sets = dt.sets if dt.multi_policy else dt.sets[:1]
     # slices this rank shares per mode (its elements of π_n) and their owners
@@ -109,8 +111,10 @@ def build_plans(comm, dt) -> tuple[LocalTensor, list]:
     plans = []
     for n in range(N):
         k = n if dt.multi_policy else 0
-        tp = TTMPlan.build(local, n, np.arange(offs[k], offs[k + 1]))
+        tp = build_ttm_plan(local, n, np.arange(offs[k], offs[k + 1]), ttm, K)
         plans.append(_mode_plan(comm, n, tp, rows[n], owners[n], need[n], factor_ids[n], int(offs[k + 1] - offs[k])))
+    if ttm == "csf":
+        lt.tensor = None
     return lt, plans
 
 

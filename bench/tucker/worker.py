@@ -15,7 +15,7 @@ metrics from the ranks' own counts (:mod:`.rank_usage`). Rank 0 writes ``RUNS_DI
 the measured fields + ``"status": "ok"`` atomically (temp file + os.replace) as soon as the task
 ends. An untimed CoarseG distribution warms the allocator first (spec key ``warmup``, default
 true). Optional task keys: ``lanczos`` ("paper", the default, or "converged"), ``tol``, ``ncv``,
-``save_factors`` (also write
+``ttm`` ("csf", the default, or "paper": the local TTM kernel), ``save_factors`` (also write
 ``<run_id>.factors.npz`` with the gathered factor matrices and the core: tests).
 A task's exception is that task's error row and the next task runs (:mod:`.task_loop`); spec
 key ``progress``: the file rank 0 reports each task's start, invocations and finish to
@@ -85,6 +85,7 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
         params.setdefault("cache_dir", _partition_cache_dir())
     K = task.get("K", 10)
     lanczos = task.get("lanczos", "paper")
+    ttm = task.get("ttm", "csf")
     reset_peak_rss()
     if callable(block):
         block = block()
@@ -100,12 +101,16 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     res = hooi_distributed(comm, dt, K, invocations=int(task.get("invocations", 1)),
                            init=task.get("init", "random"), seed=seed, threads=threads,
                            tol=float(task.get("tol", 1e-8)), lanczos=lanczos, ncv=task.get("ncv"),
-                           progress=report, release_input=True)
+                           progress=report, release_input=True, ttm=ttm)
     tmax = {k: comm.allreduce(float(res.times[k]), op=_max()) for k in TIMERS}
     dmax = {k: comm.allreduce(float(v), op=_max()) for k, v in dist_local.items()}
     words_max = int(comm.allreduce(int(res.words_sent_recv), op=_max()))
     resid = [float(comm.allreduce(float(r), op=_max())) for r in res.residuals]
     inv = int(task.get("invocations", 1))
+    Ks = [int(K)] * len(dt.dims) if np.ndim(K) == 0 else [int(k) for k in K]
+    flops = sum(pl.ttm.flops(Ks) for pl in res.plans) * inv          # this rank's TTM kernel flops
+    flops_sum = float(comm.allreduce(flops))
+    flops_max = float(comm.allreduce(flops, op=_max()))
     met = distributed_metrics(comm, dt, res.plans, K, [q // inv for q in res.queries])
     factors = gather_factors(comm, dt.dims, res) if task.get("save_factors") else None
     held_max = int(comm.allreduce(int(held), op=_max()))
@@ -135,6 +140,9 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
         "invocations": inv,
         "init": task.get("init", "random"),
         "lanczos": lanczos,
+        "ttm": ttm,
+        "ttm_kernel_flops": flops_sum,
+        "ttm_kernel_flops_max": flops_max,
         "threads": int(threads),
         "multi_policy": bool(dt.multi_policy),
         "dist_time": dist_time,

@@ -72,6 +72,7 @@ def test_distributed_hooi_matches_serial(tmp_path, ranks):
         assert e["svd_words"] == e["svd_volume"], where
         assert e["fm_words"] == e["fm_volume"], where
         assert e["fit_rel"] < 1e-10, f"{where}: fit {e['fit']} vs serial {e['serial_fit']}"
+        assert e["ttm_paper_fit_rel"] < 1e-10, f"{where}: ttm csf and paper fits differ"
         assert e["max_angle"] < 1e-8, f"{where}: principal angle {e['max_angle']}"
         # lanczos: paper is the same arithmetic at every P up to reduction order (§7.1: 2K steps)
         assert e["paper_fit_rel"] < 1e-10, f"{where}: paper-mode fit differs from one process"

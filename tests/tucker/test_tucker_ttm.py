@@ -1,10 +1,15 @@
-"""TTM kernel (paper §3, Appendix A) against dense numpy, and Lanczos against numpy's SVD."""
+"""TTM kernels (paper §3, Appendix A; the CSF kernel of §8's future work) against dense numpy
+and each other, and Lanczos against numpy's SVD."""
+import itertools
+
 import numpy as np
 import pytest
 from conftest import random_tensor
 
 from spbench.tucker.hooi_reference import ttm_dense as _ttm_dense
-from spbench.tucker.ttm import TTMPlan, khat, ttm, ttm_flops, ttm_scratch_len, unfold
+from spbench.tucker.csf import CSFPlan, csf_flops
+from spbench.tucker.hooi import hooi
+from spbench.tucker.ttm import TTMPlan, build_ttm_plan, khat, ttm, ttm_flops, ttm_scratch_len, unfold
 from spbench.tucker.lanczos import default_ncv, lanczos_svd
 from spbench.tucker.tensor import SparseTensor
 
@@ -69,6 +74,106 @@ def test_ttm_empty_plan_and_bad_shapes():
     with pytest.raises(ValueError):
         ttm(T, TTMPlan.build(T, 0), F[:2])
     assert ttm_flops(10, (10, 10, 10), 0) == 10 * (2 * 100 + 10)
+
+
+# ---- CSF kernel (issue 16) ------------------------------------------------------------------
+def _sparse_with_empty_slices(seed, dims, nnz):
+    """Power-law tensor spread over every other index of each mode (empty slices in between),
+    plus one element alone in its slice (a single-element fiber at every level)."""
+    T = random_tensor(seed, dims=tuple((d + 1) // 2 for d in dims), nnz=nnz)
+    coords = np.vstack([T.coords * 2, np.array([[d - 1 for d in dims]])])
+    return SparseTensor(coords, np.append(T.values, 0.75), dims)
+
+
+def _prefix_counts(coords, order):
+    """Distinct index prefixes over order[0..k] for every level k (brute force)."""
+    return [len({tuple(row) for row in coords[:, list(order[:k + 1])]}) for k in range(len(order))]
+
+
+@pytest.mark.parametrize("dims,K", [((11, 9, 7), (3, 2, 4)), ((9, 7, 7, 5), (3, 2, 4, 2)),
+                                    ((7, 5, 5, 3, 5), (2, 3, 2, 2, 3))])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_csf_equals_paper_every_level_order(dims, K, threads):
+    """csf and paper give the same compact penultimate matrices (1e-12 relative) for every
+    order of the tree levels, on a rank's subset of the elements too."""
+    T = _sparse_with_empty_slices(4, dims, 300)
+    F = _factors(dims, K, seed=1)
+    subset = np.flatnonzero(np.random.default_rng(0).random(T.nnz) < 0.6)
+    for elements in (None, subset):
+        for n in range(T.nmodes):
+            paper = TTMPlan.build(T, n, elements)
+            Zp = ttm(T, paper, F, threads=threads)
+            others = [j for j in range(T.nmodes) if j != n]
+            for perm in itertools.permutations(others):
+                plan = CSFPlan.build(T, n, elements, order=(n, *perm))
+                np.testing.assert_array_equal(plan.rows, paper.rows)
+                Z = ttm(None, plan, F, scratch=np.empty((threads, ttm_scratch_len(K, n))), threads=threads)
+                assert np.max(np.abs(Z - Zp)) <= 1e-12 * np.max(np.abs(Zp))
+                sub = T.coords if elements is None else T.coords[elements]
+                counts = _prefix_counts(sub, plan.order)
+                assert plan.nodes == counts
+                assert plan.flops(K) == csf_flops(counts, len(sub), [K[j] for j in plan.order])
+
+
+def test_csf_flops_and_order_choice():
+    """Fibers along a short mode: the tree puts it in the middle (fewer level-1 nodes) and does
+    fewer flops than the paper's kernel; the count matches the formula by hand."""
+    rng = np.random.default_rng(2)
+    nnz = 4000
+    coords = np.stack([rng.integers(0, 50, nnz), rng.integers(0, 4, nnz), rng.integers(0, 400, nnz)], axis=1)
+    T = SparseTensor(coords, rng.random(nnz), (50, 4, 400))
+    K = (5, 5, 5)
+    plan = CSFPlan.build(T, 0, K=K)
+    assert plan.order == (0, 1, 2)
+    fibers = len({(a, b) for a, b in T.coords[:, :2]})
+    assert plan.flops(K) == 2 * 5 * T.nnz + 2 * 25 * fibers
+    assert plan.flops(K) < TTMPlan.build(T, 0).flops(K) == ttm_flops(T.nnz, K, 0)
+    F = _factors(T.dims, K)
+    np.testing.assert_allclose(ttm(T, plan, F), ttm(T, TTMPlan.build(T, 0), F), rtol=1e-12, atol=1e-12)
+
+
+def test_csf_empty_plan_bad_input_and_kind():
+    T = random_tensor(3, dims=(5, 4, 3), nnz=30)
+    F = _factors(T.dims, (2, 2, 2))
+    plan = build_ttm_plan(T, 0, np.zeros(0, dtype=np.int64))
+    assert isinstance(plan, CSFPlan) and ttm(None, plan, F).shape == (0, 4) and plan.flops((2, 2, 2)) == 0
+    with pytest.raises(ValueError):
+        ttm(None, build_ttm_plan(T, 0), F, out=np.empty((1, 4)))
+    with pytest.raises(ValueError):
+        ttm(None, build_ttm_plan(T, 0), [F[0], F[1], F[2][:2]])
+    with pytest.raises(ValueError):
+        CSFPlan.build(T, 0, order=(1, 0, 2))
+    with pytest.raises(ValueError, match="ttm must be one of"):
+        build_ttm_plan(T, 0, kind="dense")
+    assert isinstance(build_ttm_plan(T, 0, kind="paper"), TTMPlan)
+
+
+@pytest.mark.parametrize("ttm_kind", ["csf", "paper"])
+def test_hooi_same_fit_with_either_kernel(ttm_kind):
+    T = _sparse_with_empty_slices(5, (12, 10, 9, 8), 500)
+    K = (3, 2, 4, 2)
+    ref = hooi(T, K, invocations=2, seed=1, tol=1e-12, lanczos="converged", ttm="paper")
+    res = hooi(T, K, invocations=2, seed=1, tol=1e-12, lanczos="converged", ttm=ttm_kind)
+    assert abs(res.fit - ref.fit) <= 1e-10 * abs(ref.fit)
+    with pytest.raises(ValueError, match="ttm must be one of"):
+        hooi(T, K, ttm="dense")
+
+
+def test_config_ttm_key_and_axis(tmp_path):
+    from spbench.config import ConfigError, parse_config
+    from spbench.sweep import expand as expand_points, run_parameters
+
+    base = {"name": "t", "experiment": "tucker", "fallback": "standin", "datasets": [{"nell2": {"nnz": 2000}}],
+            "sweep": {"algorithm": ["lite"], "ranks": [1], "K": [2]}}
+    assert parse_config(base).ttm == "csf"
+    cfg = parse_config({**base, "ttm": "paper"})
+    assert cfg.ttm == "paper"
+    assert [run_parameters(cfg, p)["ttm"] for p in expand_points(cfg)] == ["paper"]
+    swept = parse_config({**base, "sweep": {**base["sweep"], "ttm": ["paper", "csf"]}})
+    assert [p.axes["ttm"] for p in expand_points(swept)] == ["paper", "csf"]
+    for bad in ({**base, "ttm": "dense"}, {**base, "sweep": {**base["sweep"], "ttm": ["fast"]}}):
+        with pytest.raises(ConfigError, match="ttm"):
+            parse_config(bad)
 
 
 # ---- Lanczos --------------------------------------------------------------------------------

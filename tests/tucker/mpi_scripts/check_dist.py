@@ -71,6 +71,8 @@ def main():
             res = hooi_distributed(comm, dt, K, invocations=inv, init="random", seed=seed, tol=TOL,
                                    lanczos="converged")
             paper = hooi_distributed(comm, dt, K, invocations=inv, init="random", seed=seed, lanczos="paper")
+            paper_ttm = hooi_distributed(comm, dt, K, invocations=inv, init="random", seed=seed, tol=TOL,
+                                         lanczos="converged", ttm="paper")
             F = gather_factors(comm, tensor.dims, res)
             Fp = gather_factors(comm, tensor.dims, paper)
             own_met = distributed_metrics(comm, dt, res.plans, K, [q // inv for q in res.queries])
@@ -95,6 +97,7 @@ def main():
             entry["svd_gather_words"] = res.svd_gather_words
             entry["fit"] = res.fit
             entry["serial_fit"] = serial["converged"].fit
+            entry["ttm_paper_fit_rel"] = abs(paper_ttm.fit - res.fit) / abs(res.fit)
             entry["fit_rel"] = abs(res.fit - entry["serial_fit"]) / abs(entry["serial_fit"])
             entry["max_angle"] = max(_angle(a, b) for a, b in zip(F, serial["converged"].factors))
             entry["core_diff"] = float(np.max(np.abs(np.abs(res.core) - np.abs(serial["converged"].core))))
