@@ -55,15 +55,10 @@ def key_words(cols, dims, plan) -> list[np.ndarray]:
     return words
 
 
-def _has_repeat(keys: np.ndarray) -> bool:
-    """Whether two rows of the key array are equal (sort without keeping the order)."""
-    if keys.shape[0] < 2:
-        return False
-    if keys.shape[1] == 1:
-        k = np.sort(keys[:, 0])
-        return bool((k[1:] == k[:-1]).any())
-    k = keys[np.lexsort(keys.T[::-1])]
-    return bool(np.all(k[1:] == k[:-1], axis=1).any())
+def _has_repeat(hashes: np.ndarray) -> bool:
+    """Whether a value repeats among the key hashes (a repeat may be a collision: checked exactly after)."""
+    k = np.sort(hashes.reshape(-1))
+    return bool(k.size > 1 and (k[1:] == k[:-1]).any())
 
 
 def mix64(words) -> np.ndarray:
@@ -104,9 +99,9 @@ class DuplicateScan:
         self.first_pair: tuple[int, int] | None = None
 
     def run(self, rule: str, progress=None) -> None:
-        """Sets ``removed`` (sum) or ``first_pair`` (error). A first partitioning keeps only the
-        keys (the common case, no duplicates, ends there); partitions that hold a repeated key
-        are partitioned again with element ids and values and resolved."""
+        """Sets ``removed`` (sum) or ``first_pair`` (error). A first partitioning keeps only a
+        64-bit hash of each key (the common case, no duplicates, ends there); partitions where a
+        hash repeats are partitioned again with the exact keys, element ids and values, and resolved."""
         self.spill.mkdir(exist_ok=True)
         suspects = [b for b, rec in self._partitions(payload=False, progress=progress) if _has_repeat(rec)]
         if not suspects:
@@ -117,38 +112,56 @@ class DuplicateScan:
 
     def _partitions(self, *, payload: bool, progress=None, only=None):
         """Spill the records to partition files, then yield ``(partition, records)`` one at a time."""
-        width = self.width if payload else self.width - 2
+        width = self.width if payload else 1
         in_memory: list = []
+        cuts = np.arange((1 << self.bits) + 1, dtype=np.uint64)
+        cuts[1:-1] <<= np.uint64(64 - self.bits)
         for lo, cols, values in iter_columns(self.folder, self.dtypes, self.nnz, self.chunk):
             words = key_words(cols, self.dims, self.plan)
+            if not payload:               # the keys' hashes only: sorted, so a partition is a slice
+                h = mix64(words)
+                h.sort()
+                parts = [h] if self.bits == 0 else [h[a:b] for a, b in zip(np.searchsorted(h, cuts[:-1]),
+                                                                           [*np.searchsorted(h, cuts[1:-1]), h.size])]
+                self._spill(parts, in_memory, only)
+                if progress:
+                    progress("checking duplicates", lo + values.shape[0], self.nnz)
+                continue
             rec = np.empty((values.shape[0], width), dtype=np.int64)
             for j, w in enumerate(words):
                 rec[:, j] = w
-            if payload:
-                rec[:, -2] = np.arange(lo, lo + values.shape[0], dtype=np.int64)
-                rec[:, -1] = values.view(np.int64)
-            if self.bits == 0:
-                in_memory.append(rec)
-            else:
+            rec[:, -2] = np.arange(lo, lo + values.shape[0], dtype=np.int64)
+            rec[:, -1] = values.view(np.int64)
+            parts = [rec]
+            if self.bits:                 # element order kept inside each partition
                 bucket = _bucket(words, self.bits)
                 order = np.argsort(bucket, kind="stable")
                 bounds = np.searchsorted(bucket[order], np.arange((1 << self.bits) + 1))
                 rec = rec[order]
-                for b in np.flatnonzero(np.diff(bounds)):
-                    if only is None or b in only:
-                        with open(self.spill / f"part{b}", "ab") as fh:
-                            rec[bounds[b]:bounds[b + 1]].tofile(fh)
+                parts = [rec[bounds[b]:bounds[b + 1]] for b in range(1 << self.bits)]
+            self._spill(parts, in_memory, only)
             if progress:
                 progress("checking duplicates", lo + values.shape[0], self.nnz)
+        dtype = np.int64 if payload else np.uint64
         if self.bits == 0:
-            yield 0, np.concatenate(in_memory) if in_memory else np.zeros((0, width), dtype=np.int64)
+            yield 0, np.concatenate(in_memory).reshape(-1, width) if in_memory else np.zeros((0, width), dtype=dtype)
             return
         for b in range(1 << self.bits):
             part = self.spill / f"part{b}"
             if part.is_file():
-                rec = np.fromfile(part, dtype=np.int64).reshape(-1, width)
+                rec = np.fromfile(part, dtype=dtype).reshape(-1, width)
                 part.unlink()
                 yield b, rec
+
+    def _spill(self, parts, in_memory: list, only) -> None:
+        """Partition ``b``'s slice of a chunk to its file (kept in memory when there is one partition)."""
+        if self.bits == 0:
+            in_memory.append(parts[0])
+            return
+        for b, piece in enumerate(parts):
+            if piece.size and (only is None or b in only):
+                with open(self.spill / f"part{b}", "ab") as fh:
+                    piece.tofile(fh)
 
     def _check_part(self, b: int, rec: np.ndarray, rule: str) -> None:
         nkeys = self.width - 2

@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DatasetError
-from .registry import data_dir
 
 __all__ = ["FORMAT", "VERSION", "StoreHeader", "StoreWriter", "read_header", "read_block", "load_store",
            "iter_chunks", "iter_columns", "write_store", "store_path_for", "stores_dir", "index_dtype"]
@@ -41,6 +40,7 @@ def index_dtype(length: int) -> np.dtype:
 
 def stores_dir() -> Path:
     """``$SPBENCH_DATA/stores``: converted files and generated stand-ins, one folder each."""
+    from .registry import data_dir      # late: MPI ranks import this module only to read blocks
     return data_dir() / "stores"
 
 

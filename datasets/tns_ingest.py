@@ -36,7 +36,7 @@ __all__ = ["convert_tns", "block_size_for", "TextSource", "MIN_MEMORY_MB"]
 
 MIN_MEMORY_MB = 128
 _RESERVE_MB = 64     # the reader's threads and allocator arenas, whatever the block size
-_AHEAD = 3           # blocks the reader may fetch before the converter takes them
+_AHEAD = 6           # blocks the reader may fetch before the converter takes them
 
 _ODD_SPACE = re.compile(rb"[ \t\r\f\v]+")
 _EDGE_SPACE = re.compile(rb"(?m)^ | $")
