@@ -30,7 +30,7 @@ cdef enum:
 
 cdef struct Tree:
     int d                               # levels below the root
-    const int64_t *ptr[MAXLEV]          # ptr[k], k < d
+    const int32_t *ptr[MAXLEV]          # ptr[k], k < d
     const int32_t *ids[MAXLEV]          # ids[k], 1 <= k <= d
     const double *vals
     const double *fac[MAXLEV]           # factor of level k's mode, 1 <= k <= d
@@ -142,7 +142,7 @@ def ttm_csf(list ptr, list ids, const double[::1] vals, list factors, const int6
             double[:, ::1] out, double[:, ::1] scratch, int threads=1):
     """``out[r, :]`` = TTM row of slice r of the tree (see the module docstring).
 
-    ``ptr``: d int64 arrays (level 0..d−1); ``ids``: d + 1 int32 arrays (entry 0 unused);
+    ``ptr``: d int32 arrays (level 0..d−1); ``ids``: d + 1 int32 arrays (entry 0 unused);
     ``factors``: d + 1 C-contiguous float64 matrices by level (entry 0 unused); ``perm``:
     empty, or the output column of every position of the level-ordered row (length K̂);
     ``scratch``: (≥ threads, ≥ ``layout(K by level)[2]``).  Indices are trusted (the plan
@@ -152,7 +152,7 @@ def ttm_csf(list ptr, list ids, const double[::1] vals, list factors, const int6
     cdef int d = len(ptr)
     cdef int k
     cdef int64_t nrows = out.shape[0]
-    cdef const int64_t[::1] p
+    cdef const int32_t[::1] p
     cdef const int32_t[::1] ix
     cdef const double[:, ::1] f
     if d < 1 or d >= MAXLEV or len(ids) != d + 1 or len(factors) != d + 1:

@@ -61,13 +61,14 @@ def choose_order(coords: np.ndarray, dims, mode: int, K=None) -> tuple:
 class CSFPlan:
     """One mode's elements as a tree: ``rows`` the root slice ids (increasing, = compact rows);
     ``ptr[k]`` (k < d) children of level-k nodes; ``ids[k]`` (1 ≤ k ≤ d) factor rows of the
-    level-k nodes (``ids[0]`` is None); ``values`` the nonzeros in leaf order."""
+    level-k nodes (``ids[0]`` is None); ``values`` the nonzeros in leaf order. Indices are
+    int32 (a rank holds fewer than 2**31 elements), 4 bytes per node and level."""
 
     mode: int
     order: tuple
     dims: tuple                 # local mode lengths (factor rows)
     rows: np.ndarray            # int64 (R,)
-    ptr: tuple                  # int64 arrays
+    ptr: tuple                  # int32 arrays
     ids: tuple                  # int32 arrays
     values: np.ndarray          # float64 (nnz,)
 
@@ -116,8 +117,8 @@ class CSFPlan:
         N = tensor.nmodes
         if N < 2:
             raise ValueError("a CSF tree needs a tensor with at least 2 modes")
-        if max(tensor.dims, default=0) >= 2 ** 31:
-            raise ValueError("CSF ids are int32: a mode holds 2**31 rows or more")
+        if max(tensor.dims, default=0) >= 2 ** 31 or tensor.nnz >= 2 ** 31:
+            raise ValueError("CSF indices are int32: 2**31 rows in a mode or elements or more")
         coords, values = tensor.coords, tensor.values
         if elements is not None:
             elements = np.asarray(elements, dtype=np.int64).reshape(-1)
@@ -154,7 +155,7 @@ class CSFPlan:
         ptr = []
         for k in range(d):
             child = starts[k + 1] if k + 1 < d else None
-            p = np.empty(starts[k].size + 1, dtype=np.int64)
+            p = np.empty(starts[k].size + 1, dtype=np.int32)
             p[:-1] = starts[k] if child is None else np.searchsorted(child, starts[k])
             p[-1] = nnz if child is None else child.size
             ptr.append(p)
