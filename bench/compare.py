@@ -131,6 +131,12 @@ def _has_values(rows: pd.DataFrame, metric: str) -> bool:
     return bool((pd.to_numeric(ok[metric], errors="coerce") > 0).any())
 
 
+def _runs_per_point(folder: Folder, keys: list[str]) -> int:
+    """The fewest ok runs any point of the folder has."""
+    ok = folder.rows[folder.rows["status"] == "ok"]
+    return int(ok.astype({k: str for k in keys}).groupby(keys).size().min()) if len(ok) else 0
+
+
 def _samples(folder: Folder, keys: list[str], metric: str) -> dict[tuple, np.ndarray]:
     ok = folder.rows[folder.rows["status"] == "ok"].copy()
     for k in keys:
@@ -157,6 +163,7 @@ class Comparison:
     only_base: list[tuple] = field(default_factory=list)
     only_new: list[tuple] = field(default_factory=list)
     cross_machine: bool = False
+    fewest_runs: int = 1
 
     @property
     def regressions(self) -> int:
@@ -197,7 +204,8 @@ def compare(base_path, new_path, *, metric: str | None = None, threshold: float 
                                            "ratio", "ci_low", "ci_high", "p_value", "flag"])
     table = table.drop(columns=[k for k in ("experiment",) if k in table])
     return Comparison(base, new, metric, threshold, keys, table, geomean_interval(ratios, seed=seed),
-                      sorted(set(a) - set(b)), sorted(set(b) - set(a)), differ)
+                      sorted(set(a) - set(b)), sorted(set(b) - set(a)), differ,
+                      min(_runs_per_point(base, keys), _runs_per_point(new, keys)))
 
 
 def flag(ratio: float, low: float, high: float, threshold: float, higher_is_better: bool = False) -> str:
@@ -244,6 +252,11 @@ def report_lines(c: Comparison) -> list[str]:
              f"[{lo:.3f}, {hi:.3f}] (bootstrap over points and repetitions).",
              f"- Flagged: {c.regressions} regression(s), {int((c.table['flag'] == 'improvement').sum())} "
              f"improvement(s)."]
+    if c.fewest_runs < 2:
+        lines.append("- Points with one run on a side: their intervals cover the spread of that run's "
+                     "repetitions, not the drift between two sweeps (machine load, frequency, memory "
+                     "placement). Run both sides with `--runs 3` or more to get intervals over runs, or "
+                     "raise --threshold.")
     if c.cross_machine:
         lines.append("- **Cross-machine comparison** (--cross-machine): BASE and NEW ran on different "
                      "machines, so the ratios include the machines' difference, not only the code's.")

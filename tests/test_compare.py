@@ -41,6 +41,7 @@ def test_identical_folders_flag_nothing(tmp_path):
     res = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail",
                                     "--out", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
+    assert "one run on a side" in res.output  # repetitions of one run do not cover sweep-to-sweep drift
     c = compare(tmp_path / "a", tmp_path / "b")
     assert len(c.table) == len(POINTS) and not c.table["flag"].any()
     assert np.allclose(c.table["ratio"], 1.0) and c.geomean[0] == pytest.approx(1.0)
@@ -107,7 +108,7 @@ def test_several_runs_are_the_samples(tmp_path):
     write_folder(tmp_path / "a", runs=4)
     write_folder(tmp_path / "b", runs=4, scale={"growlocal": 2.0}, seed=3)
     c = compare(tmp_path / "a", tmp_path / "b")
-    assert (c.table["n_base"] == 4).all() and (c.table["n_new"] == 4).all()
+    assert (c.table["n_base"] == 4).all() and (c.table["n_new"] == 4).all() and c.fewest_runs == 4
     grow = c.table[c.table["algorithm"] == "growlocal"]
     assert (grow["ratio"] > 1.6).all() and (grow["ci_low"] > 1.0).all()
 
