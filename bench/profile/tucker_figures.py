@@ -226,8 +226,10 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
             sections.append(("Figs. 10, 11, 14, 16: HOOI time, breakup, distribution time", files))
             lines += [f"- {n}" for n in notes]
         else:
-            lines += ["No HOOI times in these rows (simulated without a cost model): Figs. 10, 11, 14, 16 "
-                      "need measured runs (`--execution measured`).", ""]
+            lines += ["**Figs. 10, 11, 14 and 16 are not drawn: these rows have no HOOI times** (simulated "
+                      "without a Tucker cost model). Measure this machine once with `spbench calibrate "
+                      "--experiment tucker` and rerun the sweep for modelled times, or run it with "
+                      "`--execution measured` (MPI) for measured ones.", ""]
         if ranks > 1:  # at one rank every normalized metric of Fig. 12 is trivially 1
             sections.append(("Fig. 12: computation metrics", fig12(rows, out_dir, suffix, execution, shown)))
         else:
