@@ -495,7 +495,9 @@ def provenance_lines(df: pd.DataFrame) -> list[str]:
     else:
         lines.append("- The rows do not record dataset_source (real or synthetic).")
     lines.append("- Data set groups follow the name: `+ichol` iChol, `+metis` METIS, "
-                 "otherwise SuiteSparse. The paper's numbers come from other machines "
+                 "otherwise SuiteSparse; a generator's matrix (lap2d-5pt, ...) is \"generated\", "
+                 "never beside the paper's groups. Stand-ins are marked \"(stand-in)\" wherever "
+                 "a matrix is named. The paper's numbers come from other machines "
                  "(ARM Kunpeng 920, x86 EPYC 7763, x86 Xeon 6238T) and other core counts: "
                  "compare trends, not digits.")
     return lines
