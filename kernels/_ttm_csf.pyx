@@ -8,7 +8,7 @@ level d = N − 1 = the nonzeros.  ``ptr[k][i]:ptr[k][i+1]`` are the children of
 k, ``ids[k]`` the factor row of each level-k node (its index in mode ``order[k]``).
 
 Bottom-up with every partial Kronecker product formed once per tree node:
-t(fiber of level d−1) = Σ_leaves val · F_{order[d]}[row]  (2·K_d flops per nonzero), and for
+t(fiber of level d−1) = Σ_leaves val · F_{order[d]}[row]  (K_d·(2·leaves − 1) flops), and for
 k < d−1, t(node) = Σ_children F_{order[k+1]}[row_c] ⊗ t(c), one dgemm per block of children
 (rows of the factor gathered, the children's t stacked) or direct loops for a few children.
 t(slice) is the output row with ``order[1]`` slowest … ``order[d]`` fastest; when that differs
@@ -17,7 +17,7 @@ Threads take whole slices (OpenMP, dynamic): each output row has one writer, no 
 """
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int32_t, int64_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy
 
 include "_dgemm.pxi"
 
@@ -60,15 +60,16 @@ def layout(kdims_by_level):
 
 
 cdef void _flush(const double *T, const double *G, int64_t nb, int64_t w, int64_t kk,
-                 double *out) noexcept nogil:
+                 double *out, bint first) noexcept nogil:
     """out (kk × w, row-major) += Gᵀ·T for nb stacked child rows T (nb × w) and factor rows G
-    (nb × kk)."""
+    (nb × kk); ``first``: out is overwritten (its first child's product is written, not added)."""
     cdef int64_t b, c, a
     cdef double s
     cdef const double *t
     cdef double *o
     cdef int m, n, k
     cdef double one = 1.0
+    cdef double beta = 0.0 if first else 1.0
     cdef char tn = b'N'
     cdef char tt = b'T'
     if nb < GEMM_MIN or _dgemm == NULL:
@@ -77,13 +78,17 @@ cdef void _flush(const double *T, const double *G, int64_t nb, int64_t w, int64_
             for c in range(kk):
                 s = G[b * kk + c]
                 o = out + c * w
-                for a in range(w):
-                    o[a] += s * t[a]
+                if first and b == 0:
+                    for a in range(w):
+                        o[a] = s * t[a]
+                else:
+                    for a in range(w):
+                        o[a] += s * t[a]
         return
     m = <int> w
     n = <int> kk
     k = <int> nb
-    _dgemm(&tn, &tt, &m, &n, &k, &one, <double *> T, &m, <double *> G, &n, &one, out, &m)
+    _dgemm(&tn, &tt, &m, &n, &k, &one, <double *> T, &m, <double *> G, &n, &beta, out, &m)
 
 
 cdef void _node(const Tree *tr, int k, int64_t i, double *out, double *scratch) noexcept nogil:
@@ -95,6 +100,7 @@ cdef void _node(const Tree *tr, int k, int64_t i, double *out, double *scratch) 
     cdef double v
     cdef double *T
     cdef double *G
+    cdef bint first = True
     if k == tr.d - 1:                       # children are nonzeros: the fiber's leaf sum
         kk = tr.kdim[tr.d]
         v = tr.vals[lo]
@@ -112,17 +118,17 @@ cdef void _node(const Tree *tr, int k, int64_t i, double *out, double *scratch) 
     cap = tr.chunk[k]
     T = scratch + tr.off[k]
     G = T + cap * w
-    memset(out, 0, tr.width[k] * sizeof(double))
     nb = 0
     for j in range(lo, hi):
         _node(tr, k + 1, j, T + nb * w, scratch)
         memcpy(G + nb * kk, tr.fac[k + 1] + <int64_t> tr.ids[k + 1][j] * kk, kk * sizeof(double))
         nb += 1
         if nb == cap:
-            _flush(T, G, nb, w, kk, out)
+            _flush(T, G, nb, w, kk, out, first)
+            first = False
             nb = 0
     if nb:
-        _flush(T, G, nb, w, kk, out)
+        _flush(T, G, nb, w, kk, out, first)
 
 
 cdef void _slice(const Tree *tr, int64_t r, double *zrow, const int64_t *perm,

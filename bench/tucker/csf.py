@@ -4,9 +4,9 @@ lists of :class:`.ttm.TTMPlan` and the coordinates (the leaf values are stored i
 
 The mode being updated is the root (one tree root per compact output row, so threads can take
 whole slices). The other modes are ordered by the estimated TTM flop count
-2·K_leaf·nnz + Σ_k 2·(Π_{j≥k} K_{order[j]})·nodes_k: the leaf sums cost per nonzero and every
-upper level one outer product per node (:func:`csf_flops`, SPLATT's count), with nodes_k
-estimated from the exact number of (slice, index) pairs of each mode.
+Σ_k (Π_{j≥k} K_{order[j]})·(2·nodes_k − nodes_{k−1}) (:func:`csf_flops`: every node's
+partial product is formed once, SPLATT's count), with nodes_k estimated from the exact number
+of (slice, index) pairs of each mode.
 """
 from __future__ import annotations
 
@@ -21,15 +21,17 @@ __all__ = ["CSFPlan", "csf_flops", "choose_order"]
 
 
 def csf_flops(nodes, nnz: int, kdims_by_level) -> float:
-    """Flops of the CSF TTM: ``nodes[k]`` nodes at level k (1 ≤ k < d), ``nnz`` leaves,
-    ``kdims_by_level`` K of each level's mode (index 0: the root's, unused)."""
+    """Flops of the CSF TTM: ``nodes[k]`` nodes at level k < d (level 0 = slices), ``nnz``
+    leaves, ``kdims_by_level`` K of each level's mode (index 0: the root's, unused). A parent
+    with c children writes its first child's product (K·width multiplies) and adds the others
+    (2·K·width each): level k costs Π_{j≥k} K_j · (2·nodes_k − nodes_{k−1})."""
     ks = [int(k) for k in kdims_by_level]
     d = len(ks) - 1
-    total = 2.0 * ks[d] * nnz
-    width = ks[d]
-    for k in range(d - 1, 0, -1):
+    count = [float(c) for c in nodes[:d]] + [float(nnz)]
+    total, width = 0.0, 1
+    for k in range(d, 0, -1):
         width *= ks[k]
-        total += 2.0 * width * float(nodes[k])
+        total += width * (2.0 * count[k] - count[k - 1])
     return total
 
 
@@ -46,9 +48,10 @@ def choose_order(coords: np.ndarray, dims, mode: int, K=None) -> tuple:
     for j in others:
         keys = linear_keys(coords[:, [mode, j]], (dims[mode], dims[j]))
         pairs[j] = int(unique_sorted(keys).size)
+    roots = int(unique_sorted(coords[:, mode]).size)
     best, best_cost = None, None
     for perm in permutations(others):
-        nodes = [0] + [max(pairs[j] for j in perm[:k]) for k in range(1, len(perm))]
+        nodes = [roots] + [max(pairs[j] for j in perm[:k]) for k in range(1, len(perm))]
         cost = csf_flops(nodes, nnz, [K[mode]] + [K[j] for j in perm])
         # ties: prefer decreasing mode indices (then no output permutation is needed)
         key = (cost, [-j for j in perm])

@@ -126,7 +126,8 @@ def test_csf_flops_and_order_choice():
     plan = CSFPlan.build(T, 0, K=K)
     assert plan.order == (0, 1, 2)
     fibers = len({(a, b) for a, b in T.coords[:, :2]})
-    assert plan.flops(K) == 2 * 5 * T.nnz + 2 * 25 * fibers
+    slices = len(set(T.coords[:, 0]))
+    assert plan.flops(K) == 5 * (2 * T.nnz - fibers) + 25 * (2 * fibers - slices)
     assert plan.flops(K) < TTMPlan.build(T, 0).flops(K) == ttm_flops(T.nnz, K, 0)
     F = _factors(T.dims, K)
     np.testing.assert_allclose(ttm(T, plan, F), ttm(T, TTMPlan.build(T, 0), F), rtol=1e-12, atol=1e-12)
@@ -174,6 +175,40 @@ def test_config_ttm_key_and_axis(tmp_path):
     for bad in ({**base, "ttm": "dense"}, {**base, "sweep": {**base["sweep"], "ttm": ["fast"]}}):
         with pytest.raises(ConfigError, match="ttm"):
             parse_config(bad)
+
+
+def test_measured_sweep_over_the_ttm_axis(write_config, tmp_path, monkeypatch):
+    """`ttm: [paper, csf]` as a sweep axis: each row says its kernel and the flops it performed;
+    the fits agree and csf performs no more flops (equal when no fiber holds two elements)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from spbench.cli import main
+
+    monkeypatch.setenv("SPBENCH_DATA", str(tmp_path / "cache"))
+    cfg = write_config("""
+name: tttm
+experiment: tucker
+execution: measured
+fallback: standin
+lanczos: converged
+datasets:
+  - nell2: {nnz: 3000, standin: true}
+sweep:
+  algorithm: [lite]
+  ranks: [2]
+  K: [3]
+  ttm: [paper, csf]
+""")
+    out = tmp_path / "res"
+    res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    rows = {r["ttm"]: r for r in (json.loads(p.read_text()) for p in (out / "runs").glob("*.json"))}
+    assert set(rows) == {"paper", "csf"} and all(r["status"] == "ok" for r in rows.values())
+    assert abs(rows["csf"]["fit"] - rows["paper"]["fit"]) <= 1e-10 * abs(rows["paper"]["fit"])
+    assert 0 < rows["csf"]["ttm_kernel_flops"] <= rows["paper"]["ttm_kernel_flops"]
+    assert rows["csf"]["ttm_kernel_flops_max"] <= rows["csf"]["ttm_kernel_flops"]
 
 
 # ---- Lanczos --------------------------------------------------------------------------------
