@@ -6,7 +6,7 @@ SPBENCH  := $(VENV)/bin/spbench
 RESULTS  ?= results
 PLOTS    ?= plots
 # A kernel or build change re-installs (the .so is built by pip from kernels/*.pyx).
-BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.h)
+BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.pxi kernels/*.h)
 # iChol data sets need scikit-sparse, which builds against SuiteSparse; without it they are skipped.
 SUITESPARSE_INCLUDE ?= /usr/include/suitesparse
 ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get install libsuitesparse-dev (or conda install suitesparse), then $(PY) -m pip install scikit-sparse==0.4.16
@@ -56,7 +56,7 @@ demo: install
 	$(SPBENCH) profile $(RESULTS)/smoke_tucker --out $(PLOTS)
 	@echo "tables and figures: $(PLOTS)/smoke/REPORT.md, $(PLOTS)/smoke_tucker/REPORT.md"
 
-bench: bench-serial bench-barrier bench-schedulers bench-order bench-lite bench-hooi bench-ingest
+bench: bench-serial bench-barrier bench-schedulers bench-order bench-lite bench-hooi bench-ttm bench-ingest
 
 bench-serial: install
 	$(PY) -m spbench.sptrsv.kernel_bench serial --grid 400 --repeats 100
@@ -83,6 +83,11 @@ bench-hooi: install
 	$(PY) -m spbench.tucker.hooi_bench --threads 1
 	$(SPBENCH) run configs/tucker_measured.yaml --out $(RESULTS)/tucker_measured
 	$(SPBENCH) profile $(RESULTS)/tucker_measured --out $(PLOTS)
+
+# the local TTM, csf against paper (Appendix A) in one run, at 1 and 2 threads (issue 16's tensors)
+.PHONY: bench-ttm
+bench-ttm: install
+	$(PY) -m spbench.tucker.ttm_bench --threads 1,2 --reps 5
 
 # .tns text into a tensor store: a 5e7-nonzero nell2-shaped file (generated once into $SPBENCH_DATA/bench),
 # converted at the default memory setting, against pandas' reader and `cat FILE > /dev/null`
