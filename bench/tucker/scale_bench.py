@@ -53,7 +53,7 @@ def _launch(ranks: int, tensor_dir: Path, runs: Path, schemes, K: int, lanczos: 
     try:
         subprocess.run(cmd, check=True, timeout=timeout, env=env)
     finally:
-        os.unlink(spec)
+        Path(spec).unlink(missing_ok=True)   # the ranks remove it once read
 
 
 def main(argv=None) -> int:
