@@ -1,21 +1,13 @@
-"""The SpTrSV paper's 33 SuiteSparse matrices, the generators, and resolving config entries.
+"""The data sets a SpTrSV config can name: the paper's matrices, the generators, local files.
 
-Table A.1 of "Elasticity in parallel sparse triangular solve" lists each matrix's size, the
-nonzeros of its lower triangle and the average wavefront size; groups are from REFERENCES.md
-(recalled, not checked: a wrong group shows up as an HTTP 404 on first download). SuiteSparse
-publishes no checksums, so ``sha256`` is None and the first download's hash is recorded.
-
-Every matrix has a synthetic stand-in, documented as approximate: the generator family that is
-closest to the problem (3D elasticity for 3D structural FEM, Laplacians for scalar PDEs, random
-geometric graphs for unstructured or randomly ordered ones) with rows scaled to n/15 clipped to
-[1e4, 1e5]. It matches neither nnz per row nor wavefront structure exactly.
+The paper's 33 SuiteSparse matrices of Table A.1, the 12 more of Table A.3, Tables A.2/A.3 and
+each matrix's synthetic stand-in live in ``paper_matrices`` (re-exported here); this module
+resolves config entries, fetches and caches real matrices, and falls back to stand-ins.
 
 The paper's other two data sets are the same matrices transformed (§5.2.2-5.2.3): an entry may
 carry ``transform: ichol`` or ``transform: metis`` (or the name suffix ``+ichol`` / ``+metis``);
 its name gets the suffix, its checksum covers the transform and ``load`` returns the transformed
-lower triangle (``transforms.apply_transform``). ``ICHOL_TABLE`` and ``METIS_TABLE`` hold Tables
-A.2 and A.3 (n, nnz of the lower triangle, average wavefront) for comparison; Table A.3 uses 12
-matrices outside Table A.1, registered in ``METIS_ONLY`` (groups recalled, not checked).
+lower triangle (``transforms.apply_transform``).
 """
 from __future__ import annotations
 
@@ -35,6 +27,7 @@ from . import synthetic
 from .errors import DatasetError
 from .fetch import download, file_sha256, recorded_checksum, verify_file
 from .matrix_market import MATRIX_SUFFIXES, matrix_stem, read_matrix
+from .paper_matrices import ICHOL_TABLE, METIS_ONLY, METIS_TABLE, SUITESPARSE, PaperRow, SuiteSparseMatrix, suitesparse_matrix
 from .transforms import TRANSFORM_VERSION, TRANSFORMS, apply_transform
 
 __all__ = ["DatasetError", "Dataset", "LoadedMatrix", "SuiteSparseMatrix", "SUITESPARSE", "METIS_ONLY",
@@ -57,164 +50,6 @@ def url_base() -> str:
     """SuiteSparse's Matrix Market base URL, overridable by ``$SPBENCH_SUITESPARSE_URL`` (mirrors)."""
     return (os.environ.get("SPBENCH_SUITESPARSE_URL") or DEFAULT_URL_BASE).rstrip("/")
 
-
-@dataclass(frozen=True)
-class SuiteSparseMatrix:
-    """One row of the paper's Table A.1 plus where to get it and its synthetic stand-in."""
-
-    name: str
-    group: str
-    n: int
-    nnz: int
-    avg_wavefront: int
-    problem: str
-    standin: str
-    standin_params: dict = field(hash=False)
-    sha256: str | None = None
-
-    def url(self, base: str | None = None) -> str:
-        """``<base>/<Group>/<Name>.tar.gz``."""
-        return f"{(base or url_base()).rstrip('/')}/{self.group}/{self.name}.tar.gz"
-
-    def standin_label(self) -> str:
-        """The stand-in recipe as a row name, e.g. ``elasticity3d[grid=28]``."""
-        return synthetic.label(self.standin, self.standin_params)
-
-
-def _standin(family: str, n: int, **extra) -> tuple[str, dict]:
-    """Stand-in recipe: ``family`` with rows about n/15, clipped to [1e4, 1e5]."""
-    target = min(1e5, max(1e4, n / 15))
-    if family in ("lap2d-5pt", "lap2d-9pt"):
-        size = {"grid": int(round(target ** 0.5))}
-    elif family in ("lap3d-7pt", "lap3d-27pt"):
-        size = {"grid": int(round(target ** (1 / 3)))}
-    elif family == "elasticity3d":
-        size = {"grid": int(round((target / 3) ** (1 / 3)))}
-    else:
-        size = {"n": int(round(target, -3))}
-    return family, {**size, **extra}
-
-
-def _m(name, group, n, nnz, wavefront, problem, family, **extra) -> SuiteSparseMatrix:
-    fam, params = _standin(family, n, **extra)
-    return SuiteSparseMatrix(name, group, n, nnz, wavefront, problem, fam, params)
-
-
-_ELAST = "elasticity3d"
-SUITESPARSE: dict[str, SuiteSparseMatrix] = {m.name: m for m in [
-    _m("af_0_k101", "Schenk_AFE", 503625, 9027150, 74, "sheet metal forming (structural)", _ELAST),
-    _m("af_shell7", "Schenk_AFE", 504855, 9046865, 135, "sheet metal forming (structural)", _ELAST),
-    _m("apache2", "GHS_psdef", 715176, 2766523, 1077, "3D finite differences (7-point)", "lap3d-7pt"),
-    _m("audikw_1", "GHS_psdef", 943695, 39297771, 203, "3D structural FEM", _ELAST),
-    _m("bmw7st_1", "GHS_psdef", 141347, 3740507, 199, "3D structural FEM (car body)", _ELAST),
-    _m("bmwcra_1", "GHS_psdef", 148770, 5396386, 204, "3D structural FEM (crankshaft)", _ELAST),
-    _m("bone010", "Oberwolfach", 986703, 36326514, 470, "3D trabecular bone FEM", _ELAST),
-    _m("boneS01", "Oberwolfach", 127224, 3421188, 156, "3D trabecular bone FEM", _ELAST),
-    _m("boneS10", "Oberwolfach", 914898, 28191660, 386, "3D trabecular bone FEM", _ELAST),
-    _m("Bump_2911", "Janna", 2911419, 65320659, 283, "3D geomechanical FEM", _ELAST),
-    _m("bundle_adj", "Mazaheri", 513351, 10360701, 57039, "bundle adjustment (unstructured)", "rgg-spd", avg_degree=38.0),
-    _m("consph", "Williams", 83334, 3046907, 139, "3D FEM, concentric spheres", _ELAST),
-    _m("Dubcova3", "UTEP", 146689, 1891669, 44, "2D PDE, higher-order FEM", "lap2d-9pt"),
-    _m("ecology2", "McRae", 999999, 2997995, 500, "2D 5-point grid (landscape ecology)", "lap2d-5pt"),
-    _m("Emilia_923", "Janna", 923136, 20964171, 176, "3D geomechanical FEM", _ELAST),
-    _m("Fault_639", "Janna", 638802, 14626683, 143, "3D geomechanical FEM (faulted reservoir)", _ELAST),
-    _m("Flan_1565", "Janna", 1564794, 59485419, 200, "3D structural FEM (steel flange, hexahedra)", _ELAST),
-    _m("G3_circuit", "AMD", 1585478, 4623152, 611, "circuit simulation (unstructured)", "rgg-spd", avg_degree=4.0),
-    _m("Geo_1438", "Janna", 1437960, 32297325, 246, "3D geomechanical FEM", _ELAST),
-    _m("hood", "GHS_psdef", 220542, 5494489, 365, "3D structural FEM (car hood)", _ELAST),
-    _m("Hook_1498", "Janna", 1498023, 31207734, 95, "3D structural FEM (steel hook)", _ELAST),
-    _m("inline_1", "GHS_psdef", 503712, 18660027, 287, "3D structural FEM (inline skate)", _ELAST),
-    _m("ldoor", "GHS_psdef", 952203, 23737339, 141, "3D structural FEM (car door)", _ELAST),
-    _m("msdoor", "INPRO", 415863, 10328399, 59, "3D structural FEM (car door)", _ELAST),
-    _m("offshore", "Um", 259789, 2251231, 75, "3D electromagnetics FEM (unstructured)", "rgg-spd", avg_degree=15.0, dim=3),
-    _m("parabolic_fem", "Wissgott", 525825, 2100225, 75117, "2D parabolic FEM (unstructured)", "rgg-spd", avg_degree=6.0),
-    _m("PFlow_742", "Janna", 742793, 18940627, 118, "3D pressure-temperature flow FEM", _ELAST),
-    _m("Queen_4147", "Janna", 4147110, 166823197, 342, "3D structural FEM", _ELAST),
-    _m("s3dkt3m2", "GHS_psdef", 90449, 1921955, 60, "cylindrical shell FEM", _ELAST),
-    _m("Serena", "Janna", 1391349, 32961525, 298, "3D gas reservoir geomechanics FEM", _ELAST),
-    _m("shipsec1", "DNVS", 140874, 3977139, 67, "3D structural FEM (ship section)", _ELAST),
-    _m("StocF-1465", "Janna", 1465137, 11235263, 487, "3D porous-media flow FEM (tetrahedra)", "rgg-spd", avg_degree=13.0, dim=3),
-    _m("thermal2", "Schmid", 1228045, 4904179, 991, "2D steady-state thermal FEM", "lap2d-5pt"),
-]}
-
-METIS_ONLY: dict[str, SuiteSparseMatrix] = {m.name: m for m in [
-    # Matrices of Table A.3 outside Table A.1; n and nnz from Table A.3, wavefront of the METIS order.
-    _m("af_shell10", "Schenk_AFE", 1508065, 27090195, 1065, "sheet metal forming (structural)", _ELAST),
-    _m("cant", "Williams", 62451, 2034917, 333, "3D FEM cantilever", _ELAST),
-    _m("crankseg_2", "GHS_psdef", 63838, 7106348, 86, "3D structural FEM (crankshaft segment)", _ELAST),
-    _m("gyro", "Oberwolfach", 17361, 519260, 88, "micro-gyroscope FEM (model reduction)", _ELAST),
-    _m("m_t1", "DNVS", 97578, 4925574, 268, "3D structural FEM (tubular joint)", _ELAST),
-    _m("nasasrb", "Nasa", 54870, 1366097, 287, "3D structural FEM (shuttle rocket booster)", _ELAST),
-    _m("pwtk", "Boeing", 217918, 5926171, 511, "3D structural FEM (pressurized wind tunnel)", _ELAST),
-    _m("raefsky4", "Simon", 19779, 674195, 111, "3D structural buckling FEM", _ELAST),
-    _m("ship_003", "DNVS", 121728, 4103881, 494, "3D structural FEM (ship)", _ELAST),
-    _m("shipsec8", "DNVS", 114919, 3384159, 456, "3D structural FEM (ship section)", _ELAST),
-    _m("tmt_sym", "CEMW", 726713, 2903837, 26915, "electromagnetics (2D-like, 5 nnz/row)", "lap2d-5pt"),
-    _m("x104", "DNVS", 108384, 5138004, 306, "3D structural FEM (beam joint)", _ELAST),
-]}
-
-
-def suitesparse_matrix(name: str) -> SuiteSparseMatrix | None:
-    """The registry entry of a SuiteSparse matrix: Table A.1 (``SUITESPARSE``) or ``METIS_ONLY``."""
-    return SUITESPARSE.get(name) or METIS_ONLY.get(name)
-
-
-@dataclass(frozen=True)
-class PaperRow:
-    """One row of Table A.2 (iChol) or A.3 (METIS): the transformed matrix as the paper reports it."""
-
-    name: str
-    base: str
-    transform: str
-    n: int
-    nnz: int
-    avg_wavefront: int
-
-
-def _rows(transform: str, rows: list[tuple[str, int, int, int]]) -> dict[str, PaperRow]:
-    return {f"{b}+{transform}": PaperRow(f"{b}+{transform}", b, transform, n, nnz, w) for b, n, nnz, w in rows}
-
-
-# Table A.2: 32 matrices (bundle_adj crashed Eigen); nnz preserved by the factorization.
-ICHOL_TABLE: dict[str, PaperRow] = _rows("ichol", [
-    ("af_0_k101", 503625, 9027150, 195), ("af_shell7", 504855, 9046865, 668),
-    ("apache2", 715176, 2766523, 79464), ("audikw_1", 943695, 39297771, 138),
-    ("bmw7st_1", 141347, 3740507, 340), ("bmwcra_1", 148770, 5396386, 89),
-    ("bone010", 986703, 36326514, 340), ("boneS01", 127224, 3421188, 245),
-    ("boneS10", 914898, 28191660, 521), ("Bump_2911", 2911419, 65320659, 1048),
-    ("consph", 83334, 3046907, 78), ("Dubcova3", 146689, 1891669, 1594),
-    ("ecology2", 999999, 2997995, 142857), ("Emilia_923", 923136, 20964171, 511),
-    ("Fault_639", 638802, 14626683, 422), ("Flan_1565", 1564794, 59485419, 689),
-    ("G3_circuit", 1585478, 4623152, 88082), ("Geo_1438", 1437960, 32297325, 768),
-    ("hood", 220542, 5494489, 1050), ("Hook_1498", 1498023, 31207734, 649),
-    ("inline_1", 503712, 18660027, 679), ("ldoor", 952203, 23737339, 3317),
-    ("msdoor", 415863, 10328399, 956), ("offshore", 259789, 2251231, 1114),
-    ("parabolic_fem", 525825, 2100225, 19475), ("PFlow_742", 742793, 18940627, 240),
-    ("Queen_4147", 4147110, 166823197, 719), ("s3dkt3m2", 90449, 1921955, 104),
-    ("Serena", 1391349, 32961525, 940), ("shipsec1", 140874, 3977139, 259),
-    ("StocF-1465", 1465137, 11235263, 2990), ("thermal2", 1228045, 4904179, 47232),
-])
-
-# Table A.3: 34 matrices ordered by METIS NodeND (the data set of Zhang et al., HDagg).
-METIS_TABLE: dict[str, PaperRow] = _rows("metis", [
-    ("af_0_k101", 503625, 9027150, 610), ("af_shell10", 1508065, 27090195, 1065),
-    ("apache2", 715176, 2766523, 47678), ("audikw_1", 943695, 39297771, 1734),
-    ("bmwcra_1", 148770, 5396386, 473), ("bone010", 986703, 36326514, 1326),
-    ("boneS10", 914898, 28191660, 2401), ("bundle_adj", 513351, 10360701, 11407),
-    ("cant", 62451, 2034917, 333), ("consph", 83334, 3046907, 247),
-    ("crankseg_2", 63838, 7106348, 86), ("ecology2", 999999, 2997995, 62499),
-    ("Emilia_923", 923136, 20964171, 2107), ("Fault_639", 638802, 14626683, 1458),
-    ("Flan_1565", 1564794, 59485419, 2569), ("G3_circuit", 1585478, 4623152, 93263),
-    ("Geo_1438", 1437960, 32297325, 2887), ("gyro", 17361, 519260, 88),
-    ("hood", 220542, 5494489, 984), ("Hook_1498", 1498023, 31207734, 4059),
-    ("inline_1", 503712, 18660027, 1549), ("ldoor", 952203, 23737339, 4858),
-    ("m_t1", 97578, 4925574, 268), ("msdoor", 415863, 10328399, 1856),
-    ("nasasrb", 54870, 1366097, 287), ("PFlow_742", 742793, 18940627, 1023),
-    ("pwtk", 217918, 5926171, 511), ("raefsky4", 19779, 674195, 111),
-    ("ship_003", 121728, 4103881, 494), ("shipsec8", 114919, 3384159, 456),
-    ("StocF-1465", 1465137, 11235263, 11446), ("thermal2", 1228045, 4904179, 45483),
-    ("tmt_sym", 726713, 2903837, 26915), ("x104", 108384, 5138004, 306),
-])
 
 
 @dataclass(frozen=True)
@@ -564,17 +399,30 @@ def scaled_dataset(ds: Dataset, factor: float) -> Dataset:
     return ds
 
 
-def list_datasets() -> list[dict]:
+def list_datasets(progress: Callable[[str], None] | None = None) -> list[dict]:
     """Rows for ``spbench datasets list``: Table A.1, the generators at defaults, Tables A.2 and A.3.
 
     ``nnz`` is of the lower triangle incl. the diagonal (as in the paper's tables); ``cached`` is
     None for generators and says for table rows whether the base matrix is cached. Generators'
     ``n`` and ``nnz`` are computed at their default parameters. Rows of Tables A.2 / A.3 have kind
     ``ichol`` / ``metis`` and the paper's numbers (the transformed matrices' own wavefronts).
+    Rows of Table A.1 and of the METIS-only matrices carry ``standin_stats``, the stand-in's own
+    n, nnz and average wavefront (``standin_stats.standin_statistics``, cached; ``progress`` is
+    told each stand-in it builds).
     """
+    from .standin_stats import standin_statistics
+
+    def stats(m: SuiteSparseMatrix) -> dict:
+        if progress is not None:
+            progress(m.name)
+        return standin_statistics(m.standin, m.standin_params)
+
     rows = [{"name": m.name, "kind": "suitesparse", "group": m.group, "n": m.n, "nnz": m.nnz,
              "avg_wavefront": m.avg_wavefront, "cached": is_cached(m.name), "standin": m.standin_label(),
-             "description": m.problem} for m in SUITESPARSE.values()]
+             "standin_stats": stats(m), "description": m.problem} for m in SUITESPARSE.values()]
+    rows += [{"name": m.name, "kind": "metis-only", "group": m.group, "n": m.n, "nnz": m.nnz,
+              "avg_wavefront": None, "cached": is_cached(m.name), "standin": m.standin_label(),
+              "standin_stats": stats(m), "description": m.problem} for m in METIS_ONLY.values()]
     for gen in synthetic.GENERATORS.values():
         A = synthetic.generate(gen.name)
         rows.append({"name": gen.name, "kind": "synthetic", "group": None, "n": A.shape[0],

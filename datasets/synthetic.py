@@ -18,13 +18,14 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from .errors import DatasetError
+from .fem_mesh import ELEMENTS, bundle_adjustment, fem_mesh
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 
 @dataclass(frozen=True)
 class Param:
-    """One generator parameter: its type (int or float), default, lower bound and meaning."""
+    """One generator parameter: its type (int, float or str), default, lower bound and meaning."""
 
     type: type
     default: object
@@ -53,6 +54,7 @@ class Generator:
     params: dict
     build: Callable[..., sp.csr_matrix]
     rows: Callable[[dict], int]
+    scale: Callable[[dict, float], dict] | None = None  # params for ~factor x the rows (default: n / grid)
 
 
 def _grid(help_text: str, default: int) -> Param:
@@ -161,6 +163,32 @@ def rgg_spd(n: int, avg_degree: float, radius: float | None, dim: int, shift: fl
     return _finish(sp.diags(degree + shift) - adj)
 
 
+def _mesh_rows(p: dict) -> int:
+    """Rows of a fem-mesh without porosity: dof x nodes of the box."""
+    dim, span = ELEMENTS[p["element"]][:2]
+    return p["dof"] * math.prod(c * span + 1 for c in (p["cells_x"], p["cells_y"], p["cells_z"])[:dim])
+
+
+def _mesh_scaled(p: dict, factor: float) -> dict:
+    """Every cell count of the mesh times factor^(1/dim); the tiles (the numbering) stay as they are."""
+    dim = ELEMENTS[p["element"]][0]
+    keys = ("cells_x", "cells_y", "cells_z")[:dim]
+    return {**p, **{k: max(1, int(round(p[k] * factor ** (1 / dim)))) for k in keys}}
+
+
+def _ba_scaled(p: dict, factor: float) -> dict:
+    return {**p, "cameras": max(p["track"], int(round(p["cameras"] * factor))),
+            "points": max(1, int(round(p["points"] * factor)))}
+
+
+def _cells(help_text: str) -> Param:
+    return Param(int, 10, help_text, minimum=1)
+
+
+def _tile(axis: str) -> Param:
+    return Param(int, 0, f"tile width along {axis} in nodes (0: the whole axis, no tiling)", minimum=0)
+
+
 GENERATORS: dict[str, Generator] = {
     g.name: g
     for g in [
@@ -183,6 +211,21 @@ GENERATORS: dict[str, Generator] = {
                    "shift": Param(float, 1.0, "added to the diagonal", minimum=0.0),
                    "seed": Param(int, 0, "random seed", minimum=0)},
                   rgg_spd, lambda p: p["n"]),
+        Generator("fem-mesh", "FE matrix: element type on a (porous) box mesh, dof per node, block multicolour numbering",
+                  {"element": Param(str, "hex8", "element type", choices=tuple(ELEMENTS)),
+                   "dof": Param(int, 3, "unknowns per node", minimum=1),
+                   "cells_x": _cells("cells along x"), "cells_y": _cells("cells along y"),
+                   "cells_z": _cells("cells along z (3D elements)"),
+                   "tile_x": _tile("x"), "tile_y": _tile("y"), "tile_z": _tile("z"),
+                   "porosity": Param(float, 0.0, "fraction of cells removed at random", minimum=0.0),
+                   "seed": Param(int, 0, "random seed", minimum=0)},
+                  fem_mesh, _mesh_rows, _mesh_scaled),
+        Generator("bundle-adjustment", "bundle adjustment J^T J + I: 3-dof points, then 6-dof cameras",
+                  {"cameras": Param(int, 200, "cameras (6 unknowns each)", minimum=1),
+                   "points": Param(int, 5000, "points (3 unknowns each)", minimum=1),
+                   "track": Param(int, 3, "consecutive cameras seeing each point", minimum=1),
+                   "seed": Param(int, 0, "random seed", minimum=0)},
+                  bundle_adjustment, lambda p: 3 * p["points"] + 6 * p["cameras"], _ba_scaled),
     ]
 }
 
@@ -202,7 +245,9 @@ def _coerce(gen: Generator, key: str, spec: Param, value):
         return None
     ok_int = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
     ok_float = ok_int or (isinstance(value, (float, np.floating)) and np.isfinite(value))
-    if spec.type is int and ok_int:
+    if spec.type is str and isinstance(value, str):
+        pass
+    elif spec.type is int and ok_int:
         value = int(value)
     elif spec.type is float and ok_float:
         value = float(value)
@@ -262,6 +307,8 @@ def scaled_params(name: str, params: Mapping | None, factor: float) -> dict:
     generator's row count); other parameters unchanged. Used by ``--scale small``."""
     gen = get_generator(name)
     full = check_params(name, params)
+    if gen.scale is not None:
+        return check_params(name, gen.scale(full, factor))
     if "n" in full:
         full["n"] = max(gen.params["n"].minimum or 2, int(round(full["n"] * factor)))
     elif "grid" in full:

@@ -27,7 +27,8 @@ def test_standin_recipe_valid_and_scaled(name):
     m = SUITESPARSE[name]
     params = synthetic.check_params(m.standin, m.standin_params)
     rows = synthetic.GENERATORS[m.standin].rows(params)
-    assert 8_000 <= rows <= 110_000
+    assert m.standin_rows() / 1.25 <= rows <= 1.25 * m.standin_rows()
+    assert synthetic.GENERATORS[m.standin].rows(synthetic.scaled_params(m.standin, params, 1 / 8)) < rows / 4
 
 
 @pytest.mark.parametrize("entry, name, kind", [
@@ -135,11 +136,17 @@ def test_hand_placed_mtx_used(tiny_entry, private_cache, mm):
     assert np.allclose(loaded.matrix.toarray(), mm.spd_matrix(8).toarray())
 
 
-def test_list_datasets_rows(tiny_server):
+def test_list_datasets_rows(tiny_server, monkeypatch):
+    from spbench.datasets import standin_stats
+    measured = []
+    monkeypatch.setattr(standin_stats, "standin_statistics",
+                        lambda family, params: measured.append(family) or {"n": 1, "nnz": 1, "avg_wavefront": 1.0})
     resolve("Tiny_8").load()
     rows = {r["name"]: r for r in list_datasets()}
-    plain = {name for name, r in rows.items() if r["kind"] in ("suitesparse", "synthetic")}
-    assert set(SUITESPARSE) | set(synthetic.GENERATORS) == plain
+    plain = {name for name, r in rows.items() if r["kind"] in ("suitesparse", "synthetic", "metis-only")}
+    assert set(SUITESPARSE) | set(registry.METIS_ONLY) | set(synthetic.GENERATORS) == plain
+    assert len(measured) == len(SUITESPARSE) + len(registry.METIS_ONLY)
+    assert rows["Flan_1565"]["standin_stats"]["n"] == 1 and "standin_stats" not in rows["lap2d-5pt"]
     assert set(registry.ICHOL_TABLE) | set(registry.METIS_TABLE) == set(rows) - plain
     assert rows["Tiny_8"]["cached"] is True and rows["Flan_1565"]["cached"] is False
     assert rows["Flan_1565"]["standin"] == SUITESPARSE["Flan_1565"].standin_label()

@@ -9,7 +9,9 @@ from spbench.datasets import synthetic
 from spbench.datasets.errors import DatasetError
 
 SMALL = {"lap2d-5pt": {"grid": 5}, "lap2d-9pt": {"grid": 5}, "lap3d-7pt": {"grid": 4},
-         "lap3d-27pt": {"grid": 4}, "elasticity3d": {"grid": 3}, "rgg-spd": {"n": 150}}
+         "lap3d-27pt": {"grid": 4}, "elasticity3d": {"grid": 3}, "rgg-spd": {"n": 150},
+         "fem-mesh": {"element": "tet4", "cells_x": 3, "cells_y": 2, "cells_z": 2, "tile_x": 2},
+         "bundle-adjustment": {"cameras": 4, "points": 10, "track": 2}}
 
 
 def test_every_generator_has_a_small_case():
