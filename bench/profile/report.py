@@ -84,9 +84,11 @@ def one_core_section(df: pd.DataFrame) -> list[str]:
             "and arithmetic. `make bench-order` measures this on generated grids: the same serial kernel on the "
             "wavefront-permuted matrix is as fast as the wavefront schedule itself (the permutation, not the "
             "kernel, makes the difference), and it counts the rows chained to the row before them (about 99% "
-            "in natural order, almost none in level order). Speed-ups over serial at higher core counts include "
-            "this ordering gain; the README's \"Why schedules beat serial at one core\" gives the numbers "
-            "measured on this project's machine.", ""]
+            "in natural order, almost none in level order). The gain needs short chained rows: with tens of "
+            "nonzeros a row, the row's own loads hide the wait, and a METIS order has already broken the chain "
+            "(`make bench-order` with `--datasets NAME,...` measures a registry matrix). Speed-ups over serial "
+            "at higher core counts include this ordering gain; the README's \"Why schedules beat serial at one "
+            "core\" gives the numbers measured on this project's machine.", ""]
 
 
 def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:

@@ -52,8 +52,15 @@ def chained_rows(L: sp.csr_matrix) -> float:
     return float(np.count_nonzero(L.indices == rows - 1) / max(1, L.shape[0] - 1))
 
 
-def bench_matrix(name: str, params: dict, repeats: int, rounds: int) -> dict:
-    L = prepare_lower(generate(name, params))
+def bench_matrix(name: str, params: dict | None, repeats: int, rounds: int) -> dict:
+    """One matrix: a generator with ``params``, or (``params`` None) a registry data set, its
+    stand-in when the real matrix is not cached."""
+    if params is None:
+        from spbench.datasets.registry import resolve
+        A = resolve(name).load(fetch=False, standin=True).matrix
+    else:
+        A = generate(name, params)
+    L = prepare_lower(A)
     dag = DAG(L)
     orders = {"natural": L, "wavefront": order_of("wavefront", dag, L), "spmp": order_of("spmp", dag, L)}
     times: dict[str, list[float]] = {k: [] for k in [*orders, "wavefront BSP kernel"]}
@@ -63,7 +70,7 @@ def bench_matrix(name: str, params: dict, repeats: int, rounds: int) -> dict:
         times["wavefront BSP kernel"].append(
             solve_point(L, "wavefront", 1, repeats=repeats, dag=dag)["solve_time"])
     med = {k: float(np.median(v)) for k, v in times.items()}
-    return {"matrix": f"{name} {params}", "n": L.shape[0], "nnz": L.nnz,
+    return {"matrix": name if params is None else f"{name} {params}", "n": L.shape[0], "nnz": L.nnz,
             "chained natural": chained_rows(L), "chained wavefront": chained_rows(orders["wavefront"]),
             **{f"{k} (µs)": v * 1e6 for k, v in med.items()},
             "natural / wavefront order": med["natural"] / med["wavefront"],
@@ -75,8 +82,12 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--datasets", default="",
+                        help="comma-separated registry data sets instead of the generated grids (e.g. Flan_1565,"
+                             "thermal2+metis; stand-ins when not cached)")
     args = parser.parse_args(argv)
-    records = [bench_matrix(name, params, args.repeats, args.rounds) for name, params in MATRICES]
+    matrices = [(d, None) for d in args.datasets.split(",") if d] or MATRICES
+    records = [bench_matrix(name, params, args.repeats, args.rounds) for name, params in matrices]
     keys = list(records[0])
     print("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys))
     for r in records:
