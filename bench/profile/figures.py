@@ -63,7 +63,7 @@ def plain_log_ticks(axis) -> None:
         for scale, unit in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
             if abs(value) >= scale:
                 return f"{value / (1e3 if unit == 'k' else scale):.3g}{unit}"
-        return f"{value:.3g}"
+        return f"{value:.4g}" if abs(value) >= 1 else f"{value:.3g}"
 
     low, high = sorted(axis.get_view_interval())
     axis.set_minor_formatter(NullFormatter())

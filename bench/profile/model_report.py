@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.figures import save_figure  # noqa: E402
+from spbench.profile.figures import plain_log_ticks, save_figure  # noqa: E402
 from spbench.profile.tables import format_markdown, write_table  # noqa: E402
 
 #: a model whose error exceeds this is called out in the report rather than hidden (issue 6)
@@ -77,16 +77,17 @@ def write_model_sections(df: pd.DataFrame, out_dir: Path) -> tuple[list[Path], l
                      "cost model's error on this machine.")
     sweep = barrier_sweep_table(df)
     if len(sweep):
-        fig, ax = plt.subplots(figsize=(6.5, 4))
+        fig, ax = plt.subplots(figsize=(7.5, 4), layout="constrained")
         for cores, part in sweep.groupby("cores"):
             ax.plot(part["latency_ns"].clip(lower=1), part["ratio_geomean"], marker="o", label=f"{cores} cores")
         ax.axhline(1.0, color="0.4", ls="--")
         ax.set_xscale("log")
         ax.set_xlabel("barrier latency (ns; 0 drawn at 1)")
         ax.set_ylabel("modelled BSP time / SSP time")
-        ax.set_title("ElasticDivide schedule: SSP over BSP vs barrier latency (§6.4), simulated")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
+        ax.set_title("ElasticDivide schedule: SSP over BSP vs barrier latency (§6.4), simulated", fontsize=9)
+        fig.canvas.draw()
+        plain_log_ticks(ax.xaxis)
+        fig.legend(fontsize=8, loc="outside right upper")
         written += save_figure(fig, out_dir, "barrier_sweep", sweep)
         beats = sweep[sweep["ratio_geomean"] > 1.0]
         first = (f"SSP beats BSP from {beats['latency_ns'].min():g} ns on (geometric mean over data sets)"
