@@ -12,7 +12,6 @@ the counts (arrays over ranks) stay cached, so memory does not grow with the poi
 """
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -42,10 +41,12 @@ class PreparedTensor:
         return self.loaded.store
 
     @property
-    def stats(self) -> dict:
-        """Per-mode slice statistics of the store (one streaming pass, cached beside it)."""
+    def stats(self) -> dict | None:
+        """Per-mode slice statistics of the store (one streaming pass, cached beside it); None for
+        a tensor given in memory without a store."""
         from spbench.datasets.tensor_stats import slice_stats
-        return slice_stats(self.store)
+        store = getattr(self.loaded, "store", None)
+        return slice_stats(store) if store is not None else None
 
 
 @dataclass
@@ -67,11 +68,6 @@ def theorem_6_1_slack(mode_metrics: list, nnz: int, ranks: int) -> dict:
         "r_sum": min(m["slices"] + ranks - m["r_sum"] for m in mode_metrics),
         "r_max": min(-(-m["slices"] // ranks) + 2 - m["r_max"] for m in mode_metrics),
     }
-
-
-def partition_cache_dir() -> Path:
-    """Where HyperG partitions are kept: ``$SPBENCH_DATA/partitions`` (default ~/.cache/spbench)."""
-    return Path(os.environ.get("SPBENCH_DATA") or "~/.cache/spbench").expanduser() / "partitions"
 
 
 class TuckerExperiment:
@@ -125,6 +121,7 @@ class TuckerExperiment:
         """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K."""
         from .metrics import mode_counts
         from .schemes import get_scheme
+        from .schemes.hyper import partition_cache_dir
 
         key = (scheme, ranks, seed, tuple(sorted(params.items())))
         if key not in prepared.counts:
@@ -152,7 +149,8 @@ class TuckerExperiment:
                "serial_dist_time": dc.seconds, **metrics.row()}
         if axes["algorithm"] == "lite":
             out["lite_bound_slack"] = theorem_6_1_slack(out["mode_metrics"], tensor.nnz, axes["ranks"])
-        out["tensor_stats"] = prepared.stats
+        if prepared.stats is not None:
+            out["tensor_stats"] = prepared.stats
         return out
 
     def run(self, point, prepared: PreparedTensor, config) -> dict:
