@@ -39,14 +39,19 @@ def main():
 @click.option("--oversubscribe", is_flag=True, default=None, help="Tucker MPI: allow more ranks than cores.")
 @click.option("--timeout", type=float, default=None, help="Tucker MPI: seconds per (tensor, ranks) job (override).")
 @click.option("--scale", type=click.Choice(["full", "small"]), default=None,
-              help="small: a quick pass (stand-ins ~1/8 the rows or 1/10 the nonzeros, at most 10 repeats, "
+              help="small: a quick pass (stand-ins ~1/8 the rows or 1/100 the nonzeros, at most 10 repeats, "
                    "1 run; results in results/<name>_small/).")
 @click.option("--resume/--fresh", default=True, help="Skip stored runs (default) or start over.")
 @click.option("--dry-run", is_flag=True, help="Print the points (marking those already stored) and exit.")
 @click.option("--wait", is_flag=True, help="When another sweep is writing into the results folder, wait for it.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (the summary and errors still show).")
+@click.option("--shard", default=None, metavar="I/N",
+              help="Run only shard I of N (from 0) of the sweep's points, beside the other shards in one folder.")
+@click.option("--slurm-array", "slurm_array", type=int, default=None, metavar="N",
+              help="Print the sbatch command running this sweep as a job array of N shards, and exit.")
+@click.option("--submit", is_flag=True, help="With --slurm-array: submit the array job instead of printing it.")
 def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launcher, oversubscribe, timeout,
-        scale, resume, dry_run, wait, quiet):
+        scale, resume, dry_run, wait, quiet, shard, slurm_array, submit):
     """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run.
 
     Exit code: 0 when every point is ok (or stored before), 1 when any ended error, timeout or
@@ -54,6 +59,7 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
     from .config import ConfigError, load_config
     from .results import ResultsBusy
     from .runner import RunError, run_sweep, stored_points
+    from .shard import parse_shard
     from .sweep import expand
 
     try:
@@ -64,6 +70,15 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
     points = expand(config)
+    if slurm_array is not None:
+        _slurm_array(config, config_file, points, slurm_array, submit)
+        return
+    try:
+        part = parse_shard(shard) if shard is not None else None
+    except ValueError as exc:
+        raise UsageFailure(f"--shard: {exc}") from None
+    if part is not None:
+        points = part.select(points)
     out = out_dir or Path("results") / config.name
     if dry_run:
         try:
@@ -84,7 +99,7 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        summary = run_sweep(config, out, fresh=not resume, quiet=quiet, wait=wait)
+        summary = run_sweep(config, out, fresh=not resume, quiet=quiet, wait=wait, shard=part)
     except (RunError, ResultsBusy) as exc:
         raise UsageFailure(str(exc)) from None
     except KeyboardInterrupt:
@@ -97,6 +112,24 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
         click.echo(line, err=True)
     if summary.failed:
         sys.exit(1)
+
+
+def _slurm_array(config, config_file, points, count, submit):
+    """`--slurm-array N`: the array job's sbatch command (printed, or submitted with --submit); the
+    run flags given on this command line travel with it."""
+    from .slurm_array import array_command, render, submit as submit_job
+
+    ctx = click.get_current_context()
+    flags = []
+    for name in ("out_dir", "execution", "repeats", "runs", "barrier", "fallback", "launcher", "timeout", "scale"):
+        value = ctx.params.get(name)
+        if value is not None and ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
+            flags += [f"--{'out' if name == 'out_dir' else name}", str(value)]
+    try:
+        command = array_command(config, config_file, points, count, flags)
+        click.echo(submit_job(command) if submit else render(command))
+    except ValueError as exc:
+        raise UsageFailure(str(exc)) from None
 
 
 #: distinct error messages the closing lines of `spbench run` show
