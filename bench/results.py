@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import fcntl
 import json
-import math
 import os
 import shutil
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
+
+from spbench.atomic_files import write_json
 
 #: a stored run with one of these statuses is not run again on resume
 FINAL_STATUSES = ("ok", "invalid", "skipped")
@@ -26,45 +26,6 @@ STALE_PATTERNS = (".*.tmp", ".*.part", ".*.part.*")
 
 class ResultsBusy(RuntimeError):
     """Another sweep holds the results folder's lock; the message names its pid."""
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write a file so readers see either the old content or the whole new one (temp + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _json_default(value):
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-def _clean_floats(value):
-    """JSON has no NaN/inf: store them as null (NaN) or as the strings 'inf'/'-inf'."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-    if isinstance(value, dict):
-        return {k: _clean_floats(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean_floats(v) for v in value]
-    return value
 
 
 class ResultStore:
@@ -135,9 +96,7 @@ class ResultStore:
 
     def write_row(self, row: dict) -> Path:
         """Store one run's row as runs/<run_id>.json, atomically."""
-        path = self.runs / f"{row['run_id']}.json"
-        atomic_write_text(path, json.dumps(_clean_floats(row), default=_json_default, indent=1, sort_keys=True))
-        return path
+        return write_json(self.runs / f"{row['run_id']}.json", row)
 
     def read_meta(self) -> dict | None:
         path = self.root / "meta.json"
@@ -149,8 +108,7 @@ class ResultStore:
             return None
 
     def write_meta(self, meta: dict) -> None:
-        atomic_write_text(self.root / "meta.json", json.dumps(_clean_floats(meta), default=_json_default,
-                                                               indent=1, sort_keys=True))
+        write_json(self.root / "meta.json", meta)
 
 
 def _acquire(path: Path, wait: bool, on_wait):

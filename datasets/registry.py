@@ -27,6 +27,8 @@ from . import synthetic
 from .errors import DatasetError
 from .fetch import download, file_sha256, recorded_checksum, verify_file
 from .matrix_market import MATRIX_SUFFIXES, matrix_stem, read_matrix
+from spbench.cache_root import data_dir
+
 from .paper_matrices import ICHOL_TABLE, METIS_ONLY, METIS_TABLE, SUITESPARSE, PaperRow, SuiteSparseMatrix, suitesparse_matrix
 from .transforms import TRANSFORM_VERSION, TRANSFORMS, apply_transform
 
@@ -34,11 +36,6 @@ __all__ = ["DatasetError", "Dataset", "LoadedMatrix", "SuiteSparseMatrix", "SUIT
            "PaperRow", "scaled_dataset", "ICHOL_TABLE", "METIS_TABLE", "TRANSFORMS", "suitesparse_matrix", "resolve", "list_datasets", "fetch_suitesparse", "is_cached", "data_dir", "suitesparse_dir"]
 
 DEFAULT_URL_BASE = "https://sparse.tamu.edu/MM"
-
-
-def data_dir() -> Path:
-    """The data cache: ``$SPBENCH_DATA``, default ``~/.cache/spbench``."""
-    return Path(os.environ.get("SPBENCH_DATA") or "~/.cache/spbench").expanduser()
 
 
 def suitesparse_dir() -> Path:

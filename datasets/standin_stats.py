@@ -7,11 +7,12 @@ the stand-in's checksum (a changed recipe or generator version gets a new file).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from spbench.atomic_files import write_json
 
 from . import synthetic
 from .transforms import lower_triangle
@@ -31,7 +32,7 @@ def matrix_statistics(A) -> dict:
 
 
 def _cache_dir() -> Path:
-    from .registry import data_dir
+    from spbench.cache_root import data_dir
     return data_dir() / "standin_stats"
 
 
@@ -45,10 +46,7 @@ def standin_statistics(family: str, params: dict) -> dict:
         pass
     stats = matrix_statistics(synthetic.generate(family, params))
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(path.name + ".part")
-        part.write_text(json.dumps(stats))
-        os.replace(part, path)
+        write_json(path, stats)
     except OSError:
         pass
     return stats

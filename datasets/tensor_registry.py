@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from spbench.cache_root import data_dir
+
 from .errors import DatasetError
 from .fetch import download, verify_file
-from .registry import data_dir
 from .tensor_standins import STANDIN_VERSION, collect_chunks, powerlaw_exponent, scaled_dims, standin_chunks
 from .tensor_store import StoreWriter, load_store, read_header, store_path_for
 

@@ -9,11 +9,11 @@ store itself is immutable, so the cache never goes stale).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from spbench.atomic_files import write_json
 
 from .tensor_store import iter_chunks, read_header
 
@@ -38,10 +38,7 @@ def slice_stats(store) -> dict:
              "slices": [int(np.count_nonzero(c)) for c in counts],
              "largest_slice": [int(c.max(initial=0)) for c in counts]}
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".stats.", suffix=".tmp", dir=store)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(stats, fh)
-        os.replace(tmp, cached)
+        write_json(cached, stats)
     except OSError:          # a read-only store: the statistics are still returned
         pass
     return stats

@@ -40,7 +40,7 @@ def index_dtype(length: int) -> np.dtype:
 
 def stores_dir() -> Path:
     """``$SPBENCH_DATA/stores``: converted files and generated stand-ins, one folder each."""
-    from .registry import data_dir      # late: MPI ranks import this module only to read blocks
+    from spbench.cache_root import data_dir
     return data_dir() / "stores"
 
 

@@ -1,53 +1,24 @@
 """Tables from result rows: speed-up over serial, the SpTrSV summary, Markdown + CSV output.
 
 Speed-ups are derived here at profile time, never stored (DESIGN §5). Every file is written
-atomically: a temporary file in the target folder, then ``os.replace``.
+atomically (:mod:`spbench.atomic_files`).
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import numbers
 import os
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from spbench.atomic_files import atomic_output  # noqa: F401  (figures write through it)
+from spbench.atomic_files import atomic_write_text as write_text
 from spbench.profile.perfprofile import check_columns, executions, run_times
 
 STATUSES = ("ok", "error", "timeout", "skipped", "invalid")
 SERIAL = "serial"
-
-
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success move it onto ``path``.
-
-    The temporary name ends with ``suffix`` (default: ``path``'s own suffix) so that writers
-    that infer the format from the name (matplotlib) see the right extension.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.",
-                               suffix=path.suffix if suffix is None else suffix)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-
-
-def write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically and return the path."""
-    with atomic_output(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    return Path(path)
 
 
 def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> Path:

@@ -42,8 +42,9 @@ from scipy.optimize import nnls
 from threadpoolctl import threadpool_limits
 
 from spbench.kernels import _sptrsv
+from spbench.machine import usable_cores
 from spbench.sptrsv.dag import DAG
-from spbench.sptrsv.execute import BARRIERS, WARMUP_RUNS, available_cores, prepare_lower
+from spbench.sptrsv.execute import BARRIERS, WARMUP_RUNS, prepare_lower
 from spbench.sptrsv.model import RATE_KEYS, row_features, simulate
 from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph
 
@@ -210,7 +211,7 @@ def calibrate(cores_list=(1, 2), quick: bool = False) -> dict:
     cores_list = sorted({int(c) for c in cores_list})
     if not cores_list or cores_list[0] < 1:
         raise ValueError(f"cores_list must hold core counts >= 1, got {cores_list}")
-    have = available_cores()
+    have = usable_cores()
     if cores_list[-1] > have:
         raise ValueError(f"cannot calibrate at {cores_list[-1]} cores: this process runs at most "
                          f"{have} threads (the model extrapolates from the largest calibrated "
@@ -243,18 +244,16 @@ def calibrate(cores_list=(1, 2), quick: bool = False) -> dict:
 
 def default_costs_path() -> Path:
     """Where `spbench calibrate` keeps this machine's SpTrSV costs: $SPBENCH_DATA/calibration/."""
-    import os
     import socket
-    root = Path(os.environ.get("SPBENCH_DATA") or "~/.cache/spbench").expanduser()
-    return root / "calibration" / f"sptrsv-{socket.gethostname()}.json"
+
+    from spbench.cache_root import data_dir
+    return data_dir() / "calibration" / f"sptrsv-{socket.gethostname()}.json"
 
 
 def save_costs(costs: dict, path) -> Path:
     """Write a calibration as JSON, atomically (parents created)."""
-    from spbench.results import atomic_write_text
-    path = Path(path)
-    atomic_write_text(path, json.dumps(costs, indent=2, sort_keys=True) + "\n")
-    return path
+    from spbench.atomic_files import write_json
+    return write_json(path, costs, indent=2)
 
 
 def load_costs(path) -> dict:

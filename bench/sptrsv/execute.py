@@ -1,7 +1,6 @@
 """Measured SpTrSV runs: schedule, validate, reorder, time the kernel (sptrsv-elasticity §5.1)."""
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -11,6 +10,7 @@ from threadpoolctl import threadpool_limits
 
 from spbench.datasets.transforms import lower_triangle
 from spbench.kernels import _sptrsv
+from spbench.machine import usable_cores
 from spbench.sptrsv.dag import DAG, check_lower
 from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph, validate, validate_tasks
 from spbench.sptrsv.schedulers import SCHEDULERS
@@ -32,19 +32,6 @@ def prepare_lower(A) -> sp.csr_matrix:
     L = lower_triangle(A)
     check_lower(L)
     return L
-
-
-def available_cores() -> int:
-    """Hardware threads this process may run on: affinity mask (else os.cpu_count()) or OpenMP places.
-
-    With OMP_PROC_BIND/OMP_PLACES set, libgomp pins the main thread to one place when the kernels
-    load, so the mask then shows 1 CPU; the number of places is the count that matters.
-    """
-    try:
-        mask = len(os.sched_getaffinity(0))
-    except AttributeError:
-        mask = os.cpu_count() or 1
-    return max(mask, _sptrsv.omp_num_places())
 
 
 def backward_error(L: sp.csr_matrix, x: np.ndarray, b: np.ndarray) -> float:
@@ -163,7 +150,7 @@ def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str 
         raise ValueError(f"unknown algorithm {algorithm!r}; known: serial, "
                          f"{', '.join(sorted(SCHEDULERS))}")
     barrier_name = None if algorithm == "serial" else _barrier_name(barrier)
-    have = available_cores()
+    have = usable_cores()
     if cores > have:
         raise ValueError(f"cores = {cores} exceeds the {have} hardware threads available to this "
                          "process; measure at most that many, or use execution: simulate")

@@ -41,7 +41,7 @@ class SptrsvExperiment:
         """Refuse, before anything runs, core counts this machine cannot execute (measured) or a
         missing calibration (simulated)."""
         from ..runner import RunError
-        from .execute import available_cores
+        from ..machine import usable_cores
 
         if config.execution == "schedule":  # schedules only: any core count, nothing runs on the cores
             return
@@ -56,7 +56,7 @@ class SptrsvExperiment:
             except ValueError as exc:
                 raise RunError(f"{config.source}: key 'costs': {exc}") from None
             return
-        limit = available_cores()
+        limit = usable_cores()
         too_many = sorted({p.axes["cores"] for p in points if p.axes["cores"] > limit})
         if too_many:
             raise RunError(f"{config.source}: key 'sweep.cores': {too_many[0]} cores requested but this "

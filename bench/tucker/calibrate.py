@@ -304,16 +304,12 @@ def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:
 
 
 # ---- MPI ------------------------------------------------------------------------------------
-def _mpiexec() -> Path | None:
-    beside = Path(sys.executable).with_name("mpiexec")
-    return beside if beside.exists() else None
-
-
 def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> dict:
     """α/β per pattern from :mod:`.mpi_microbench` at ``ranks`` ranks, as ``{"costs": {...},
     "raw": ...}``, or ``{"skipped": reason}`` (no mpiexec, a failed job, or oversubscription)."""
-    mpiexec = _mpiexec()
-    if mpiexec is None:
+    from .launch import mpi_module_command, mpiexec_beside_python
+
+    if mpiexec_beside_python() is None:
         return {"skipped": f"no mpiexec beside {sys.executable} (pip install mpi4py mpich)"}
     try:
         import mpi4py  # noqa: F401
@@ -321,8 +317,7 @@ def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> 
         return {"skipped": f"mpi4py unavailable: {exc}"}
     with tempfile.TemporaryDirectory(prefix="spbench-mb-") as d:
         out = Path(d) / "mb.json"
-        cmd = [str(mpiexec), "-n", str(ranks), sys.executable, "-m", "mpi4py", "-m",
-               "spbench.tucker.mpi_microbench", str(out)] + (["--quick"] if quick else [])
+        cmd = mpi_module_command("spbench.tucker.mpi_microbench", [out] + (["--quick"] if quick else []), ranks)
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -377,18 +372,16 @@ def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
 
 def default_calibration_path() -> Path:
     """Where `spbench calibrate --experiment tucker` keeps this machine's costs."""
-    import os
     import socket
-    root = Path(os.environ.get("SPBENCH_DATA") or "~/.cache/spbench").expanduser()
-    return root / "calibration" / f"tucker-{socket.gethostname()}.json"
+
+    from spbench.cache_root import data_dir
+    return data_dir() / "calibration" / f"tucker-{socket.gethostname()}.json"
 
 
 def save(cal: dict, path) -> Path:
     """Write a calibration as JSON, atomically."""
-    from spbench.results import atomic_write_text
-    path = Path(path)
-    atomic_write_text(path, json.dumps(cal, indent=1, sort_keys=True, default=str))
-    return path
+    from spbench.atomic_files import write_json
+    return write_json(path, cal, default=str)
 
 
 def load(path) -> dict:

@@ -20,14 +20,27 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 
+def mpiexec_beside_python() -> Path | None:
+    """The ``mpiexec`` of this Python's environment (pip's mpich), None when there is none."""
+    beside = Path(sys.executable).with_name("mpiexec")
+    return beside if beside.exists() else None
+
+
 def default_launcher() -> str:
     """`mpiexec -n {ranks}` from this Python's environment (mixing launchers and MPI libraries aborts)."""
-    beside = Path(sys.executable).with_name("mpiexec")
-    return f"{shlex.quote(str(beside)) if beside.exists() else 'mpiexec'} -n {{ranks}}"
+    beside = mpiexec_beside_python()
+    return f"{shlex.quote(str(beside)) if beside else 'mpiexec'} -n {{ranks}}"
 
 
-def launcher_command(template: str, ranks: int) -> list[str]:
+def launcher_command(template: str | None, ranks: int) -> list[str]:
+    """The launcher's words for ``ranks`` ranks: ``template`` (config key ``launcher``) or the default."""
     return shlex.split((template or default_launcher()).format(ranks=ranks))
+
+
+def mpi_module_command(module: str, args, ranks: int, launcher: str | None = None) -> list[str]:
+    """``{launcher} python -m mpi4py -m MODULE ARGS...``: every MPI job of spbench starts this way,
+    so an exception on one rank aborts all ranks instead of hanging in a collective (DESIGN.md §4)."""
+    return launcher_command(launcher, ranks) + [sys.executable, "-m", "mpi4py", "-m", module, *map(str, args)]
 
 
 def run_mpi_batch(pending, prepared, config, store, progress):
@@ -168,8 +181,7 @@ def _launch(config, ranks: int, tensor_dir: Path, store, tasks: list, watch):
         with os.fdopen(fd, "w") as fh:
             json.dump({"tensor_dir": str(tensor_dir), "results_dir": str(store.runs), "threads": 1,
                        "progress": str(files[1]), "tasks": tasks}, fh)
-        cmd = launcher_command(config.launcher, ranks) + [sys.executable, "-m", "mpi4py", "-m",
-                                                          "spbench.tucker.worker", str(spec)]
+        cmd = mpi_module_command("spbench.tucker.worker", [spec], ranks, config.launcher)
         watch.follow(files[1])
         return run_job(cmd, dict(os.environ, OMP_NUM_THREADS="1"), timeout=config.timeout, log=files[2],
                        on_poll=watch.poll)

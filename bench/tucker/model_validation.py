@@ -23,13 +23,12 @@ def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invoca
     import json
     import os
     import subprocess
-    import sys
     import tempfile
     from pathlib import Path
 
     from spbench.datasets.tensor_store import write_store
 
-    from .launch import default_launcher, launcher_command
+    from .launch import mpi_module_command
 
     with tempfile.TemporaryDirectory(prefix="spbench-validate-") as d:
         tdir = Path(d) / "store"
@@ -39,8 +38,7 @@ def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invoca
                  for s in schemes for i in range(repeats)]
         spec = Path(d) / "spec.json"
         spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": d, "threads": 1, "tasks": tasks}))
-        cmd = launcher_command(default_launcher(), ranks) + [sys.executable, "-m", "mpi4py", "-m",
-                                                             "spbench.tucker.worker", str(spec)]
+        cmd = mpi_module_command("spbench.tucker.worker", [spec], ranks)
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
         if proc.returncode != 0:

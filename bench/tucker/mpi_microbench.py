@@ -23,7 +23,6 @@ for a time slice) are meaningless as latencies: the file says so (``oversubscrib
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -144,10 +143,8 @@ def main(argv=None) -> int:
     patterns = run(comm, QUICK_SIZES if quick else SIZES, quick=quick)
     comm.Barrier()
     if comm.rank == 0:
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except AttributeError:  # pragma: no cover
-            cores = os.cpu_count() or 1
+        from spbench.machine import usable_cores
+        cores = usable_cores()
         out = {"ranks": comm.size, "cores": cores, "oversubscribed": comm.size > cores,
                "library": MPI.Get_library_version().rstrip("\x00").strip().splitlines()[0],
                "quick": quick, "patterns": patterns}

@@ -12,7 +12,7 @@ Per task: the peak resident size is reset, the distribution computed in parallel
 (:func:`.distribute.distribute`; ``dist_time`` = max over ranks; HyperG: the offline partition
 time on rank 0), then HOOI (:func:`.hooi.hooi_distributed`), then the distribution's exact
 metrics from the ranks' own counts (:mod:`.rank_usage`). Rank 0 writes ``RUNS_DIR/<run_id>.json`` = the task's row +
-the measured fields + ``"status": "ok"`` atomically (temp file + os.replace) as soon as the task
+the measured fields + ``"status": "ok"`` atomically as soon as the task
 ends. An untimed CoarseG distribution warms the allocator first (spec key ``warmup``, default
 true). Optional task keys: ``lanczos`` ("paper", the default, or "converged"), ``tol``, ``ncv``,
 ``ttm`` ("csf", the default, or "paper": the local TTM kernel), ``save_factors`` (also write
@@ -24,47 +24,21 @@ key ``progress``: the file rank 0 reports each task's start, invocations and fin
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from spbench.atomic_files import atomic_output, write_json
 
 __all__ = ["main", "run_task", "write_row"]
 
 TIMERS = ("hooi_time", "ttm_time", "svd_time", "comm_time", "fm_time", "core_time", "plan_time", "init_time")
 
 
-def _partition_cache_dir() -> str:
-    return str(Path(os.environ.get("SPBENCH_DATA") or "~/.cache/spbench").expanduser() / "partitions")
-
-
 def write_row(results_dir, row: dict) -> Path:
-    """``results_dir/<run_id>.json``, atomically (temp file in the same folder + os.replace)."""
-    d = Path(results_dir)
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / f"{row['run_id']}.json"
-    fd, tmp = tempfile.mkstemp(prefix=f".{row['run_id']}.", suffix=".part", dir=d)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(row, fh, indent=1, sort_keys=True, default=_jsonable)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def _jsonable(x):
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating):
-        return float(x)
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    raise TypeError(f"not JSON serializable: {type(x)}")
+    """``results_dir/<run_id>.json``, atomically (:func:`spbench.atomic_files.write_json`)."""
+    return write_json(Path(results_dir) / f"{row['run_id']}.json", row)
 
 
 def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, progress=None) -> dict | None:
@@ -77,12 +51,13 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     from .distribute import distribute
     from .hooi import gather_factors, hooi_distributed
     from .rank_usage import distributed_metrics, peak_rss_mb, reset_peak_rss
+    from .schemes.hyper import partition_cache_dir
 
     scheme = task["scheme"]
     seed = int(task.get("seed", 0))
     params = dict(task.get("params") or {})
     if scheme == "hyper":
-        params.setdefault("cache_dir", _partition_cache_dir())
+        params.setdefault("cache_dir", str(partition_cache_dir()))
     K = task.get("K", 10)
     lanczos = task.get("lanczos", "paper")
     ttm = task.get("ttm", "csf")
@@ -174,11 +149,8 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     })
     if results_dir is not None:
         if factors is not None:
-            d = Path(results_dir)
-            d.mkdir(parents=True, exist_ok=True)
-            tmp = d / f".{row['run_id']}.factors.part.npz"
-            np.savez(tmp, core=res.core, **{f"F{n}": F for n, F in enumerate(factors)})
-            os.replace(tmp, d / f"{row['run_id']}.factors.npz")
+            with atomic_output(Path(results_dir) / f"{row['run_id']}.factors.npz", suffix=".part.npz") as tmp:
+                np.savez(tmp, core=res.core, **{f"F{n}": F for n, F in enumerate(factors)})
         write_row(results_dir, row)
     return row
 

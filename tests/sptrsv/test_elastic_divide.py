@@ -6,7 +6,8 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve_triangular
 
 from spbench.sptrsv.dag import DAG
-from spbench.sptrsv.execute import available_cores, prepare_lower, solve_point
+from spbench.machine import usable_cores
+from spbench.sptrsv.execute import prepare_lower, solve_point
 from spbench.sptrsv.schedule import Schedule, ScheduleError, reorder, validate
 from spbench.sptrsv.schedulers import SCHEDULERS, elastic_divide
 from spbench.parameters import defaults
@@ -128,7 +129,7 @@ def test_rejects_bad_arguments(random_lower):
         elastic_divide.schedule(dag, 2, sync_cost=-1)
 
 
-@pytest.mark.skipif(available_cores() < 2, reason="needs 2 hardware threads")
+@pytest.mark.skipif(usable_cores() < 2, reason="needs 2 hardware threads")
 def test_solve_point(laplacian_2d, random_lower):
     for L in (laplacian_2d(40), random_lower(500, density=0.01, seed=2)):
         res = solve_point(L, "elastic_divide", 2, repeats=3)

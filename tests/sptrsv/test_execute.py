@@ -9,11 +9,12 @@ import scipy.sparse as sp
 
 from spbench.kernels import _build_info
 from spbench.sptrsv import execute
-from spbench.sptrsv.execute import available_cores, backward_error, solve_point
+from spbench.machine import usable_cores
+from spbench.sptrsv.execute import backward_error, solve_point
 
 KEYS = {"kernel", "staleness", "cores", "n", "nnz", "wavefronts", "supersteps", "schedule_time",
         "solve_time", "solve_times", "residual", "status", "barrier"}
-PARALLEL = min(2, available_cores()) if _build_info.openmp_enabled() else 1
+PARALLEL = min(2, usable_cores()) if _build_info.openmp_enabled() else 1
 
 
 def test_serial_point(laplacian_2d):
@@ -47,7 +48,7 @@ def test_invalid_status_on_large_backward_error():
 
 def test_refusals(laplacian_2d):
     A = laplacian_2d(5)
-    too_many = available_cores() + 1
+    too_many = usable_cores() + 1
     with pytest.raises(ValueError, match=f"cores = {too_many} exceeds"):
         solve_point(A, "wavefront", too_many, repeats=3)
     with pytest.raises(ValueError, match="runs on 1 core"):

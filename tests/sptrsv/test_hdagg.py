@@ -6,12 +6,13 @@ import scipy.sparse.linalg as spla
 
 from spbench.kernels import _build_info, _hdagg
 from spbench.sptrsv.dag import DAG
-from spbench.sptrsv.execute import available_cores, prepare_lower, solve_point
+from spbench.machine import usable_cores
+from spbench.sptrsv.execute import prepare_lower, solve_point
 from spbench.sptrsv.schedule import reorder, validate
 from spbench.sptrsv.schedulers import SCHEDULERS, hdagg
 from spbench.parameters import defaults
 
-PARALLEL = min(2, available_cores()) if _build_info.openmp_enabled() else 1
+PARALLEL = min(2, usable_cores()) if _build_info.openmp_enabled() else 1
 
 
 def _lower(dense_pattern):

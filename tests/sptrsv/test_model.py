@@ -7,7 +7,8 @@ import scipy.sparse as sp
 
 from spbench.sptrsv import calibrate as cal
 from spbench.sptrsv.dag import DAG
-from spbench.sptrsv.execute import available_cores, prepare_lower
+from spbench.machine import usable_cores
+from spbench.sptrsv.execute import prepare_lower
 from spbench.sptrsv.model import barrier_sweep, costs_for, predict_point, simulate, validate_model
 from spbench.sptrsv.schedule import Schedule, task_graph, validate
 from spbench.sptrsv.schedulers import SCHEDULERS
@@ -114,7 +115,7 @@ def test_bsp_never_beats_ssp_and_monotone_in_latency(laplacian_2d, cores):
 
 def test_predict_point_beyond_this_machine(laplacian_2d):
     L = laplacian_2d(25)
-    cores = available_cores() + 3
+    cores = usable_cores() + 3
     costs = {"serial": {"t_row": 3e-9, "t_nnz": 4e-10}, "date": "2026-01-01",
              "cores": {"1": _flat(t_row=3e-9, t_nnz=4e-10, barrier=1e-7, weak_barrier=1e-7,
                                   p2p_dep=1e-7)}}
@@ -144,7 +145,7 @@ def test_validate_model_small(laplacian_2d):
 
 @pytest.fixture(scope="module")
 def quick_costs():
-    return cal.calibrate(cores_list=sorted({1, min(2, available_cores())}), quick=True)
+    return cal.calibrate(cores_list=sorted({1, min(2, usable_cores())}), quick=True)
 
 
 def test_calibrate_quick(quick_costs, tmp_path):

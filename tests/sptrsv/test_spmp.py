@@ -5,13 +5,14 @@ import scipy.sparse as sp
 
 from spbench.kernels import _build_info
 from spbench.sptrsv.dag import DAG
-from spbench.sptrsv.execute import available_cores, prepare_lower, solve_point
+from spbench.machine import usable_cores
+from spbench.sptrsv.execute import prepare_lower, solve_point
 from spbench.sptrsv.schedule import (Schedule, ScheduleError, TaskSchedule, task_graph,
                                      validate, validate_tasks)
 from spbench.sptrsv.schedulers import SCHEDULERS, spmp
 from spbench.parameters import defaults
 
-PARALLEL = min(2, available_cores()) if _build_info.openmp_enabled() else 1
+PARALLEL = min(2, usable_cores()) if _build_info.openmp_enabled() else 1
 
 
 def _edges(tasks):

@@ -7,13 +7,14 @@ import scipy.sparse.linalg as spla
 from spbench.kernels import _build_info, _sptrsv
 from spbench.sptrsv import execute
 from spbench.sptrsv.dag import DAG
-from spbench.sptrsv.execute import available_cores, prepare_lower, solve_point
+from spbench.machine import usable_cores
+from spbench.sptrsv.execute import prepare_lower, solve_point
 from spbench.sptrsv.schedule import Schedule, reorder, task_graph, validate, validate_tasks
 from spbench.sptrsv.schedulers import wavefront
 
 OMP = _build_info.openmp_enabled()
 THREADS = [1, 2, 3] if OMP else [1]  # 3 is oversubscribed on the 2-core box: yield fallback
-PARALLEL = min(2, available_cores()) if OMP else 1
+PARALLEL = min(2, usable_cores()) if OMP else 1
 
 
 def _serial(L, b):

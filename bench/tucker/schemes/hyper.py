@@ -21,10 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
+from spbench.cache_root import data_dir
+
 from ..mpi import gatherv, scatterv
 from . import Distribution, Parameter
 
-__all__ = ["hyper", "hyper_parallel", "available", "HyperGUnavailable", "HYPER_PARAMETERS"]
+__all__ = ["hyper", "hyper_parallel", "available", "HyperGUnavailable", "HYPER_PARAMETERS", "partition_cache_dir"]
 
 PRESETS = ("default", "deterministic", "deterministic_quality", "quality", "highest_quality", "large_k")
 
@@ -39,6 +41,11 @@ HYPER_PARAMETERS = {
 }
 
 _MTK = {}
+
+
+def partition_cache_dir() -> Path:
+    """Where sweeps keep HyperG partitions: ``$SPBENCH_DATA/partitions``."""
+    return data_dir() / "partitions"
 
 
 class HyperGUnavailable(RuntimeError):
