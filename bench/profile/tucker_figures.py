@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from spbench.profile.failed_rows import failed_rows_section  # noqa: E402
-from spbench.profile.figures import panel_grid, save_figure  # noqa: E402
+from spbench.profile.figures import panel_grid, plain_log_ticks, save_figure  # noqa: E402
 from spbench.profile.intervals import median_interval, point_samples  # noqa: E402
 from spbench.profile.labels import display_map  # noqa: E402
 from spbench.profile import tucker_paper  # noqa: E402
@@ -75,17 +75,22 @@ def _outside_legend(fig, ax) -> None:
     fig.legend(handles, labels, fontsize=8, loc="outside right upper")
 
 
-def _grouped_bars(ax, table: pd.DataFrame, schemes: list[str], log: bool = False) -> None:
-    """Bars per data set (groups) and scheme (colours) of a dataset × scheme table."""
+def _grouped_bars(ax, table: pd.DataFrame, schemes: list[str]) -> None:
+    """Bars per data set (groups) and scheme (colours) of a dataset × scheme table; a log axis with
+    plain ticks when the values span more than a decade."""
     datasets = list(table.index)
     width = 0.8 / max(1, len(schemes))
     x = np.arange(len(datasets))
     for i, s in enumerate(schemes):
         ax.bar(x + (i - (len(schemes) - 1) / 2) * width, table[s].to_numpy(dtype=float), width, label=_label(s))
     ax.set_xticks(x, datasets, rotation=20, ha="right")
-    if log:
+    values = table[schemes].to_numpy(dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size and values.max() / values.min() > 10:
         ax.set_yscale("log")
-    ax.grid(axis="y", alpha=0.3)
+        ax.figure.canvas.draw()
+        plain_log_ticks(ax.yaxis)
+    ax.grid(axis="y", which="both", alpha=0.3)
 
 
 def fig12(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
