@@ -11,7 +11,7 @@ BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.pxi k
 SUITESPARSE_INCLUDE ?= /usr/include/suitesparse
 ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get install libsuitesparse-dev (or conda install suitesparse), then $(PY) -m pip install scikit-sparse==0.4.16
 
-.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite bench-hooi bench-tucker-scale bench-ingest clean \
+.PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite bench-hooi bench-tucker-scale bench-ingest tucker-calibration clean \
 	$(RUN_TARGETS) $(SCHEDULE_TARGETS) $(FIGURES) papers sptrsv tucker
 
 # ---- Reproducing the papers (README "Reproducing the papers") ----------------------------------
@@ -95,7 +95,13 @@ bench-ttm: install
 bench-ingest: install
 	$(PY) -m spbench.datasets.ingest_bench --nnz 50000000 --memory 1GB
 
-$(addprefix run-,$(TUCKER_CONFIGS)): run-%: install
+# Simulated Tucker rows get modelled HOOI times (Figs. 10, 11, 14-16) from this machine's Tucker
+# calibration: made once when missing (`--quick` with SCALE=small).
+tucker-calibration: install
+	@$(PY) -c "import sys; from spbench.tucker.calibrate import default_calibration_path as p; sys.exit(0 if p().exists() else 1)" \
+	  || $(SPBENCH) calibrate --experiment tucker $(if $(filter small,$(SCALE)),--quick)
+
+$(addprefix run-,$(TUCKER_CONFIGS)): run-%: install tucker-calibration
 	$(SPBENCH) run configs/$*.yaml --out $(RESULTS)/$*$(SUFFIX) $(RUN_FLAGS) $(if $(LAUNCHER),--launcher "$(LAUNCHER)")
 	$(SPBENCH) profile $(RESULTS)/$*$(SUFFIX) --out $(PLOTS)
 
