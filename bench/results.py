@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from spbench.atomic_files import write_json
+from spbench.row_schema import read_row
 
 #: a stored run with one of these statuses is not run again on resume
 FINAL_STATUSES = ("ok", "invalid", "skipped")
@@ -29,11 +30,14 @@ class ResultsBusy(RuntimeError):
 
 
 class ResultStore:
-    """The results folder of one sweep: fragments under runs/, meta.json beside them."""
+    """The results folder of one sweep: fragments under runs/, meta.json beside them. A store
+    opened for one shard of the sweep (``shard`` = '0-of-4', `spbench run --shard`) has its own
+    lock and job folder, so the shards of one sweep write into one folder side by side."""
 
-    def __init__(self, root):
+    def __init__(self, root, shard: str | None = None):
         self.root = Path(root)
         self.runs = self.root / "runs"
+        self.shard = shard
 
     def fresh(self) -> None:
         """Forget every stored run (the `--fresh` flag)."""
@@ -47,11 +51,13 @@ class ResultStore:
     def jobs(self) -> Path:
         """Job files of the sweep writing here (MPI job specs, progress, logs): removed when a job
         ends and, for a job killed with its sweep, by the next sweep that takes the lock."""
-        return self.root / ".jobs"
+        return self.root / (f".jobs.{self.shard}" if self.shard else ".jobs")
 
     def clean_stale(self) -> int:
-        """Remove temp files left by a killed writer (and its job files); return how many."""
-        stale = [p for pattern in STALE_PATTERNS for p in self.runs.glob(pattern)] if self.runs.is_dir() else []
+        """Remove temp files left by a killed writer (and its job files); return how many. A shard
+        leaves runs/ alone: the temp files there may be another shard's rows in flight."""
+        stale = [p for pattern in STALE_PATTERNS for p in self.runs.glob(pattern)] \
+            if self.runs.is_dir() and not self.shard else []
         for p in stale:
             p.unlink(missing_ok=True)
         if self.jobs.is_dir():
@@ -64,15 +70,22 @@ class ResultStore:
         """Hold the folder's lock (an flock on ``.lock``, released by the kernel however the process
         ends) while a sweep writes here. Held by another sweep: ResultsBusy naming its pid, or with
         ``wait`` block until it is free (``on_wait(message)`` once). A folder this call created and
-        left holding nothing but the lock is removed again."""
+        left holding nothing but the lock is removed again. A shard locks ``.lock.<shard>``; a whole
+        sweep and a shard of it never write at once (ResultsBusy for whichever comes second)."""
         created = not self.root.exists()
-        path = self.root / ".lock"
+        path = self.root / (f".lock.{self.shard}" if self.shard else ".lock")
         fh = _acquire(path, wait, on_wait)
         try:
             fh.seek(0)
             fh.truncate()
             fh.write(f"{os.getpid()} {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(sys.argv)}\n")
             fh.flush()
+            others = [self.root / ".lock"] if self.shard else sorted(self.root.glob(".lock.*"))
+            for other in others:
+                holder = _holder(other)
+                if holder is not None:
+                    raise ResultsBusy(f"{self.root}: {'the whole sweep' if self.shard else 'a shard of the sweep'} "
+                                      f"(pid {holder}) is writing here; wait for it to end or choose another --out")
             yield self
         finally:
             path.unlink(missing_ok=True)  # while still held: a waiter re-checks the inode it locked
@@ -82,6 +95,17 @@ class ResultStore:
                     self.root.rmdir()
                 except OSError:
                     pass
+
+    @contextmanager
+    def meta_lock(self):
+        """Held while meta.json is read and rewritten, so shards writing at once each add theirs."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".meta.lock", "a") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+            except OSError:  # no locks on this file system: as without shards
+                pass
+            yield
 
     def done(self) -> dict:
         """run_id → status of every stored fragment."""
@@ -143,6 +167,22 @@ def _acquire(path: Path, wait: bool, on_wait):
         fh.close()
 
 
+def _holder(path: Path) -> str | None:
+    """The pid written in a lock file another process holds now; None when nobody holds it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd) as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return fh.read().split(" ", 1)[0] or "?"
+        except OSError:
+            return None
+        return None
+
+
 def find_result_dirs(path) -> list[Path]:
     """The sweep folders under path: path itself when it has runs/, else its children that do."""
     path = Path(path)
@@ -152,13 +192,9 @@ def find_result_dirs(path) -> list[Path]:
 
 
 def load_rows(path) -> pd.DataFrame:
-    """All rows of one results folder (or of every sweep folder under it) as one DataFrame."""
+    """All rows of one results folder (or of every sweep folder under it) as one DataFrame; a row of
+    another schema version is a one-line RowSchemaError (a ValueError)."""
     rows = []
     for folder in find_result_dirs(path):
-        for frag in sorted((folder / "runs").glob("*.json")):
-            try:
-                row = json.loads(frag.read_text())
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{frag}: not a valid result fragment ({exc.msg})") from None
-            rows.append(row)
+        rows.extend(read_row(frag) for frag in sorted((folder / "runs").glob("*.json")))
     return pd.DataFrame(rows)

@@ -11,6 +11,7 @@ stores the rows itself and yields them.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import sys
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 from . import machine
 from .config import Config
 from .results import FINAL_STATUSES, ResultStore
+from .shard import Shard, slurm_provenance
 from .sweep import SCHEMA_VERSION, Point, expand, run_id, run_parameters
 
 
@@ -28,14 +30,23 @@ class RunError(RuntimeError):
     """A sweep that cannot start (bad machine for it, unavailable data); one-line message."""
 
 
+def run_sources(experiment: str) -> list[Path]:
+    """The sources a run of ``experiment`` executes: every kernel source (.pyx, .pxd, .pxi, .h) and
+    the files its package lists in ``RUN_SOURCES`` (algorithms, runtime path); benchmarks,
+    calibrations and profiles are left out, so editing them keeps stored rows current."""
+    package = importlib.import_module(f"spbench.{experiment}")
+    root = Path(package.__file__).resolve().parent
+    kernels = Path(importlib.import_module("spbench.kernels").__file__).resolve().parent
+    files = [f for pattern in package.RUN_SOURCES for f in sorted(root.glob(pattern))]
+    files += [f for ext in ("pyx", "pxd", "pxi", "h") for f in sorted(kernels.glob(f"*.{ext}"))]
+    return files
+
+
 def code_version(experiment: str) -> str:
-    """Hash of the sources a run's numbers depend on: kernels and the experiment's package."""
-    root = Path(__file__).resolve().parent
-    kernels = Path(__import__("spbench.kernels", fromlist=["_"]).__file__).resolve().parent
-    files = sorted((root / experiment).rglob("*.py")) + sorted(kernels.glob("*.pyx")) + sorted(kernels.glob("*.h"))
+    """Hash of the sources a run's numbers depend on (:func:`run_sources`)."""
     digest = hashlib.sha256()
-    for f in files:
-        digest.update(f.name.encode())
+    for f in run_sources(experiment):
+        digest.update(f"{f.parent.name}/{f.name}".encode())
         digest.update(f.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -116,18 +127,25 @@ class SweepSummary:
 
 
 def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = False,
-              stream=None, wait: bool = False) -> SweepSummary:
-    """Run every point of the sweep that is not stored yet; return what happened.
+              stream=None, wait: bool = False, shard: Shard | None = None) -> SweepSummary:
+    """Run every point of the sweep (of its ``shard`` only, when given) that is not stored yet;
+    return what happened.
 
     Nothing is written before every data set has loaded (a bad file is a RunError naming it), and
-    the results folder is locked while the sweep writes into it (ResultsBusy, or ``wait``)."""
+    the results folder is locked while the sweep writes into it (ResultsBusy, or ``wait``); the
+    shards of one sweep each lock their own part and write into the folder side by side."""
     experiment = _experiment(config.experiment)
     if config.execution == "schedule" and config.experiment != "sptrsv":
         raise RunError(f"{config.source}: key 'execution': 'schedule' computes SpTrSV schedules; "
                        f"expected measured or simulate for a {config.experiment} sweep")
     points = expand(config)
+    if shard is not None:
+        if fresh:
+            raise RunError(f"--fresh with --shard {shard.label}: a shard cannot forget the other shards' "
+                           f"rows; remove {out_dir} once, then run the shards")
+        points = shard.select(points)
     experiment.check_points(config, points)
-    store = ResultStore(out_dir)
+    store = ResultStore(out_dir, shard=shard.tag if shard else None)
     progress = Progress(total=len(points), quiet=quiet, stream=stream)
     summary = SweepSummary(total=len(points))
     with store.lock(wait=wait, on_wait=lambda text: print(f"spbench: {text}", file=stream or sys.stderr,
@@ -136,11 +154,11 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
         if fresh:
             store.fresh()
         store.clean_stale()
-        _write_meta(store, config, calibration=getattr(experiment, "costs", None))
+        _write_meta(store, config, calibration=getattr(experiment, "costs", None), shard=shard)
         stored = store.done()
         version = code_version(config.experiment)
         wanted: dict = {}  # point identity -> the run_id it has now
-        base = _base_row(config, version)
+        base = {**_base_row(config, version), "shard": shard.label if shard else None, **slurm_provenance()}
         for ds_points in loaded.groups():
             prepared = loaded.take(ds_points[0].dataset)
             pending = []
@@ -308,9 +326,16 @@ def _move_superseded(store: ResultStore, wanted: dict) -> int:
     return moved
 
 
-def _write_meta(store: ResultStore, config: Config, calibration: dict | None = None) -> None:
+def _write_meta(store: ResultStore, config: Config, calibration: dict | None = None,
+                shard: Shard | None = None) -> None:
     """meta.json: machine, versions, git state, the config (and the cost-model calibration simulated
-    rows used); a different machine is recorded, not hidden."""
+    rows used); a different machine is recorded, not hidden. Each Slurm job (or array task) that
+    wrote here is listed under ``slurm_jobs``."""
+    with store.meta_lock():
+        _update_meta(store, config, calibration, shard)
+
+
+def _update_meta(store: ResultStore, config: Config, calibration: dict | None, shard: Shard | None) -> None:
     facts = machine.machine_facts()
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     meta = store.read_meta()
@@ -328,5 +353,8 @@ def _write_meta(store: ResultStore, config: Config, calibration: dict | None = N
         meta["config"] = config.raw
     if calibration is not None:
         meta["calibration"] = calibration
+    job = slurm_provenance()
+    if job["slurm_job_id"]:
+        meta.setdefault("slurm_jobs", []).append({"at": now, "shard": shard.label if shard else None, **job})
     meta["updated_at"] = now
     store.write_meta(meta)
