@@ -12,8 +12,7 @@ import json
 from dataclasses import dataclass
 
 from .config import Config
-
-SCHEMA_VERSION = 1
+from .row_schema import SCHEMA_VERSION
 
 
 @dataclass(frozen=True)

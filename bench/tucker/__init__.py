@@ -4,3 +4,11 @@ Layers (STYLE.md): ``tensor`` (SparseTensor, slices) · ``schemes`` (one functio
 each returning a :class:`~spbench.tucker.schemes.Distribution`) · ``comm`` (row owners σ_n) ·
 ``metrics`` (E_max, R_sum, R_max, volumes, memory). Nothing here imports MPI.
 """
+
+#: what a run executes (the sweep side, the MPI worker, HOOI, the simulate path and the schemes),
+#: relative to this folder: the sources `code_version` hashes; benchmarks (*_bench, mpi_microbench),
+#: calibrate, model_validation and hooi_reference are not among them
+RUN_SOURCES = ("__init__.py", "runner.py", "launch.py", "job_process.py", "job_progress.py", "worker.py",
+               "task_loop.py", "distribute.py", "hooi.py", "factor_start.py", "lanczos.py", "counter_random.py",
+               "mode_plan.py", "mpi.py", "tensor.py", "ttm.py", "csf.py", "comm.py", "metrics.py",
+               "rank_usage.py", "model.py", "ideal_loads.py", "schemes/*.py")
