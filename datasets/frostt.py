@@ -9,6 +9,9 @@ Reading is pandas' C parser in chunks (no Python loop per line). Only when that 
 checks on its output find a problem does a line-by-line scan run, to name the file, the line
 number and the reason in the DatasetError. The parsed tensor is cached as ``<stem>.npz`` beside
 the file (or in ``cache=DIR``) and reused while the source's size and mtime are unchanged.
+This reader holds the whole tensor: small files and tests. Runs read tensors through a tensor
+store (``tns_ingest.convert_tns``: one streaming pass in bounded memory), which reuses this
+module's line scanner for its error messages. Writing streams chunks through pyarrow's CSV writer.
 """
 from __future__ import annotations
 

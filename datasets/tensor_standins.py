@@ -12,7 +12,7 @@ one by one, several times faster than inverting the CDF per draw). A coordinate 
 is dropped, keeping the first in draw order, against a set of 64-bit hashes of the accepted
 coordinates (a hash collision drops a coordinate too: still distinct, still deterministic), so
 memory is ~8 bytes per nonzero plus one round, and a full-size stand-in streams straight into a
-tensor store (``standin_store``) without text. Everything follows from the seed.
+tensor store (``tensor_registry.standin_store``) without text. Everything follows from the seed.
 """
 from __future__ import annotations
 
