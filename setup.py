@@ -74,7 +74,7 @@ extensions = [
 setup(
     packages=_packages(),
     package_dir={"spbench": "bench", "spbench.kernels": "kernels", "spbench.datasets": "datasets"},
-    package_data={"spbench.kernels": ["*.pyx", "*.h"]},
-    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES),
+    package_data={"spbench.kernels": ["*.pyx", "*.pxd", "*.pxi", "*.h"]},
+    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, include_path=["kernels"]),  # shared .pxd
     zip_safe=False,
 )

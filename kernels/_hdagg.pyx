@@ -10,6 +10,8 @@ from libc.math cimport log2
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport qsort
 
+from _vec_heap cimport cmp_int32
+
 cnp.import_array()
 
 
@@ -53,11 +55,6 @@ def tree_groups(int32_t n, const int32_t[::1] parent_ptr, const int32_t[::1] par
             if kids[i] == 1:
                 group[i] = group[only[i]]
     return group_arr
-
-
-cdef int _cmp_int32(const void *a, const void *b) noexcept nogil:
-    cdef int32_t x = (<const int32_t *>a)[0], y = (<const int32_t *>b)[0]
-    return (x > y) - (x < y)
 
 
 cdef inline int32_t _find(int32_t[::1] uf, int32_t g) noexcept nogil:
@@ -140,7 +137,7 @@ def glue(const int32_t[::1] level_ptr, const int32_t[::1] level_groups,
                     g = level_groups[k]
                     ccost[uf[g]] += cost[g]
                     total += cost[g]
-                qsort(&roots[0], n_roots, sizeof(int32_t), _cmp_int32)
+                qsort(&roots[0], n_roots, sizeof(int32_t), cmp_int32)
                 # bin-pack in order; target recomputed per core
                 for p in range(cores):
                     loads[p] = 0

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spbench.kernels import _grow_local
+from spbench.kernels import _elastic_divide
 from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
@@ -41,7 +41,7 @@ def schedule(dag: DAG, cores: int, sync_cost: int = 2000, min_superstep_size: in
     check_parameters(cores, sync_cost, min_superstep_size)
     core = np.empty(dag.n, dtype=np.int32)
     step = np.empty(dag.n, dtype=np.int32)
-    _grow_local.elastic_divide(dag.parent_ptr, dag.parent_idx, dag.child_ptr, dag.child_idx,
+    _elastic_divide.elastic_divide(dag.parent_ptr, dag.parent_idx, dag.child_ptr, dag.child_idx,
                                np.ascontiguousarray(dag.weights, dtype=np.int64), int(cores),
                                STALENESS, int(sync_cost), int(min_superstep_size), core, step)
     return Schedule(core=core, superstep=step, n_cores=cores, staleness=STALENESS)
