@@ -130,5 +130,10 @@ fig6.2 sptrsv: $(SCHEDULE_TARGETS) $(addprefix run-,$(SPTRSV_CONFIGS))
 fig1.1 fig5.1 fig6.1 table6.2 table6.3: $(addprefix run-,$(SPTRSV_CONFIGS))
 papers: tucker sptrsv
 
+# the batch template, srun launches and job arrays under a real single-node Slurm (root; else skipped)
+.PHONY: slurm-check
+slurm-check: install
+	bash configs/slurm/check.sh
+
 clean:
 	rm -rf build *.egg-info kernels/*.c kernels/*.so
