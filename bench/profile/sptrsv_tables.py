@@ -351,6 +351,7 @@ def amortisation(df: pd.DataFrame, cores: int | None = None) -> pd.DataFrame:
     rows = _base(df)
     columns = ["execution", "group", "dataset", "algorithm", "kernel", "cores", "schedule_time",
                "serial_time", "parallel_time", "amortisation"]
+    rows = rows[np.isfinite(rows["solve_time"])]  # `execution: schedule` rows have no solve to amortise
     if cores is None:
         cores = _default_cores(rows)
     serial = rows[rows["algorithm"] == SERIAL]

@@ -97,6 +97,13 @@ def test_schedule_sweep_beyond_this_machine(write_config, tmp_path):
     assert sorted({r["execution"] for r in rows}) == ["measured", "schedule"]
     measured = [r for r in rows if r["execution"] == "measured"]
     assert len(measured) == 2 * (1 + 5 * 2) and max(r["cores"] for r in measured) == 2
+    # one profile: Table 6.1 at the measured and the schedule-only core counts, Table 6.3 from the measured
+    res = CliRunner().invoke(main, ["profile", str(out), "--out", str(tmp_path / "plots")])
+    assert res.exit_code == 0, res.output
+    plots = tmp_path / "plots" / "res"
+    table = (plots / "table_6_1.csv").read_text().splitlines()
+    assert {line.split(",")[1] for line in table[1:]} == {"1", "2", "64", "128"}
+    assert (plots / "table_6_3.csv").exists() and "128" not in (plots / "table_6_3.csv").read_text()
 
 
 def test_schedule_execution_is_sptrsv_only(write_config, tmp_path):
