@@ -15,7 +15,7 @@ datasets:
 sweep:
   algorithm: [serial, wavefront]
   cores: [1, 2]
-repeats: 1000
+repeats: 4000   # points slow enough (~0.4 s) that a signal lands mid-sweep on an idle machine
 runs: 3
 """
 N_POINTS = 2 * 3 * 3
@@ -67,7 +67,7 @@ def test_kill_and_rerun_stores_every_point_once(write_config, tmp_path, spbench_
 
 
 def test_changed_version_is_superseded_other_execution_kept(write_config, tmp_path, spbench_cmd):
-    cfg = write_config(CFG.replace("runs: 3", "runs: 1").replace("repeats: 1000", "repeats: 3"))
+    cfg = write_config(CFG.replace("runs: 3", "runs: 1").replace("repeats: 4000", "repeats: 3"))
     out = tmp_path / "res"
     assert subprocess.run([*spbench_cmd, "run", str(cfg), "--out", str(out), "-q"]).returncode == 0
     rows = _rows(out)
