@@ -103,14 +103,9 @@ def init_factors(tensor: SparseTensor, K, init="random", seed: int = 0, *, tol: 
 
 def _available_bytes() -> int:
     """MemAvailable of this node (Linux), else a large number."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 1 << 62
+    from .rank_usage import proc_kb
+    kb = proc_kb("/proc/meminfo", "MemAvailable")
+    return kb * 1024 if kb is not None else 1 << 62
 
 
 def hosvd_rows(comm, coords: np.ndarray, values: np.ndarray, dims, K, own_ids: list, seed: int,

@@ -36,7 +36,7 @@ from threadpoolctl import threadpool_limits
 from .factor_start import hosvd_rows, orthonormalize_rows, random_rows
 from .lanczos import LANCZOS_MODES, CommRows, lanczos_svd
 from .mode_plan import build_plans, release_elements
-from .mpi import LocalComm
+from .mpi import LocalComm, allreduce
 from .tensor import SparseTensor
 from .ttm import TTM_KINDS, fold, khat, ttm_scratch_len
 from .ttm import ttm as local_ttm
@@ -137,13 +137,6 @@ def tucker_fit(norm_t: float, norm_g: float) -> float:
     return float(1.0 - np.sqrt(max(norm_t ** 2 - norm_g ** 2, 0.0)) / norm_t)
 
 
-def _sum(comm, a):
-    a = np.ascontiguousarray(a, dtype=np.float64)
-    out = np.empty_like(a)
-    comm.Allreduce(a, out)
-    return out
-
-
 def _transfer(comm, pl, F, K, clock) -> int:
     """Factor transfer of mode ``pl.mode``: owners' rows to the ranks that need them. Returns
     the words this rank sent plus received."""
@@ -166,9 +159,9 @@ def _start(comm, dt, lt, plans, K, init, seed, tol):
     else:
         raise ValueError(f"init must be 'random', 'hosvd' or {N} matrices, got {init!r}")
     F = []
+    total = (lambda a: allreduce(comm, np.asarray(a, dtype=np.float64)))  # noqa: E731
     for n, pl in enumerate(plans):
         Fn = np.zeros((lt.factor_ids[n].size, K[n]))
-        total = (lambda a: _sum(comm, a))
         Fn[pl.own_local] = rows[n] if init == "hosvd" else orthonormalize_rows(rows[n], total, pl.m)
         F.append(Fn)
     return F
@@ -202,13 +195,13 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
         lt, plans = build_plans(comm, dt, ttm, K)
         scratch = np.empty((threads, max(ttm_scratch_len(K, n) for n in range(N))))
         v0 = dt.sets[0].values
-        norm_t = float(np.sqrt(_sum(comm, np.array([float(v0 @ v0)]))[0]))
+        norm_t = float(np.sqrt(allreduce(comm, np.array([float(v0 @ v0)]))[0]))
         times["plan_time"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         if release_input and init != "hosvd":      # HOSVD gathers the elements first
             release_elements(dt)
         F = _start(comm, dt, lt, plans, K, init, seed, tol)
-        if release_input:
+        if release_input and init == "hosvd":
             release_elements(dt)
         for n, pl in enumerate(plans):
             moved += _transfer(comm, pl, F[n], K[n], clock)
@@ -254,7 +247,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
                 progress("invocation", invocation=it + 1, invocations=int(invocations), fit=fits[-1])
         times["hooi_time"] = time.perf_counter() - t_hooi
     times["comm_time"] = clock.seconds
-    tot = lambda xs: [int(v) for v in _sum(comm, np.array(xs, dtype=np.float64))]  # noqa: E731
+    tot = lambda xs: [int(v) for v in allreduce(comm, np.array(xs, dtype=np.int64))]  # noqa: E731
     return HOOIResult(F, lt.factor_ids, [pl.own_ids for pl in plans], core, fits, times, queries, restarts,
                       resid, sigmas, tot(words), tot(fm_words), [0] * N, int(comm.allreduce(core_words)),
                       int(moved), plans)

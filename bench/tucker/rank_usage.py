@@ -16,7 +16,7 @@ import resource
 
 import numpy as np
 
-__all__ = ["reset_peak_rss", "peak_rss_mb", "distributed_metrics"]
+__all__ = ["reset_peak_rss", "peak_rss_mb", "proc_kb", "distributed_metrics"]
 
 
 def reset_peak_rss() -> bool:
@@ -30,16 +30,25 @@ def reset_peak_rss() -> bool:
         return False
 
 
-def peak_rss_mb() -> float:
-    """Peak resident size since the last reset, in MB (10^6 bytes): VmHWM, else ru_maxrss."""
+def proc_kb(path: str, key: str) -> int | None:
+    """The ``key:`` line of a Linux /proc file (``/proc/self/status``, ``/proc/meminfo``) in KiB,
+    None where the file or the line is missing."""
     try:
-        with open("/proc/self/status") as fh:
+        with open(path) as fh:
             for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024 / 1e6
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6
+    return None
+
+
+def peak_rss_mb() -> float:
+    """Peak resident size since the last reset, in MB (10^6 bytes): VmHWM, else ru_maxrss."""
+    kb = proc_kb("/proc/self/status", "VmHWM")
+    if kb is None:
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kb * 1024 / 1e6
 
 
 def distributed_metrics(comm, dt, plans, K, Q, *, root: int = 0):
