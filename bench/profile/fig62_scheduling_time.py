@@ -1,0 +1,144 @@
+"""Paper 2's Figure 6.2 (§6.5): scheduling time against nnz on log-log axes, one point per
+(algorithm, matrix), with each algorithm's ℓ2-fitted slope beside the one the paper states."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from spbench.profile import labels, paper_values as paper  # noqa: E402
+from spbench.profile.figures import _colors, plain_log_ticks, save_figure  # noqa: E402
+from spbench.profile.markdown_sections import figure_lines  # noqa: E402
+from spbench.profile.sptrsv_rows import default_cores, ok_rows  # noqa: E402
+from spbench.profile.tables import SERIAL, format_markdown, write_table  # noqa: E402
+
+MIN_SIZES, MIN_SPAN = 3, 4.0
+"""A fitted slope needs this many matrix sizes spanning this factor in nnz."""
+
+
+def schedule_points(df: pd.DataFrame, cores: int | None = None) -> pd.DataFrame:
+    """Points of Figure 6.2: scheduling time (ms) against nnz, one per (algorithm, matrix).
+
+    Rows of ``cores`` (default: the largest core count of a parallel row) with a positive
+    ``schedule_time`` and ``nnz``; serial has no schedule. The scheduler's time does not depend
+    on the kernel or on how the solve was executed, so rows of one (algorithm, dataset) are
+    pooled by the median. Columns: ``algorithm, dataset, group, cores, nnz, schedule_ms``.
+    """
+    rows = ok_rows(df)
+    rows = rows[rows["algorithm"] != SERIAL]
+    columns = ["algorithm", "dataset", "group", "cores", "nnz", "schedule_ms"]
+    if cores is None:
+        cores = default_cores(rows)
+    rows = rows[(rows["cores"] == cores) & (rows["schedule_time"] > 0) & (rows["nnz"] > 0)]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    out = (rows.groupby(["algorithm", "dataset", "group", "cores"], as_index=False)
+           .agg(nnz=("nnz", "median"), schedule_ms=("schedule_time", "median")))
+    out["schedule_ms"] *= 1e3
+    return out.sort_values(["algorithm", "nnz", "dataset"], ignore_index=True)[columns]
+
+
+def fit_slopes(points: pd.DataFrame) -> pd.DataFrame:
+    """ℓ2 fit of ``log10(schedule_ms) = m log10(nnz) + c`` per algorithm (Figure 6.2).
+
+    Columns: ``algorithm, points, slope, intercept`` (log10 of ms), ``paper_slope`` (what §6.5
+    states: HDagg 1.38–1.56, the others ≤ 1.0). A slope needs at least :data:`MIN_SIZES`
+    distinct nnz spanning at least :data:`MIN_SPAN` × (a line through two points is no fit):
+    otherwise slope and intercept are NaN ("n/a" in the report).
+    """
+    records = []
+    for algorithm, part in points.groupby("algorithm", sort=True):
+        x = np.log10(part["nnz"].to_numpy(dtype=float))
+        y = np.log10(part["schedule_ms"].to_numpy(dtype=float))
+        if len(np.unique(x)) >= MIN_SIZES and x.max() - x.min() >= np.log10(MIN_SPAN):
+            slope, intercept = np.polyfit(x, y, 1)
+        else:
+            slope = intercept = np.nan
+        records.append({"algorithm": algorithm, "points": len(part), "slope": float(slope),
+                        "intercept": float(intercept),
+                        "paper_slope": _paper_slope(str(algorithm))})
+    return pd.DataFrame(records, columns=["algorithm", "points", "slope", "intercept",
+                                          "paper_slope"])
+
+
+def _paper_slope(algorithm: str) -> str:
+    stated = paper.FIG_6_2_SLOPES.get(algorithm)
+    if stated is None:
+        return ""
+    low, high = stated
+    return f"≤ {high:g}" if low is None else f"{low:g}–{high:g}"
+
+
+def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
+                           cores: int | None = None, stem: str = "scheduling_time"
+                           ) -> list[Path]:
+    """Figure 6.2: scheduling time (ms) against nnz on log-log axes with the fitted lines.
+
+    Writes ``<stem>.png/.pdf/.csv`` (the :func:`schedule_points`) and ``<stem>_slopes.md/.csv``
+    (:func:`fit_slopes`); the legend gives each algorithm's slope m. Returns [] when there is no
+    point to plot.
+    """
+    points = schedule_points(df, cores)
+    if points.empty:
+        return []
+    out_dir = Path(out_dir)
+    slopes = fit_slopes(points).set_index("algorithm")
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = _colors(df)  # the colours of the other figures where a curve is one algorithm
+    fig, ax = plt.subplots(figsize=(7.6, 4.2), layout="constrained")
+    for i, (algorithm, part) in enumerate(points.groupby("algorithm", sort=True)):
+        color = colors.get(algorithm, cycle[i % len(cycle)])
+        m, c = slopes.at[algorithm, "slope"], slopes.at[algorithm, "intercept"]
+        label = f"{algorithm} (m n/a)" if np.isnan(m) else f"{algorithm} (m = {m:.2f})"
+        ax.scatter(part["nnz"], part["schedule_ms"], color=color, s=18, label=label)
+        if not np.isnan(m):
+            x = np.geomspace(part["nnz"].min(), part["nnz"].max(), 50)
+            ax.plot(x, 10 ** (m * np.log10(x) + c), color=color, linewidth=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("number of non-zeroes")
+    ax.set_ylabel("schedule compute time [ms]")
+    data = labels.provenance_tag(df[df["dataset"].astype(str).isin(set(points["dataset"]))])
+    ax.set_title(f"Scheduling time vs nnz, {int(points['cores'].iloc[0])} cores, "
+                 "ℓ2 fit log y = m log x + c" + (f"\n{data}" if data else ""), fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.canvas.draw()  # the limits autoscaling chose, for the tick labels
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
+    fig.legend(fontsize=8, loc="outside right upper")
+    written = save_figure(fig, out_dir, stem, points)
+    return written + write_table(slopes.reset_index(), out_dir / f"{stem}_slopes")
+
+
+def write_section(df: pd.DataFrame, out_dir: str | os.PathLike, cores: int | None = None
+                  ) -> tuple[list[Path], list[str], list[str]]:
+    """``scheduling_time.*`` and its slopes in ``out_dir`` at ``cores`` (default: the largest
+    parallel core count); returns (written paths, REPORT.md lines, notes)."""
+    paths = scheduling_time_figure(df, out_dir, cores=cores)
+    if not paths:
+        return [], [], ["Figure 6.2 (scheduling time vs nnz): no ok parallel rows with a positive "
+                        "schedule_time and nnz, not drawn."]
+    notes = []
+    slopes = fit_slopes(schedule_points(df, cores))
+    unfit = sorted(slopes.loc[slopes["slope"].isna(), "algorithm"])
+    if unfit:
+        notes.append(f"Figure 6.2: no slope (n/a) for {', '.join(unfit)}: a fit needs at least "
+                     f"{MIN_SIZES} matrix sizes spanning {MIN_SPAN:g}× in nnz.")
+    shown = slopes.assign(
+        slope=[f"{v:.3f}" if np.isfinite(v) else "n/a" for v in slopes["slope"]],
+        intercept=[f"{v:.3f}" if np.isfinite(v) else "n/a" for v in slopes["intercept"]])
+    lines = ["## Scheduling time against nnz (paper Figure 6.2)", "",
+             "One point per (algorithm, matrix) at the largest core count unless chosen; "
+             "the line is the ℓ2 fit of log10(ms) = m log10(nnz) + c, drawn only from "
+             f"{MIN_SIZES} or more sizes spanning {MIN_SPAN:g}× in nnz. The paper states "
+             "m = 1.38–1.56 for HDagg and m ≤ 1.0 for the others. " + paper.FIG_6_2_NOTE,
+             "", *figure_lines(next(p for p in paths if p.suffix == ".png"),
+                               "Scheduling time vs nnz"),
+             format_markdown(shown), "[CSV](scheduling_time_slopes.csv)", ""]
+    return paths, lines, notes
