@@ -60,40 +60,40 @@ demo: install
 bench: bench-serial bench-barrier bench-schedulers bench-order bench-lite bench-hooi bench-ttm bench-ingest
 
 bench-serial: install
-	$(PY) -m spbench.sptrsv.kernel_bench serial --grid 400 --repeats 100
+	$(SPBENCH) bench serial --grid 400 --repeats 100 --out $(RESULTS)/bench-serial
 
 bench-barrier: install
-	$(PY) -m spbench.sptrsv.kernel_bench barrier --grid 300 --cores 2 --rounds 5
+	$(SPBENCH) bench barrier --grid 300 --cores 2 --rounds 5 --out $(RESULTS)/bench-barrier
 
 bench-schedulers: install
-	$(PY) -m spbench.sptrsv.kernel_bench schedulers --grid 300 --cores 2 --rounds 3
-	$(PY) -m spbench.sptrsv.kernel_bench slope --grids 100,200,350,550
+	$(SPBENCH) bench schedulers --grid 300 --cores 2 --rounds 3 --out $(RESULTS)/bench-schedulers
+	$(SPBENCH) bench slope --grids 100,200,350,550 --out $(RESULTS)/bench-slope
 
 # at 1 core a schedule is a row order: the serial kernel in natural vs wavefront (level) order
 .PHONY: bench-order
 bench-order: install
-	$(PY) -m spbench.sptrsv.order_bench --repeats 100 --rounds 5
+	$(SPBENCH) bench order --repeats 100 --rounds 5 --out $(RESULTS)/bench-order
 
 bench-lite: install
-	$(PY) -m spbench.tucker.scheme_bench --nnz 10000000 --ranks 512
+	$(SPBENCH) bench lite --nnz 10000000 --ranks 512 --out $(RESULTS)/bench-lite
 
 bench-tucker-scale: install
-	$(PY) -m spbench.tucker.scale_bench --ranks 1,2,4,8 --out $(RESULTS)/tucker_scale
+	$(SPBENCH) bench tucker-scale --ranks 1,2,4,8 --out $(RESULTS)/bench-tucker-scale
 
 bench-hooi: install
-	$(PY) -m spbench.tucker.hooi_bench --threads 1
+	$(SPBENCH) bench hooi --threads 1 --out $(RESULTS)/bench-hooi
 	$(SPBENCH) run configs/tucker_measured.yaml --out $(RESULTS)/tucker_measured
 	$(SPBENCH) profile $(RESULTS)/tucker_measured --out $(PLOTS)
 
 # the local TTM, csf against paper (Appendix A) in one run, at 1 and 2 threads (issue 16's tensors)
 .PHONY: bench-ttm
 bench-ttm: install
-	$(PY) -m spbench.tucker.ttm_bench --threads 1,2 --reps 5
+	$(SPBENCH) bench ttm --threads 1,2 --reps 5 --out $(RESULTS)/bench-ttm
 
 # .tns text into a tensor store: a 5e7-nonzero nell2-shaped file (generated once into $SPBENCH_DATA/bench),
 # converted at the default memory setting, against pandas' reader and `cat FILE > /dev/null`
 bench-ingest: install
-	$(PY) -m spbench.datasets.ingest_bench --nnz 50000000 --memory 1GB
+	$(SPBENCH) bench ingest --nnz 50000000 --memory 1GB --out $(RESULTS)/bench-ingest
 
 # Simulated Tucker rows get modelled HOOI times (Figs. 10, 11, 14-16) from this machine's Tucker
 # calibration: made once when missing (`--quick` with SCALE=small).

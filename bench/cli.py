@@ -265,9 +265,11 @@ def calibrate(experiment, cores, quick, out_path):
 
 
 def _attach_datasets():
+    from .bench_commands import bench
     from .dataset_commands import datasets
 
     main.add_command(datasets)
+    main.add_command(bench)
 
 
 _attach_datasets()

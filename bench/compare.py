@@ -23,11 +23,11 @@ from spbench.profile.labels import dataset_display
 from spbench.profile.tables import format_markdown, write_csv, write_text
 
 #: the metric compared when none is asked for, per experiment (the first one present is used)
-DEFAULT_METRICS = {"sptrsv": ("solve_time",), "tucker": ("hooi_time", "dist_time")}
+DEFAULT_METRICS = {"sptrsv": ("solve_time",), "tucker": ("hooi_time", "dist_time"), "bench": ("time",)}
 #: a metric whose rows keep their raw repetitions in another column
-RAW_COLUMNS = {"solve_time": "solve_times"}
+RAW_COLUMNS = {"solve_time": "solve_times", "time": "times"}
 #: metrics where a larger value is better (every time, volume and memory is smaller-is-better)
-HIGHER_IS_BETTER = frozenset({"fit"})
+HIGHER_IS_BETTER = frozenset({"fit", "bandwidth", "gflops", "elements_per_s"})
 #: axis columns a point may have when meta.json holds no config to name them
 FALLBACK_AXES = ("algorithm", "kernel", "cores", "ranks", "K", "ttm")
 #: machine facts that must agree for timings to compare

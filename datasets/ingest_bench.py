@@ -1,6 +1,6 @@
 """Ingestion speed: ``.tns`` text into a tensor store against pandas' reader and the I/O limit.
 
-``python -m spbench.datasets.ingest_bench [--nnz 50000000] [--file F.tns] [--memory 1GB]`` (``make
+``spbench bench ingest [--nnz 50000000] [--file F.tns] [--memory 1GB]`` (``make
 bench-ingest``) generates (or reuses) a nell2-shaped ``.tns`` stand-in, then, one after the other
 in one invocation and each in a fresh process: reads the file's bytes alone (``cat FILE >
 /dev/null``, the I/O limit), converts it (``convert_tns``, bounded memory) and parses it with
@@ -9,13 +9,13 @@ time, lines/s, MB/s of text and peak memory (VmHWM) of each, and the speed-up ov
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from spbench.cache_root import data_dir
 
@@ -64,29 +64,17 @@ def _lines(path: Path) -> int:
         return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b""))
 
 
-def main(argv=None) -> int:
-    from spbench.dataset_commands import parse_memory
-    ap = argparse.ArgumentParser(prog="python -m spbench.datasets.ingest_bench", description=__doc__.split("\n")[0])
-    ap.add_argument("--nnz", type=int, default=50_000_000, help="nonzeros of the generated file (default 5e7)")
-    ap.add_argument("--file", help="an existing .tns file instead of the generated one")
-    ap.add_argument("--memory", default="1GB", help="the conversion's memory setting (default 1GB)")
-    args = ap.parse_args(argv)
-    memory_mb = parse_memory(args.memory)
-    path = _source_file(args)
-    size_mb, lines = path.stat().st_size / 2**20, _lines(path)
-    rows = {"cat (bytes only)": _cat(path)}
+def bench_ingest(file: str | None, nnz: int, memory: str, memory_mb: float, say=lambda text: None) -> list[dict]:
+    """Items: reading the file's bytes (``cat``), converting it (``convert_tns`` at ``memory``) and
+    parsing it (``read_tns``), each timed in its own process with its peak memory."""
+    path = _source_file(SimpleNamespace(file=file, nnz=nnz))
+    facts = {"dataset": path.name, "file": str(path), "size_mb": path.stat().st_size / 2**20, "lines": _lines(path)}
+    say("cat")
+    rows = {"cat": _cat(path)}
+    say("convert_tns")
     with tempfile.TemporaryDirectory(prefix="ingest-bench-", dir=path.parent) as tmp:
-        rows[f"convert_tns (memory {args.memory})"] = _measure("convert", path, Path(tmp) / "store", memory_mb)
-    rows["read_tns (pandas)"] = _measure("read_tns", path, Path("-"), memory_mb)
-    base = rows["read_tns (pandas)"]["seconds"]
-    print(f"{path}: {lines:,} lines, {size_mb:,.0f} MB")
-    print(f"{'reader':<28} {'seconds':>8} {'Mlines/s':>9} {'MB/s':>7} {'peak MB':>8} {'vs read_tns':>11}")
-    for name, r in rows.items():
-        peak = f"{r['peak_mb']:,.0f}" if r["peak_mb"] is not None else "-"
-        print(f"{name:<28} {r['seconds']:8.1f} {lines / r['seconds'] / 1e6:9.2f} {size_mb / r['seconds']:7.0f} "
-              f"{peak:>8} {base / r['seconds']:10.1f}x")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        rows["convert_tns"] = _measure("convert", path, Path(tmp) / "store", memory_mb)
+    say("read_tns")
+    rows["read_tns"] = _measure("read_tns", path, Path("-"), memory_mb)
+    return [{**facts, "item": name, "time": r["seconds"], "peak_mb": r["peak_mb"],
+             **({"memory": memory} if name == "convert_tns" else {})} for name, r in rows.items()]

@@ -106,6 +106,9 @@ def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
     if df is not None and "experiment" in df.columns and set(df["experiment"].dropna()) == {"tucker"}:
         from spbench.profile.tucker_figures import write_tucker_profile
         return write_tucker_profile(df, out_dir)
+    if df is not None and "experiment" in df.columns and set(df["experiment"].dropna()) == {"bench"}:
+        from spbench.profile.bench_report import write_bench_profile
+        return write_bench_profile(df, out_dir)
     schedule_only = df is not None and len(df) and set(executions(df)) == {"schedule"}
     if df is not None and len(df) and "status" in df.columns and (schedule_only or not (df["status"] == "ok").any()):
         # failed rows and `execution: schedule` rows carry no solve times: profile them as rows without times

@@ -1,4 +1,4 @@
-"""Kernel benchmarks measured side by side in one process (`make bench-serial`, `make bench-barrier`).
+"""Kernel benchmarks measured side by side in one process (`spbench bench serial|barrier|schedulers|slope`).
 
 serial:  our serial forward substitution vs scipy.sparse.linalg.spsolve_triangular on the same
          lower triangle, both under the paper's protocol (2 untimed, then R timed solves, §5.1),
@@ -13,8 +13,6 @@ slope:   scheduling time of each scheduler over grids spanning ~30x in nnz and t
 """
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 
 import numpy as np
@@ -55,81 +53,90 @@ def serial_traffic_bytes(L) -> int:
     return L.data.nbytes + L.indices.nbytes + L.indptr.nbytes + 2 * 8 * n
 
 
-def bench_serial(grid: int, repeats: int) -> list[tuple[str, str]]:
+def _matrix_facts(grid: int, L) -> dict:
+    return {"dataset": f"lap2d-5pt[grid={grid}]", "n": int(L.shape[0]), "nnz": int(L.nnz)}
+
+
+def _worst(results: list[dict]) -> str:
+    """``invalid`` when any solve's backward error failed its check, else ``ok``."""
+    return "invalid" if any(r["status"] != "ok" for r in results) else "ok"
+
+
+def _quiet(text: str) -> None:
+    """The default progress callback: says nothing."""
+
+
+def bench_serial(grid: int, repeats: int, dram_bytes: int = 256 * 2**20, say=_quiet) -> list[dict]:
+    """Items: scipy's solve, our serial kernel (backward error, difference to scipy, compulsory
+    traffic, achieved bandwidth) and copy bandwidth of a cache-sized and a DRAM-sized buffer."""
     L = _laplacian_lower(grid)
+    facts = _matrix_facts(grid, L)
+    say("spbench serial kernel")
     ours = solve_point(L, "serial", 1, repeats=repeats)
     b = np.ones(L.shape[0])
+    say("scipy spsolve_triangular")
     scipy_time = _median_time(lambda: spla.spsolve_triangular(L, b, lower=True), repeats)
     x_ref = spla.spsolve_triangular(L, b, lower=True)
     x_ours = np.empty_like(b)
     _sptrsv.serial_solve(L.indptr, L.indices, L.data, b, x_ours)
     traffic = serial_traffic_bytes(L)
+    say("copy bandwidth")
     bw_cache = copy_bandwidth(traffic)
-    bw_dram = copy_bandwidth(256 * 2**20)
-    achieved = traffic / ours["solve_time"]
+    bw_dram = copy_bandwidth(dram_bytes)
     return [
-        ("matrix", f"lower triangle of lap2d-5pt, grid {grid}: n = {L.shape[0]:,}, nnz = {L.nnz:,}"),
-        ("scipy spsolve_triangular (median)", f"{scipy_time * 1e3:.3f} ms"),
-        ("spbench serial kernel (median)", f"{ours['solve_time'] * 1e3:.3f} ms"),
-        ("speed-up over scipy", f"{scipy_time / ours['solve_time']:.1f}x"),
-        ("kernel backward error", f"{ours['residual']:.1e}"),
-        ("max |x_ours - x_scipy| / max |x_scipy|", f"{np.abs(x_ours - x_ref).max() / np.abs(x_ref).max():.1e}"),
-        ("kernel compulsory traffic", f"{traffic / 2**20:.2f} MiB per solve"),
-        ("kernel achieved bandwidth", f"{achieved / 1e9:.2f} GB/s"),
-        (f"copy bandwidth, {traffic / 2**20:.1f} MiB (cache-sized)", f"{bw_cache / 1e9:.2f} GB/s"),
-        ("copy bandwidth, 256 MiB (DRAM)", f"{bw_dram / 1e9:.2f} GB/s"),
-        ("kernel / DRAM copy bandwidth", f"{achieved / bw_dram:.2f}"),
+        {**facts, "item": "scipy spsolve_triangular", "time": scipy_time},
+        {**facts, "item": "spbench serial", "time": ours["solve_time"], "times": ours["solve_times"],
+         "residual": ours["residual"], "status": ours["status"], "max_rel_diff": float(np.abs(x_ours - x_ref).max() / np.abs(x_ref).max()),
+         "traffic_bytes": traffic, "bandwidth": traffic / ours["solve_time"]},
+        {**facts, "item": "copy cache-sized", "bytes": traffic, "bandwidth": bw_cache},
+        {**facts, "item": "copy DRAM", "bytes": dram_bytes, "bandwidth": bw_dram},
     ]
 
 
-def bench_barrier(grid: int, cores: int, repeats: int, rounds: int) -> list[tuple[str, str]]:
+def bench_barrier(grid: int, cores: int, repeats: int, rounds: int, say=_quiet) -> list[dict]:
+    """Items: the wavefront schedule on the BSP kernel with the spin and the OpenMP barrier; the
+    time is the median of the rounds' medians (``times``)."""
     L = _laplacian_lower(grid)
-    times = {"spin": [], "omp": []}
-    supersteps = None
-    for _ in range(rounds):
-        for barrier in ("spin", "omp"):
-            res = solve_point(L, "wavefront", cores, repeats=repeats, barrier=barrier)
-            times[barrier].append(res["solve_time"])
-            supersteps = res["supersteps"]
-    spin, omp = np.median(times["spin"]), np.median(times["omp"])
-    return [
-        ("matrix", f"lower triangle of lap2d-5pt, grid {grid}: n = {L.shape[0]:,}, nnz = {L.nnz:,}"),
-        ("schedule", f"wavefront, {cores} cores, {supersteps} supersteps"),
-        ("spin barrier (median of rounds)", f"{spin * 1e3:.3f} ms ({spin / supersteps * 1e9:.0f} ns per superstep)"),
-        ("OpenMP barrier (median of rounds)", f"{omp * 1e3:.3f} ms ({omp / supersteps * 1e9:.0f} ns per superstep)"),
-        ("OpenMP / spin", f"{omp / spin:.2f}"),
-    ]
+    runs = {"spin": [], "omp": []}
+    for r in range(rounds):
+        say(f"round {r + 1}/{rounds}")
+        for barrier in runs:
+            runs[barrier].append(solve_point(L, "wavefront", cores, repeats=repeats, barrier=barrier))
+    return [{**_matrix_facts(grid, L), "item": barrier, "cores": cores, "supersteps": res[-1]["supersteps"],
+             "time": float(np.median([r["solve_time"] for r in res])), "times": [r["solve_time"] for r in res],
+             "residual": max(r["residual"] for r in res), "status": _worst(res)} for barrier, res in runs.items()]
 
 
-def bench_schedulers(grid: int, cores: int, repeats: int, rounds: int) -> list[tuple]:
+def bench_schedulers(grid: int, cores: int, repeats: int, rounds: int, say=_quiet) -> list[dict]:
+    """Items: serial and every scheduler on its own kernel; medians over the rounds, the worst
+    backward error."""
     from spbench.sptrsv.schedulers import SCHEDULERS
 
     L = _laplacian_lower(grid)
     algorithms = ["serial"] + list(SCHEDULERS)
     runs = {a: [] for a in algorithms}
-    for _ in range(rounds):
+    for r in range(rounds):
+        say(f"round {r + 1}/{rounds}")
         for alg in algorithms:
             runs[alg].append(solve_point(L, alg, 1 if alg == "serial" else cores, repeats=repeats))
-    rows = [("matrix", f"lower triangle of lap2d-5pt, grid {grid}: n = {L.shape[0]:,}, nnz = {L.nnz:,}; "
-                       f"{cores} cores, {rounds} rounds of {repeats} timed solves")]
-    for alg in algorithms:
-        res = runs[alg]
-        solve = np.median([r["solve_time"] for r in res])
-        sched = np.median([r["schedule_time"] for r in res])
-        worst = max(r["residual"] for r in res)
-        rows.append((alg, f"kernel {res[0]['kernel']}, {res[0]['supersteps']} supersteps, schedule "
-                          f"{sched * 1e3:.2f} ms, solve {solve * 1e3:.3f} ms, backward error <= {worst:.1e}"))
-    return rows
+    return [{**_matrix_facts(grid, L), "item": alg, "cores": 1 if alg == "serial" else cores,
+             "kernel": res[0]["kernel"], "supersteps": res[0]["supersteps"],
+             "schedule_time": float(np.median([r["schedule_time"] for r in res])),
+             "time": float(np.median([r["solve_time"] for r in res])), "times": [r["solve_time"] for r in res],
+             "residual": max(r["residual"] for r in res), "status": _worst(res)} for alg, res in runs.items()]
 
 
-def bench_slope(grids: list[int], trials: int) -> list[tuple]:
+def bench_slope(grids: list[int], trials: int, say=_quiet) -> list[dict]:
+    """Items: each scheduler's scheduling time (best of ``trials``) on every grid at 2 cores and the
+    fitted log-log slope against nnz."""
     from spbench.sptrsv.dag import DAG
     from spbench.sptrsv.schedulers import SCHEDULERS
 
     dags = [DAG(_laplacian_lower(g)) for g in grids]
     nnz = np.array([d.nnz for d in dags], dtype=float)
-    rows = [("grids", f"{grids} (nnz {int(nnz[0]):,} to {int(nnz[-1]):,}, {nnz[-1] / nnz[0]:.1f}x)")]
+    items = []
     for name, scheduler in SCHEDULERS.items():
+        say(name)
         times = []
         for dag in dags:
             best = np.inf
@@ -138,49 +145,7 @@ def bench_slope(grids: list[int], trials: int) -> list[tuple]:
                 scheduler(dag, 2)
                 best = min(best, time.perf_counter() - t0)
             times.append(best)
-        slope = np.polyfit(np.log(nnz), np.log(times), 1)[0]
-        rows.append((name, f"slope {slope:.2f}; times (ms, min of {trials}) "
-                           + " / ".join(f"{t * 1e3:.2f}" for t in times)))
-    return rows
-
-
-def _print_table(rows) -> None:
-    print("| quantity | value |\n|---|---|")
-    for k, v in rows:
-        print(f"| {k} | {v} |")
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spbench.sptrsv.kernel_bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="what", required=True)
-    s = sub.add_parser("serial", help="our serial kernel vs scipy, and bandwidth")
-    s.add_argument("--grid", type=int, default=400)
-    s.add_argument("--repeats", type=int, default=100)
-    b = sub.add_parser("barrier", help="spin vs OpenMP barrier on the BSP kernel")
-    b.add_argument("--grid", type=int, default=300)
-    b.add_argument("--cores", type=int, default=2)
-    b.add_argument("--repeats", type=int, default=100)
-    b.add_argument("--rounds", type=int, default=5)
-    c = sub.add_parser("schedulers", help="every scheduler: supersteps, scheduling and solve time")
-    c.add_argument("--grid", type=int, default=300)
-    c.add_argument("--cores", type=int, default=2)
-    c.add_argument("--repeats", type=int, default=100)
-    c.add_argument("--rounds", type=int, default=3)
-    sl = sub.add_parser("slope", help="scheduling time vs nnz, log-log slope per scheduler")
-    sl.add_argument("--grids", default="100,200,350,550")
-    sl.add_argument("--trials", type=int, default=7)
-    args = parser.parse_args(argv)
-    if args.what == "serial":
-        _print_table(bench_serial(args.grid, args.repeats))
-    elif args.what == "barrier":
-        _print_table(bench_barrier(args.grid, args.cores, args.repeats, args.rounds))
-    elif args.what == "schedulers":
-        _print_table(bench_schedulers(args.grid, args.cores, args.repeats, args.rounds))
-    else:
-        _print_table(bench_slope([int(g) for g in args.grids.split(",")], args.trials))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        items.append({"dataset": "lap2d-5pt[grid=" + ",".join(map(str, grids)) + "]", "item": name,
+                      "grids": list(grids), "nnz": [int(v) for v in nnz], "schedule_times": times,
+                      "slope": float(np.polyfit(np.log(nnz), np.log(times), 1)[0])})
+    return items

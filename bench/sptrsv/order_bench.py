@@ -1,4 +1,4 @@
-"""Why wavefront and SpMP beat serial at ONE core (`make bench-order`; issue 13).
+"""Why wavefront and SpMP beat serial at ONE core (`spbench bench order`, `make bench-order`; issue 13).
 
 At 1 core a schedule is only a row order. The serial kernel in natural order makes each row of a
 banded lower triangle wait for the row just before it (x[i-1] is an operand of row i), so the
@@ -11,9 +11,6 @@ row right before it, the chain the natural order builds.
 """
 from __future__ import annotations
 
-import argparse
-import sys
-
 import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
@@ -25,6 +22,8 @@ from spbench.sptrsv.execute import WARMUP_RUNS, prepare_lower, solve_point
 from spbench.sptrsv.schedule import TaskSchedule, reorder
 from spbench.sptrsv.schedulers import SCHEDULERS
 
+#: the item timing the wavefront schedule itself (BSP kernel, 1 core) beside the three row orders
+BSP_ITEM = "wavefront BSP kernel"
 MATRICES = (("lap2d-5pt", {"grid": 120}), ("lap3d-7pt", {"grid": 24}),
             ("lap2d-5pt", {"grid": 400}), ("lap3d-7pt", {"grid": 60}))
 
@@ -52,48 +51,28 @@ def chained_rows(L: sp.csr_matrix) -> float:
     return float(np.count_nonzero(L.indices == rows - 1) / max(1, L.shape[0] - 1))
 
 
-def bench_matrix(name: str, params: dict | None, repeats: int, rounds: int) -> dict:
+def bench_matrix(name: str, params: dict | None, repeats: int, rounds: int) -> list[dict]:
     """One matrix: a generator with ``params``, or (``params`` None) a registry data set, its
-    stand-in when the real matrix is not cached."""
+    stand-in when the real matrix is not cached. Items: the serial kernel in natural, wavefront
+    and SpMP order (with the fraction of rows chained to the row before) and the wavefront
+    schedule on the BSP kernel; each time the median of the rounds' medians (``times``)."""
+    source = "synthetic"
     if params is None:
         from spbench.datasets.registry import resolve
-        A = resolve(name).load(fetch=False, standin=True).matrix
+        loaded = resolve(name).load(fetch=False, standin=True)
+        A, source = loaded.matrix, loaded.source
     else:
         A = generate(name, params)
     L = prepare_lower(A)
     dag = DAG(L)
     orders = {"natural": L, "wavefront": order_of("wavefront", dag, L), "spmp": order_of("spmp", dag, L)}
-    times: dict[str, list[float]] = {k: [] for k in [*orders, "wavefront BSP kernel"]}
+    times: dict[str, list[float]] = {k: [] for k in [*orders, BSP_ITEM]}
     for _ in range(rounds):
         for key, M in orders.items():
             times[key].append(serial_time(M, repeats))
-        times["wavefront BSP kernel"].append(
-            solve_point(L, "wavefront", 1, repeats=repeats, dag=dag)["solve_time"])
-    med = {k: float(np.median(v)) for k, v in times.items()}
-    return {"matrix": name if params is None else f"{name} {params}", "n": L.shape[0], "nnz": L.nnz,
-            "chained natural": chained_rows(L), "chained wavefront": chained_rows(orders["wavefront"]),
-            **{f"{k} (µs)": v * 1e6 for k, v in med.items()},
-            "natural / wavefront order": med["natural"] / med["wavefront"],
-            "natural / spmp order": med["natural"] / med["spmp"]}
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spbench.sptrsv.order_bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--datasets", default="",
-                        help="comma-separated registry data sets instead of the generated grids (e.g. Flan_1565,"
-                             "thermal2+metis; stand-ins when not cached)")
-    args = parser.parse_args(argv)
-    matrices = [(d, None) for d in args.datasets.split(",") if d] or MATRICES
-    records = [bench_matrix(name, params, args.repeats, args.rounds) for name, params in matrices]
-    keys = list(records[0])
-    print("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys))
-    for r in records:
-        print("| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r.values()) + " |")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        times[BSP_ITEM].append(solve_point(L, "wavefront", 1, repeats=repeats, dag=dag)["solve_time"])
+    label = name if params is None else f"{name}[" + ",".join(f"{k}={v}" for k, v in params.items()) + "]"
+    return [{"dataset": label, "dataset_source": source, "item": key, "n": int(L.shape[0]), "nnz": int(L.nnz),
+             "time": float(np.median(v)), "times": v,
+             **({"chained": chained_rows(orders[key])} if key in orders else {})}
+            for key, v in times.items()]

@@ -1,6 +1,6 @@
 """One HOOI invocation: spbench (Cython TTM + Lanczos) against ``pyttb.tucker_als``.
 
-    python -m spbench.tucker.hooi_bench [--threads 1] [--skip-pyttb-4way] [--out FILE.json]
+    spbench bench hooi [--threads 1] [--skip-pyttb-4way] [--out DIR]
 
 Cases (the issue's sizes): ``3way`` 2000×1500×1000 with 200k nonzeros, core 10³; ``4way``
 500×400×300×200 with 200k nonzeros, core 10⁴.  Coordinates uniform at random (duplicates summed),
@@ -8,7 +8,7 @@ values uniform in [0, 1), seeded.  Both solvers start from the same factors (see
 orthonormalized; pyttb ignores the first mode's, as does HOOI) and do one invocation
 (pyttb: ``stoptol=0, maxiters=1``).
 
-Each solver runs in its own child process (``--child``), with ``OMP_NUM_THREADS`` /
+Each solver runs in its own child process (:data:`CHILD_SCRIPT`), with ``OMP_NUM_THREADS`` /
 ``OPENBLAS_NUM_THREADS`` / ``MKL_NUM_THREADS`` = ``--threads``; the child reports the wall time
 of the solver call, its fit and ``ru_maxrss`` (peak resident memory of the child, including the
 interpreter and the tensor: the ``base`` column is the peak of a child that only builds the
@@ -21,7 +21,6 @@ thread count, best of 3) measured in the same run.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -86,14 +85,20 @@ def _child(solver: str, dims, nnz: int, K: int, seed: int, threads: int) -> dict
     return out
 
 
+#: what a child process runs: ``_child`` of (solver, case, seed, threads) from argv, one JSON line out
+CHILD_SCRIPT = ("import json, sys\nfrom spbench.tucker.hooi_bench import CASES, _child\n"
+                "solver, case, seed, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])\n"
+                "spec = CASES[case]\n"
+                "print(json.dumps(_child(solver, spec['dims'], spec['nnz'], spec['K'], seed, threads)))\n")
+
+
 def run_child(solver: str, case: str, seed: int, threads: int, timeout: float) -> dict:
     """Run one solver in a fresh interpreter and parse its JSON line."""
     spec = CASES[case]
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
-    cmd = [sys.executable, "-m", "spbench.tucker.hooi_bench", "--child", solver, "--case", case,
-           "--seed", str(seed), "--threads", str(threads)]
+    cmd = [sys.executable, "-c", CHILD_SCRIPT, solver, case, str(seed), str(threads)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -150,65 +155,37 @@ def ttm_throughput(nmodes: int, K: int, threads: int, seed: int, reps: int = 3) 
             "gflops": total_flops / total_t / 1e9}
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cases", default="3way,4way")
-    ap.add_argument("--skip-pyttb-4way", action="store_true", help="do not run pyttb on the 4-way case")
-    ap.add_argument("--skip-pyttb", action="store_true", help="do not run pyttb at all")
-    ap.add_argument("--timeout", type=float, default=1800.0, help="per child process, seconds")
-    ap.add_argument("--reps", type=int, default=3, help="TTM throughput repetitions")
-    ap.add_argument("--out", default=None, help="write the raw results as JSON here")
-    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--case", default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
+def case_label(dims, nnz: int) -> str:
+    """A case's data set name in rows: its dims and nonzeros."""
+    return "×".join(map(str, dims)) + f", {nnz} nnz"
 
-    if args.child:
-        spec = CASES[args.case]
-        print(json.dumps(_child(args.child, spec["dims"], spec["nnz"], spec["K"], args.seed,
-                                args.threads)))
-        return 0
 
-    rows = []
-    for case in args.cases.split(","):
+def bench_hooi(cases: list[str], threads: int, seed: int, skip_pyttb: bool, skip_pyttb_4way: bool,
+               timeout: float, reps: int, say=lambda text: None) -> list[dict]:
+    """Items: each case's solvers (base, spbench, pyttb: time, fit, peak RSS; ``skipped`` when
+    asked), the TTM kernel's throughput for N = 3, 4 and K = 10, 20, and the numpy matmul peak."""
+    items = []
+    for case in cases:
         spec = CASES[case]
-        row = {"case": case, "dims": spec["dims"], "nnz": spec["nnz"], "K": spec["K"]}
+        facts = {"dataset": case_label(spec["dims"], spec["nnz"]), "case": case, "dims": list(spec["dims"]),
+                 "nnz": spec["nnz"], "K": spec["K"], "threads": threads}
         for solver in ("base", "spbench", "pyttb"):
-            if solver == "pyttb" and (args.skip_pyttb or (case == "4way" and args.skip_pyttb_4way)):
-                row[solver] = {"status": "skipped"}
+            item = {**facts, "item": f"{solver} threads={threads}", "solver": solver}
+            if solver == "pyttb" and (skip_pyttb or (case == "4way" and skip_pyttb_4way)):
+                items.append({**item, "status": "skipped"})
                 continue
-            row[solver] = run_child(solver, case, args.seed, args.threads, args.timeout)
-            print(f"# {case} {solver}: {row[solver]}", file=sys.stderr, flush=True)
-        rows.append(row)
-    peak = matmul_peak(args.threads)
-    thr = [ttm_throughput(N, K, args.threads, args.seed, args.reps) for N in (3, 4) for K in (10, 20)]
-
-    print(f"threads={args.threads}  numpy matmul peak {peak:.1f} GFLOP/s\n")
-    print("| case | nnz | core | spbench s | pyttb s | speed-up | spbench fit | pyttb fit | "
-          "spbench MB | pyttb MB | base MB | memory ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for row in rows:
-        s, p, b = row["spbench"], row["pyttb"], row["base"]
-        ok = p.get("status") == "ok" and s.get("status") == "ok"
-        print(f"| {row['case']} {'×'.join(map(str, row['dims']))} | {row['nnz']} | "
-              f"{row['K']}^{len(row['dims'])} | {s.get('time', float('nan')):.3f} | "
-              f"{p.get('time', float('nan')):.2f} | "
-              f"{(p['time'] / s['time']) if ok else float('nan'):.0f}× | {s.get('fit', float('nan')):.10g} | "
-              f"{p.get('fit', float('nan')):.10g} | {s.get('maxrss_mb', float('nan')):.0f} | "
-              f"{p.get('maxrss_mb', float('nan')):.0f} | {b.get('maxrss_mb', float('nan')):.0f} | "
-              f"{(p['maxrss_mb'] / s['maxrss_mb']) if ok else float('nan'):.1f}× |")
-    print("\n| TTM N | K | time s (all modes) | Melements/s | GFLOP/s | % of matmul peak |")
-    print("|---|---|---|---|---|---|")
-    for t in thr:
-        print(f"| {t['N']} | {t['K']} | {t['time']:.3f} | {t['elements_per_s'] / 1e6:.2f} | "
-              f"{t['gflops']:.2f} | {100 * t['gflops'] / peak:.1f} |")
-    if args.out:
-        with open(args.out, "w") as fh:
-            json.dump({"schema_version": 1, "threads": args.threads, "matmul_gflops": peak,
-                       "hooi": rows, "ttm": thr}, fh, indent=1, default=str)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            say(f"{case} {solver}")
+            res = run_child(solver, case, seed, threads, timeout)
+            items.append({**item, "status": res["status"], "error": res.get("stderr"),
+                          **{k: res[k] for k in ("time", "fit", "maxrss_mb", "queries", "restarts") if k in res},
+                          **({"phase_times": res["times"]} if "times" in res else {})})
+    say("numpy matmul peak and TTM throughput")
+    items.append({"dataset": "numpy matmul n=2048", "item": f"matmul threads={threads}", "threads": threads,
+                  "gflops": matmul_peak(threads)})
+    for N in (3, 4):
+        for K in (10, 20):
+            t = ttm_throughput(N, K, threads, seed, reps)
+            spec = CASES["3way" if N == 3 else "4way"]
+            items.append({"dataset": case_label(spec["dims"], spec["nnz"]), "item": f"ttm K={K} threads={threads}",
+                          "threads": threads, **t})
+    return items

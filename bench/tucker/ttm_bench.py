@@ -1,7 +1,7 @@
 """The local TTM, ``ttm: csf`` against ``ttm: paper`` in one run (tucker-lite-distribution §8 and
 Appendix A):
 
-    python -m spbench.tucker.ttm_bench [--threads 1,2] [--cases 3way,4way,nell2] [--out FILE.json]
+    spbench bench ttm [--threads 1,2] [--cases 3way,4way,nell2] [--out DIR]
 
 Cases (issue 16): ``3way`` 2000×1500×1000 and ``4way`` 500×400×300×200, 200k uniform nonzeros
 (:func:`.hooi_bench.make_tensor`), K = 10; ``nell2`` the nell2 stand-in (power-law slices,
@@ -14,14 +14,11 @@ peak (n = 2048, same thread count, best of 3) measured in the same run.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import time
 
 import numpy as np
 
-from .hooi_bench import make_tensor, matmul_peak
+from .hooi_bench import case_label, make_tensor, matmul_peak
 
 KINDS = ("paper", "csf")
 CASES = {
@@ -81,52 +78,23 @@ def compare(T, K: int, threads: int, reps: int, seed: int = 0) -> dict:
     return out
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
-    ap.add_argument("--cases", default="3way,4way,nell2")
-    ap.add_argument("--nell2-nnz", type=int, default=5_000_000)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None, help="write the results as JSON here")
-    args = ap.parse_args(argv)
-    try:
-        threads = [int(t) for t in args.threads.split(",")]
-        cases = args.cases.split(",")
-        unknown = [c for c in cases if c not in CASES]
-        if unknown or min(threads) < 1:
-            raise ValueError
-    except ValueError:
-        print(f"ttm_bench: --threads expects integers >= 1 and --cases names out of {', '.join(CASES)}",
-              file=sys.stderr)
-        return 2
-    rows = []
-    peaks = {t: matmul_peak(t) for t in threads}
+def bench_ttm(cases: list[str], threads: list[int], nell2_nnz: int, reps: int, seed: int,
+              say=lambda text: None) -> list[dict]:
+    """Items: per case, K and thread count, the paper and the csf kernel (time, GFLOP/s, flops,
+    plan bytes per nonzero and build time; ``max_rel_diff`` between the two results), and the
+    numpy matmul peak per thread count."""
+    items = [{"dataset": "numpy matmul n=2048", "item": f"matmul threads={t}", "threads": t,
+              "gflops": matmul_peak(t)} for t in threads]
     for case in cases:
         for spec in CASES[case]:
-            T = _tensor(spec, args.nell2_nnz, args.seed)
+            T = _tensor(spec, nell2_nnz, seed)
+            facts = {"dataset": case_label(T.dims, T.nnz), "case": case, "nnz": int(T.nnz), "dims": list(T.dims),
+                     "K": spec["K"]}
             for t in threads:
-                res = compare(T, spec["K"], t, args.reps, args.seed)
-                res.update(case=case, nnz=T.nnz, dims=list(T.dims), K=spec["K"], threads=t,
-                           matmul_gflops=peaks[t])
-                rows.append(res)
-                print(f"# {case} K={spec['K']} threads={t}: paper {res['paper']['time']:.4f} s, "
-                      f"csf {res['csf']['time']:.4f} s", file=sys.stderr, flush=True)
-    print("| tensor | nnz | K | threads | paper s | csf s | speed-up | flop reduction | paper GFLOP/s "
-          "| csf GFLOP/s | csf % of matmul peak | csf B/nnz | paper B/nnz | csf plan s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        p, c = r["paper"], r["csf"]
-        print(f"| {r['case']} {'×'.join(map(str, r['dims']))} | {r['nnz']} | {r['K']} | {r['threads']} | "
-              f"{p['time']:.4f} | {c['time']:.4f} | {r['speedup']:.2f}× | {r['flop_reduction']:.2f}× | "
-              f"{p['gflops']:.2f} | {c['gflops']:.2f} | {100 * c['gflops'] / r['matmul_gflops']:.1f} | "
-              f"{c['bytes_per_nnz']:.0f} | {p['bytes_per_nnz']:.0f} | {c['plan_s']:.2f} |")
-    print(f"\nmatmul peak GFLOP/s: {', '.join(f'{t} thread(s) {g:.1f}' for t, g in peaks.items())}")
-    if args.out:
-        with open(args.out, "w") as fh:
-            json.dump({"schema_version": 1, "rows": rows, "matmul_gflops": peaks}, fh, indent=1)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+                say(f"{case} K={spec['K']} threads={t}")
+                res = compare(T, spec["K"], t, reps, seed)
+                items += [{**facts, "item": f"{kind} K={spec['K']} threads={t}", "kind": kind, "threads": t,
+                           "time": res[kind]["time"], "times": res[kind]["rounds"], "gflops": res[kind]["gflops"],
+                           "flops": res[kind]["flops"], "bytes_per_nnz": res[kind]["bytes_per_nnz"],
+                           "plan_time": res[kind]["plan_s"], "max_rel_diff": res["max_rel_diff"]} for kind in KINDS]
+    return items

@@ -1,0 +1,120 @@
+"""Rows of `spbench bench …` (DESIGN.md §5): one row per measured item, written like any sweep's.
+
+A benchmark measures its items side by side in one invocation; the rows of that invocation land
+in ``<out>/runs/`` through the one results writer, machine facts in ``meta.json``. A second
+invocation appends: it measures every item again and stores its rows as the next ``repeat``
+(``--fresh`` forgets the stored rows first), so `spbench compare` gets one sample per invocation
+and `spbench profile` shows each invocation's table. Point identity (what compare matches):
+experiment ``bench``, data set, execution, benchmark and item.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import secrets
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from spbench import machine
+from spbench.results import ResultStore
+from spbench.row_schema import SCHEMA_VERSION
+
+__all__ = ["UNITS", "bench_folder", "store_items", "bench_code_version"]
+
+#: the unit of every figure a bench row may carry (rows list theirs under ``units``)
+UNITS = {
+    "time": "s", "times": "s", "schedule_time": "s", "schedule_times": "s", "plan_time": "s",
+    "generate_time": "s", "bandwidth": "B/s", "bytes": "B", "traffic_bytes": "B", "bytes_per_nnz": "B",
+    "gflops": "GFLOP/s", "flops": "flop", "elements_per_s": "1/s", "maxrss_mb": "MiB", "peak_mb": "MiB",
+    "peak_rss_mb_max": "MB", "mem_total_mb_max": "MB", "size_mb": "MiB", "words_per_rank_max": "words",
+    "residual": "1", "max_rel_diff": "1", "chained": "1", "slope": "1", "fit": "1",
+    "lanczos_residual_max": "1", "theorem_slack": "1",
+}
+#: the sources a benchmark's numbers depend on, beyond an experiment's run sources: modules
+BENCH_SOURCES = {"ingest": ("spbench.datasets.tns_ingest", "spbench.datasets.tensor_store",
+                            "spbench.datasets.store_duplicates", "spbench.datasets.frostt")}
+
+
+def bench_code_version(code: str) -> str:
+    """``code`` is an experiment (``sptrsv``, ``tucker``: the hash of what its runs execute) or a key
+    of :data:`BENCH_SOURCES` (the hash of those modules' files)."""
+    if code not in BENCH_SOURCES:
+        from spbench.runner import code_version
+        return code_version(code)
+    digest = hashlib.sha256()
+    for name in BENCH_SOURCES[code]:
+        path = Path(importlib.import_module(name).__file__)
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@contextmanager
+def bench_folder(out, *, fresh: bool = False):
+    """The results folder, locked while the benchmark measures and writes (ResultsBusy when another
+    writer holds it); a folder left holding nothing is removed again."""
+    store = ResultStore(out)
+    with store.lock():
+        if fresh:
+            store.fresh()
+        store.clean_stale()
+        yield store
+
+
+def _next_repeat(store: ResultStore, benchmark: str, options: dict, version: str) -> int:
+    """1 + the largest repeat stored for this benchmark with these options and code (0 when none)."""
+    repeats = [-1]
+    for frag in store.runs.glob("*.json") if store.runs.is_dir() else []:
+        try:
+            row = json.loads(frag.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if (row.get("benchmark"), row.get("params"), row.get("code_version")) == (benchmark, options, version):
+            repeats.append(int(row.get("repeat", 0)))
+    return max(repeats) + 1
+
+
+def _write_meta(store: ResultStore, benchmark: str, options: dict, items: list[str]) -> None:
+    """meta.json: the machine (another machine's later rows are listed, not hidden) and the
+    benchmark's options; ``config.sweep`` names the axes `spbench compare` matches rows by."""
+    facts = machine.machine_facts()
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    with store.meta_lock():
+        meta = store.read_meta() or {"sweep": f"bench-{benchmark}", "created_at": now, "machine": facts}
+        old = meta.get("machine", {})
+        if any(old.get(k) != facts.get(k) for k in ("host", "cpu", "cores")):
+            meta.setdefault("other_machines", []).append({"at": now, "machine": facts})
+        meta["config"] = {"name": f"bench-{benchmark}", "benchmark": benchmark, "options": options,
+                          "sweep": {"benchmark": [benchmark], "item": items}}
+        meta["updated_at"] = now
+        store.write_meta(meta)
+
+
+def store_items(store: ResultStore, benchmark: str, options: dict, items: list[dict], *, code: str,
+                started_at: str) -> list[dict]:
+    """Write one row per item (its ``item`` and ``dataset`` name it; the rest are its figures, a
+    ``status``/``error`` when it did not run ok) and return the rows as stored."""
+    version = bench_code_version(code)
+    repeat = _next_repeat(store, benchmark, options, version)
+    _write_meta(store, benchmark, options, [it["item"] for it in items])
+    git = machine.git_state()
+    facts = machine.machine_facts(with_mpi=False)
+    invocation = secrets.token_hex(6)
+    rows = []
+    for index, item in enumerate(items):
+        identity = {"benchmark": benchmark, "item": item["item"], "dataset": item["dataset"],
+                    "options": options, "repeat": repeat}
+        blob = json.dumps({"p": identity, "code": version, "schema": SCHEMA_VERSION}, sort_keys=True, default=str)
+        row = {"run_id": hashlib.sha256(blob.encode()).hexdigest()[:20], "schema_version": SCHEMA_VERSION,
+               "experiment": "bench", "benchmark": benchmark, "config": f"bench-{benchmark}",
+               "execution": "measured", "dataset_source": "synthetic", "repeat": repeat,
+               "invocation": invocation, "item_index": index, "status": "ok", "error": None, "started_at": started_at,
+               "git_sha": git.get("sha"), "git_dirty": git.get("dirty"), "host": facts["host"],
+               "omp_threads": facts["openmp"].get("threads"), "code_version": version, "params": options,
+               **item}
+        row["units"] = {k: UNITS[k] for k in item if k in UNITS}
+        store.write_row(row)
+        rows.append(json.loads((store.runs / f"{row['run_id']}.json").read_text()))
+    return rows
