@@ -9,12 +9,8 @@ from pathlib import Path
 import click
 
 from . import __version__
-
-
-class UsageFailure(click.ClickException):
-    """A one-line error about the user's input; exit code 2 like click's own usage errors."""
-
-    exit_code = 2
+from .cli_errors import UsageFailure
+from .experiment_registry import EXPERIMENTS
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -178,8 +174,8 @@ def profile(results_dir, plots_dir):
 @main.command()
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
-@click.option("--metric", default=None, help="Row column to compare (default: solve_time for SpTrSV, "
-              "hooi_time for Tucker, else dist_time).")
+@click.option("--metric", default=None, help="Row column to compare (default: the experiment's, solve_time "
+              "for SpTrSV, hooi_time for Tucker, else dist_time).")
 @click.option("--threshold", default="5%", show_default=True,
               help="Smallest ratio change flagged, as 5% or 0.05 (and only when the interval excludes 1).")
 @click.option("--fail", is_flag=True, help="Exit 1 when any point is flagged as a regression.")
@@ -237,7 +233,8 @@ def info(as_json):
 
 
 @main.command()
-@click.option("--experiment", type=click.Choice(["sptrsv", "tucker"]), default="sptrsv", show_default=True)
+@click.option("--experiment", type=click.Choice(EXPERIMENTS), default=EXPERIMENTS[0], show_default=True,
+              help="The experiment whose cost model to calibrate.")
 @click.option("--cores", default="1,2", show_default=True, help="SpTrSV: core counts to calibrate, comma separated.")
 @click.option("--quick", is_flag=True, help="Small inputs and few repeats (seconds).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -246,20 +243,16 @@ def calibrate(experiment, cores, quick, out_path):
     """Measure this machine's costs for the cost model `execution: simulate` uses: SpTrSV (per row /
     nonzero, barrier, weak barrier, P2P wait) or Tucker (TTM, oracle, Lanczos, MPI latency and
     per-word cost from a 2-rank micro-benchmark)."""
-    if experiment == "tucker":
-        from .tucker.calibrate import calibrate as tucker_calibration, default_calibration_path, save
-        path = save(tucker_calibration(quick=quick), out_path or default_calibration_path())
-        click.echo(f"calibration written to {path}")
-        return
-    from .sptrsv.calibrate import calibrate as run_calibration, default_costs_path, save_costs, summary
+    from .experiment_registry import get_experiment
 
+    chosen = get_experiment(experiment)
     try:
         cores_list = tuple(int(c) for c in cores.split(","))
-        costs = run_calibration(cores_list, quick=quick)
+        measured = chosen.measure_calibration(quick, cores_list)
     except ValueError as exc:
         raise UsageFailure(f"--cores: {exc}") from None
-    path = save_costs(costs, out_path or default_costs_path())
-    for name, value in summary(costs):
+    path = chosen.save_calibration(measured, out_path or chosen.calibration_path())
+    for name, value in chosen.calibration_summary(measured):
         click.echo(f"{name:<10} {value}")
     click.echo(f"calibration written to {path}")
 

@@ -17,13 +17,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from spbench.experiment_registry import EXPERIMENTS, get_experiment
 from spbench.profile.intervals import (CONFIDENCE, RESAMPLES, SEED, geomean_interval, mann_whitney,
                                        point_samples, ratio_of_medians)
 from spbench.profile.labels import dataset_display
 from spbench.profile.tables import format_markdown, write_csv, write_text
 
-#: the metric compared when none is asked for, per experiment (the first one present is used)
-DEFAULT_METRICS = {"sptrsv": ("solve_time",), "tucker": ("hooi_time", "dist_time"), "bench": ("time",)}
+#: the metric compared when none is asked for, for rows that are no registered experiment's (an
+#: experiment declares its own: Experiment.compare_metrics); the first one present is used
+DEFAULT_METRICS = {"bench": ("time",)}
 #: a metric whose rows keep their raw repetitions in another column
 RAW_COLUMNS = {"solve_time": "solve_times", "time": "times"}
 #: metrics where a larger value is better (every time, volume and memory is smaller-is-better)
@@ -110,7 +112,7 @@ def point_columns(base: Folder, new: Folder) -> list[str]:
 
 def pick_metric(base: Folder, new: Folder, metric: str | None) -> str:
     """The metric asked for, or the experiment's default present in both folders' ok rows."""
-    candidates = (metric,) if metric else DEFAULT_METRICS.get(base.experiment, ("solve_time",))
+    candidates = (metric,) if metric else _default_metrics(base.experiment)
     for m in candidates:
         missing = [f for f in (base, new) if not _has_values(f.rows, m)]
         if not missing:
@@ -122,6 +124,16 @@ def pick_metric(base: Folder, new: Folder, metric: str | None) -> str:
                                f"the metrics its rows hold: {', '.join(have) or 'none'}")
     raise CompareError(f"{(missing or [base])[0].path}: no ok row with a positive "
                        f"{' or '.join(candidates)}; expected measured rows (pass --metric)")
+
+
+def _default_metrics(experiment: str) -> tuple:
+    """The metrics compared when none is asked for: the experiment's declared ones."""
+    if experiment in EXPERIMENTS:
+        return get_experiment(experiment).compare_metrics
+    if experiment in DEFAULT_METRICS:
+        return DEFAULT_METRICS[experiment]
+    raise CompareError(f"rows of experiment {experiment!r}; expected one of {', '.join(EXPERIMENTS)} "
+                       f"(or pass --metric)")
 
 
 def _has_values(rows: pd.DataFrame, metric: str) -> bool:

@@ -1,8 +1,11 @@
 """YAML sweep configs → frozen dataclasses, with one-line errors naming the file, the key and what was expected.
 
-The keys are those of DESIGN.md §3.  Everything a run needs is checked here, before anything is
-written: unknown keys, wrong types, empty axes, cores/ranks < 1, unknown algorithms and data sets
-that cannot be resolved (unknown registry names, missing local files).
+The keys are those of DESIGN.md §3: the common ones here, each experiment's own (its axes, its
+top-level keys, its algorithms, its executions) declared by the experiment
+(:class:`spbench.experiment.Experiment`), so `barrier:` in a Tucker config is an error. Everything a
+run needs is checked here, before anything is written: unknown keys, wrong types, empty axes,
+cores/ranks < 1, unknown algorithms and data sets that cannot be resolved (unknown registry names,
+missing local files).
 """
 from __future__ import annotations
 
@@ -12,37 +15,16 @@ from typing import Any
 
 import yaml
 
-EXPERIMENTS = ("sptrsv", "tucker")
-EXECUTIONS = ("measured", "simulate", "schedule")  # schedule: sptrsv schedules only, no solve
-FALLBACKS = ("error", "standin")
-BARRIERS = ("auto", "spin", "omp")
+from .experiment_registry import EXPERIMENTS, get_experiment
 
-#: the sweep axes each experiment requires
-AXES = {
-    "sptrsv": ("algorithm", "cores"),
-    "tucker": ("algorithm", "ranks", "K"),
-}
-#: axes a sweep may add, with their allowed values (sptrsv `kernel`: auto = the schedule's own kernel;
-#: `bsp` runs a staleness-2 schedule on the BSP kernel, valid by sptrsv-elasticity Remark 2.3)
-OPTIONAL_AXES = {
-    "sptrsv": {"kernel": ("auto", "bsp", "ssp", "p2p")},
-    "tucker": {"ttm": ("csf", "paper")},
-}
-TOP_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", "repeats", "runs",
-            "execution", "fallback", "barrier", "params", "seed", "description",
-            "launcher", "timeout", "oversubscribe", "invocations", "init", "lanczos", "costs", "ttm")
-INITS = ("random", "hosvd")
-#: tucker `lanczos:` paper = 2K_n steps, Q_n = 4K_n queries, no restart (tucker-lite §7.1);
-#: converged = restarted until the K_n leading triplets reach relative residual 1e-8
-LANCZOS = ("paper", "converged")
-#: tucker `ttm:` the local TTM kernel: csf = compressed sparse fibers (tucker-lite §8's future
-#: work), paper = Appendix A's element-wise form; also a sweep axis
-TTM = OPTIONAL_AXES["tucker"]["ttm"]
+#: every execution some experiment supports (each experiment declares its own)
+EXECUTIONS = ("measured", "simulate", "schedule")
+FALLBACKS = ("error", "standin")
+#: keys every config may have; an experiment adds its own (Experiment.options)
+COMMON_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", "repeats", "runs",
+               "execution", "fallback", "params", "seed", "description", "costs")
 #: `--scale`: full = the config as written; small = a quick pass (see Config.scaled)
 SCALES = ("full", "small")
-#: small scale: stand-in data sets shrink by these factors (SpTrSV rows, Tucker nonzeros)
-SMALL_MATRIX_FACTOR = 1 / 8
-SMALL_TENSOR_FACTOR = 1 / 100   # the paper configs' stand-ins are full size (54M-144M nonzeros)
 SMALL_MAX_REPEATS = 10
 
 
@@ -52,11 +34,13 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Config:
-    """One validated sweep (DESIGN.md §3): what to run, on which data, how often."""
+    """One validated sweep (DESIGN.md §3): what to run, on which data, how often. The experiment's
+    own keys are in ``options`` (its declared defaults filled in) and read as attributes
+    (``config.barrier``, ``config.launcher``)."""
 
     name: str
     experiment: str
-    datasets: tuple  # of spbench.datasets.registry.Dataset
+    datasets: tuple  # of the experiment's data sets (registry entries or local files)
     sweep: tuple  # ((axis, (values...)), ...) in file order
     include: tuple = ()  # tuple of dicts: extra points
     exclude: tuple = ()  # tuple of dicts: points matching all given keys are dropped
@@ -64,21 +48,24 @@ class Config:
     runs: int = 1  # independent repetitions of each point (the `repeat` column)
     execution: str = "measured"
     fallback: str = "error"  # a real data set that is not cached: error, or use its stand-in
-    barrier: str = "auto"
     params: dict = field(default_factory=dict)  # per-algorithm parameters
     seed: int = 0
     description: str = ""
-    launcher: str = ""  # tucker MPI: a template with {ranks}; "" = the mpiexec beside this Python
-    timeout: float = 3600.0  # tucker MPI: seconds per (data set, ranks) job before it is killed
-    oversubscribe: bool = False  # tucker MPI: allow more ranks than cores (correctness runs only)
-    invocations: int = 1  # tucker: HOOI invocations per run (the paper's tables: 1)
-    init: str = "random"  # tucker: initial factors, random (seeded, orthonormalized) or hosvd
-    lanczos: str = "paper"  # tucker: Lanczos iterations as the paper runs them, or converged
-    ttm: str = "csf"  # tucker: local TTM kernel (csf or paper), unless `ttm` is a sweep axis
-    costs: str = ""  # sptrsv simulate: calibration file ("" = the default one `spbench calibrate` writes)
+    costs: str = ""  # simulate: calibration file ("" = the default one `spbench calibrate` writes)
+    options: dict = field(default_factory=dict)  # the experiment's own keys (Experiment.options)
     scale: str = "full"  # `--scale`: full, or small (Config.scaled: smaller stand-ins, fewer repeats)
     source: str = "<config>"
     raw: dict = field(default_factory=dict)  # the parsed YAML, copied into meta.json
+
+    def __getattr__(self, key):
+        """The experiment's own keys as attributes; AttributeError for a key it does not have."""
+        try:
+            options = object.__getattribute__(self, "options")
+        except AttributeError:
+            raise AttributeError(key) from None
+        if key in options:
+            return options[key]
+        raise AttributeError(f"a {object.__getattribute__(self, 'experiment')} config has no key {key!r}")
 
     def with_overrides(self, **overrides) -> "Config":
         """CLI flags given explicitly win over the file (STYLE.md: YAML keys mirror flags)."""
@@ -91,24 +78,26 @@ class Config:
             if self.scale != "full":
                 raise ConfigError(f"{self.source}: scale: cannot go back from {self.scale} to {scale}")
             config = self.scaled(scale)
-        checked = _check_scalars(self.source, given)  # explicit --repeats / --runs win over the scale
-        return replace(config, **checked)
+        experiment = get_experiment(self.experiment)
+        own = {k: given.pop(k) for k in list(given) if k in experiment.options}
+        for key in given:
+            if key not in COMMON_KEYS:
+                raise ConfigError(_foreign_key(self.source, experiment, key, f"--{key}"))
+        checked = _check_scalars(self.source, experiment, given)  # explicit --repeats / --runs win over the scale
+        options = {**config.options, **_check_options(self.source, experiment, own)}
+        return replace(config, options=options, **checked)
 
     def scaled(self, scale: str) -> "Config":
         """The quick variant of this sweep: ``small`` keeps every point but runs ``min(repeats, 10)``
-        timed runs, ``runs: 1``, stand-ins shrunk (SpTrSV: about 1/8 of the rows; Tucker: 1/10 of
-        the nonzeros; real data sets, when cached, stay as they are) and the name ``<name>_small``,
-        so its rows land in their own folder and ``scale`` is part of every run_id."""
+        timed runs, ``runs: 1``, stand-ins shrunk by the experiment's ``small_factor`` (SpTrSV: about
+        1/8 of the rows; Tucker: 1/100 of the nonzeros; real data sets, when cached, stay as they
+        are) and the name ``<name>_small``, so its rows land in their own folder and ``scale`` is
+        part of every run_id."""
         if scale == "full":
             return self
-        if self.experiment == "tucker":
-            from spbench.datasets.tensor_registry import scaled_tensor as shrink
-            factor = SMALL_TENSOR_FACTOR
-        else:
-            from spbench.datasets.registry import scaled_dataset as shrink
-            factor = SMALL_MATRIX_FACTOR
+        experiment = get_experiment(self.experiment)
         return replace(self, scale=scale, name=f"{self.name}_{scale}",
-                       datasets=tuple(shrink(d, factor) for d in self.datasets),
+                       datasets=tuple(experiment.shrink_dataset(d, experiment.small_factor) for d in self.datasets),
                        repeats=min(self.repeats, SMALL_MAX_REPEATS), runs=1)
 
 
@@ -186,23 +175,23 @@ def parse_config(data: Any, src: str = "<config>", base_dir: Path | None = None)
     """Validate an already-parsed mapping (the YAML document)."""
     if not isinstance(data, dict):
         raise ConfigError(f"{src}: expected a mapping of keys at top level, got {_kind(data)}")
-    unknown = [k for k in data if k not in TOP_KEYS]
-    if unknown:
-        raise ConfigError(f"{src}: unknown key '{unknown[0]}' (expected one of: {', '.join(TOP_KEYS)})")
+    experiment = get_experiment(data["experiment"]) if data.get("experiment") in EXPERIMENTS else None
+    for key in data:
+        if key not in COMMON_KEYS and (experiment is None or key not in experiment.options):
+            raise ConfigError(_foreign_key(src, experiment, key, f"key '{key}'"))
     for key in ("name", "experiment", "datasets", "sweep"):
         if key not in data:
             raise ConfigError(f"{src}: missing key '{key}'")
     name = data["name"]
     if not isinstance(name, str) or not name or any(c in name for c in "/\\") or name.startswith("."):
         raise ConfigError(f"{src}: key 'name': expected a non-empty string usable as a folder name, got {name!r}")
-    experiment = data["experiment"]
-    if experiment not in EXPERIMENTS:
-        raise ConfigError(f"{src}: key 'experiment': expected one of {', '.join(EXPERIMENTS)}, got {experiment!r}")
-    scalars = _check_scalars(src, {k: data[k] for k in ("repeats", "runs", "execution", "fallback",
-                                                         "barrier", "seed", "launcher", "timeout",
-                                                         "oversubscribe", "invocations", "init", "lanczos",
-                                                         "costs", "ttm")
-                                  if k in data})
+    if experiment is None:
+        raise ConfigError(f"{src}: key 'experiment': expected one of {', '.join(EXPERIMENTS)}, "
+                          f"got {data['experiment']!r}")
+    scalars = _check_scalars(src, experiment, {k: data[k] for k in ("repeats", "runs", "execution", "fallback",
+                                                                     "seed", "costs") if k in data})
+    options = {k: decl.default for k, decl in experiment.options.items()}
+    options.update(_check_options(src, experiment, {k: data[k] for k in experiment.options if k in data}))
     sweep = _check_sweep(src, experiment, data["sweep"])
     include = _check_point_list(src, experiment, "include", data.get("include", []))
     exclude = _check_point_list(src, experiment, "exclude", data.get("exclude", []))
@@ -217,9 +206,20 @@ def parse_config(data: Any, src: str = "<config>", base_dir: Path | None = None)
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ConfigError(f"{src}: key 'description': expected a string, got {_kind(description)}")
-    return Config(name=name, experiment=experiment, datasets=datasets, sweep=sweep, include=include,
-                  exclude=exclude, params=params, description=description, source=src, raw=data,
-                  **scalars)
+    return Config(name=name, experiment=experiment.name, datasets=datasets, sweep=sweep, include=include,
+                  exclude=exclude, params=params, description=description, options=options, source=src,
+                  raw=data, **scalars)
+
+
+def _foreign_key(src: str, experiment, key: str, where: str) -> str:
+    """The message for a key the config's experiment does not take (another experiment's, or none's)."""
+    owners = [name for name in EXPERIMENTS if key in get_experiment(name).options]
+    if experiment is not None and owners:
+        return (f"{src}: {where}: an option of {' and '.join(owners)} sweeps, not of a {experiment.name} sweep "
+                f"(its own keys: {', '.join(experiment.options) or 'none'})")
+    known = COMMON_KEYS + tuple(experiment.options if experiment is not None else
+                                dict.fromkeys(k for n in EXPERIMENTS for k in get_experiment(n).options))
+    return f"{src}: unknown key '{key}' (expected one of: {', '.join(known)})"
 
 
 def _kind(value) -> str:
@@ -230,69 +230,60 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_scalars(src: str, values: dict) -> dict:
+def _check_scalars(src: str, experiment, values: dict) -> dict:
+    """The common scalar keys, checked (execution against what ``experiment`` supports)."""
     out = {}
     for key, value in values.items():
         if key == "costs":
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{src}: key 'costs': expected the path of a calibration file, got {_kind(value)}")
-        elif key == "launcher":
-            if not isinstance(value, str) or "{ranks}" not in value:
-                raise ConfigError(f"{src}: key 'launcher': expected a command template containing {{ranks}} "
-                                  f"(e.g. 'srun -n {{ranks}}'), got {_kind(value)}")
-        elif key == "timeout":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ConfigError(f"{src}: key 'timeout': expected a number of seconds > 0, got {_kind(value)}")
-            value = float(value)
-        elif key == "oversubscribe":
-            if not isinstance(value, bool):
-                raise ConfigError(f"{src}: key 'oversubscribe': expected true or false, got {_kind(value)}")
-        elif key in ("init", "lanczos", "ttm"):
-            allowed = {"init": INITS, "lanczos": LANCZOS, "ttm": TTM}[key]
-            if value not in allowed:
-                raise ConfigError(f"{src}: key '{key}': expected one of {', '.join(allowed)}, got {_kind(value)}")
-        elif key in ("repeats", "runs", "invocations"):
+        elif key in ("repeats", "runs"):
             if not _is_int(value) or value < 1:
                 raise ConfigError(f"{src}: key '{key}': expected an integer >= 1, got {_kind(value)}")
         elif key == "seed":
             if not _is_int(value) or value < 0:
                 raise ConfigError(f"{src}: key 'seed': expected an integer >= 0, got {_kind(value)}")
-        elif key in ("execution", "fallback", "barrier"):
-            allowed = {"execution": EXECUTIONS, "fallback": FALLBACKS, "barrier": BARRIERS}[key]
+        elif key in ("execution", "fallback"):
+            allowed = experiment.executions if key == "execution" else FALLBACKS
             if key == "execution":  # aliases: a simulated run; a measured Tucker run is an MPI run
                 value = {"simulated": "simulate", "mpi": "measured"}.get(value, value)
             if value not in allowed:
-                raise ConfigError(f"{src}: key '{key}': expected one of {', '.join(allowed)}, got {_kind(value)}")
+                suffix = f" for a {experiment.name} sweep" if key == "execution" and value in EXECUTIONS else ""
+                raise ConfigError(f"{src}: key '{key}': expected one of {', '.join(allowed)}{suffix}, "
+                                  f"got {_kind(value)}")
         out[key] = value
     return out
 
 
-def _algorithms(experiment: str) -> tuple:
-    if experiment == "sptrsv":
-        from .sptrsv.schedulers import SCHEDULERS
-        return ("serial",) + tuple(SCHEDULERS)
-    from .tucker.schemes import SCHEMES
-    return tuple(SCHEMES)
+def _check_options(src: str, experiment, values: dict) -> dict:
+    """The experiment's own keys, checked against its declarations (Experiment.options)."""
+    out = {}
+    for key, value in values.items():
+        decl = experiment.options[key]
+        if not decl.accepts(value):
+            raise ConfigError(f"{src}: key '{key}': expected {decl.expected}, got {_kind(value)}")
+        out[key] = decl.convert(value)
+    return out
 
 
-def _check_axis_value(src: str, experiment: str, where: str, axis: str, value):
+def _check_axis_value(src: str, experiment, where: str, axis: str, value):
     if axis == "algorithm":
-        known = _algorithms(experiment)
+        known = tuple(experiment.algorithms())
         if not isinstance(value, str) or value not in known:
             raise ConfigError(f"{src}: key '{where}': expected an algorithm out of {', '.join(known)}, "
                               f"got {_kind(value)}")
-    elif axis in OPTIONAL_AXES[experiment]:
-        allowed = OPTIONAL_AXES[experiment][axis]
+    elif axis in experiment.optional_axes:
+        allowed = experiment.optional_axes[axis]
         if value not in allowed:
             raise ConfigError(f"{src}: key '{where}': expected one of {', '.join(allowed)}, got {_kind(value)}")
-    elif axis in ("cores", "ranks", "K"):
+    elif axis in experiment.axes:  # cores, ranks, K
         if not _is_int(value) or value < 1:
             raise ConfigError(f"{src}: key '{where}': expected an integer >= 1, got {_kind(value)}")
     return value
 
 
-def _check_sweep(src: str, experiment: str, sweep) -> tuple:
-    axes = AXES[experiment] + tuple(OPTIONAL_AXES[experiment])
+def _check_sweep(src: str, experiment, sweep) -> tuple:
+    axes = experiment.axes + tuple(experiment.optional_axes)
     if not isinstance(sweep, dict) or not sweep:
         raise ConfigError(f"{src}: key 'sweep': expected a mapping of axes ({', '.join(axes)}) to lists")
     out = []
@@ -308,13 +299,13 @@ def _check_sweep(src: str, experiment: str, sweep) -> tuple:
         if len(set(checked)) != len(checked):
             raise ConfigError(f"{src}: key 'sweep.{axis}': expected distinct values, got {list(checked)}")
         out.append((axis, checked))
-    missing = [a for a in AXES[experiment] if a not in dict(out)]
+    missing = [a for a in experiment.axes if a not in dict(out)]
     if missing:
         raise ConfigError(f"{src}: key 'sweep': missing axis '{missing[0]}'")
     return tuple(out)
 
 
-def _check_point_list(src: str, experiment: str, key: str, items) -> tuple:
+def _check_point_list(src: str, experiment, key: str, items) -> tuple:
     if not isinstance(items, list):
         raise ConfigError(f"{src}: key '{key}': expected a list of mappings, got {_kind(items)}")
     out = []
@@ -327,54 +318,40 @@ def _check_point_list(src: str, experiment: str, key: str, items) -> tuple:
                     raise ConfigError(f"{src}: key '{key}[{i}].dataset': expected a data set name")
                 continue
             if axis == "execution":     # the item applies only when the sweep runs this way
-                if value not in EXECUTIONS:
+                if value not in experiment.executions:
                     raise ConfigError(f"{src}: key '{key}[{i}].execution': expected one of "
-                                      f"{', '.join(EXECUTIONS)}, got {_kind(value)}")
+                                      f"{', '.join(experiment.executions)}, got {_kind(value)}")
                 continue
-            if axis not in AXES[experiment] and axis not in OPTIONAL_AXES[experiment]:
+            if axis not in experiment.axes and axis not in experiment.optional_axes:
                 raise ConfigError(f"{src}: key '{key}[{i}].{axis}': unknown axis "
-                                  f"(expected one of: dataset, {', '.join(AXES[experiment])}"
-                                  f"{''.join(', ' + a for a in OPTIONAL_AXES[experiment])})")
+                                  f"(expected one of: dataset, {', '.join(experiment.axes)}"
+                                  f"{''.join(', ' + a for a in experiment.optional_axes)})")
             _check_axis_value(src, experiment, f"{key}[{i}].{axis}", axis, value)
-        if key == "include" and any(a not in item for a in AXES[experiment]):
-            absent = [a for a in AXES[experiment] if a not in item]
+        if key == "include" and any(a not in item for a in experiment.axes):
+            absent = [a for a in experiment.axes if a not in item]
             raise ConfigError(f"{src}: key '{key}[{i}]': missing axis '{absent[0]}'")
         out.append(dict(item))
     return tuple(out)
 
 
-def _declared_parameters(experiment: str, algorithm: str):
-    """The function checking ``params`` of ``algorithm`` against its declaration (its own file)."""
-    if experiment == "tucker":
-        from .tucker.schemes import SCHEMES
-        return SCHEMES[algorithm].validate
-    from .parameters import check_parameters
-    from .sptrsv.schedulers import PARAMETERS
-    return lambda params: check_parameters(f"scheduler {algorithm!r}", PARAMETERS.get(algorithm, {}), params)
-
-
-def _check_params(src: str, experiment: str, params) -> dict:
+def _check_params(src: str, experiment, params) -> dict:
     if not isinstance(params, dict):
         raise ConfigError(f"{src}: key 'params': expected a mapping of algorithm to parameters")
-    known = _algorithms(experiment)
+    known = experiment.algorithms()
     for alg, values in params.items():
         if alg not in known:
             raise ConfigError(f"{src}: key 'params.{alg}': unknown algorithm (expected one of: {', '.join(known)})")
         if not isinstance(values, dict):
             raise ConfigError(f"{src}: key 'params.{alg}': expected a mapping of parameter to value")
         try:
-            _declared_parameters(experiment, alg)(values)
+            known[alg].validate(values)
         except ValueError as exc:
             raise ConfigError(f"{src}: key 'params.{alg}': {exc}") from None
     return {alg: dict(v) for alg, v in params.items()}
 
 
-def _check_datasets(src: str, experiment: str, entries, base_dir: Path | None) -> tuple:
+def _check_datasets(src: str, experiment, entries, base_dir: Path | None) -> tuple:
     from spbench.datasets.errors import DatasetError
-    if experiment == "tucker":
-        from spbench.datasets.tensor_registry import resolve_tensor as resolve
-    else:
-        from spbench.datasets.registry import resolve
 
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f"{src}: key 'datasets': expected a non-empty list")
@@ -386,7 +363,7 @@ def _check_datasets(src: str, experiment: str, entries, base_dir: Path | None) -
                 p = base_dir / p  # a relative path is relative to the config file's folder
             entry = {**entry, "path": str(p)}
         try:
-            out.append(resolve(entry))
+            out.append(experiment.resolve_dataset(entry))
         except DatasetError as exc:
             raise ConfigError(f"{src}: key 'datasets[{i}]': {exc}") from None
     names = [d.name for d in out]

@@ -242,8 +242,8 @@ def _check_fetchable(name: str) -> None:
 
 
 def _usage_failure(message: str) -> click.ClickException:
-    """A one-line input error, exit code 2 (``spbench.cli`` imports this module, hence the late import)."""
-    from spbench.cli import UsageFailure
+    """A one-line input error, exit code 2."""
+    from spbench.cli_errors import UsageFailure
     return UsageFailure(message)
 
 

@@ -3,10 +3,12 @@
 Data flows one way (DESIGN.md §1): the runner locks the results folder, loads every data set
 before it writes anything (a bad file is a one-line RunError and the folder stays as it was),
 runs every point not already stored with a final status, writes each row atomically as soon as it
-exists, and moves rows that no longer belong to the sweep (changed code or data) aside. An
-experiment whose points of one data set run together in one job (Tucker under MPI: one launch per
-(tensor, ranks)) provides `batch_runner(config)` → `run(pending, prepared, config, store, progress)`, which
-stores the rows itself and yields them.
+exists, and moves rows that no longer belong to the sweep (changed code or data) aside. What a
+point means is the experiment's (:class:`spbench.experiment.Experiment`, from the registry): it
+checks the points, prepares each data set and runs each point; one whose points of one data set
+run together in one job (Tucker under MPI: one launch per (tensor, ranks)) returns
+`run(pending, prepared, config, store, progress)` from `batch_runner(config)`, which stores the
+rows itself and yields them.
 """
 from __future__ import annotations
 
@@ -23,11 +25,9 @@ from . import machine
 from .config import Config
 from .results import FINAL_STATUSES, ResultStore
 from .shard import Shard, slurm_provenance
+from .experiment import RunError
+from .experiment_registry import get_experiment
 from .sweep import SCHEMA_VERSION, Point, expand, run_id, run_parameters
-
-
-class RunError(RuntimeError):
-    """A sweep that cannot start (bad machine for it, unavailable data); one-line message."""
 
 
 def run_sources(experiment: str) -> list[Path]:
@@ -49,16 +49,6 @@ def code_version(experiment: str) -> str:
         digest.update(f"{f.parent.name}/{f.name}".encode())
         digest.update(f.read_bytes())
     return digest.hexdigest()[:16]
-
-
-def _experiment(name: str):
-    if name == "sptrsv":
-        from .sptrsv.runner import SptrsvExperiment
-        return SptrsvExperiment()
-    if name == "tucker":
-        from .tucker.runner import TuckerExperiment
-        return TuckerExperiment()
-    raise RunError(f"experiment '{name}' has no runner in this version")
 
 
 def _fmt_duration(seconds: float) -> str:
@@ -134,10 +124,7 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
     Nothing is written before every data set has loaded (a bad file is a RunError naming it), and
     the results folder is locked while the sweep writes into it (ResultsBusy, or ``wait``); the
     shards of one sweep each lock their own part and write into the folder side by side."""
-    experiment = _experiment(config.experiment)
-    if config.execution == "schedule" and config.experiment != "sptrsv":
-        raise RunError(f"{config.source}: key 'execution': 'schedule' computes SpTrSV schedules; "
-                       f"expected measured or simulate for a {config.experiment} sweep")
+    experiment = get_experiment(config.experiment)
     points = expand(config)
     if shard is not None:
         if fresh:
@@ -154,7 +141,7 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
         if fresh:
             store.fresh()
         store.clean_stale()
-        _write_meta(store, config, calibration=getattr(experiment, "costs", None), shard=shard)
+        _write_meta(store, config, calibration=experiment.calibration, shard=shard)
         stored = store.done()
         version = code_version(config.experiment)
         wanted: dict = {}  # point identity -> the run_id it has now
@@ -168,7 +155,7 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
                     summary.skipped += 1
                     progress.skip(point)
                     continue
-                pending.append((point, {**base, **_dataset_fields(prepared), "run_id": rid,
+                pending.append((point, {**base, **experiment.dataset_fields(prepared), "run_id": rid,
                                         "dataset": point.dataset.name, "repeat": point.repeat,
                                         "params": config.params.get(point.axes.get("algorithm"), {}),
                                         **point.axes}))
@@ -189,13 +176,6 @@ def _base_row(config: Config, version: str) -> dict:
             "host": machine.machine_facts(with_mpi=False)["host"], "code_version": version}
 
 
-def _dataset_fields(prepared) -> dict:
-    fields = {"dataset_source": prepared.source, "dataset_checksum": prepared.checksum}
-    if hasattr(prepared, "symmetric"):
-        fields["input_symmetric"] = prepared.symmetric
-    return fields
-
-
 def _run_ids(config: Config, points, prepared, version: str):
     """(point, run_id) of each point of one prepared data set."""
     for point in points:
@@ -204,7 +184,7 @@ def _run_ids(config: Config, points, prepared, version: str):
 
 def _run_pending(experiment, config: Config, store: ResultStore, progress: Progress, prepared, pending):
     """Run one data set's pending points (as one batch when the experiment batches them); yield rows."""
-    batch = getattr(experiment, "batch_runner", lambda _config: None)(config)
+    batch = experiment.batch_runner(config)
     if batch is not None and pending:
         yield from batch(pending, prepared, config, store, progress)
         return
@@ -276,7 +256,7 @@ def stored_points(config: Config, points, out_dir) -> set:
     stored = {rid for rid, status in store.done().items() if status in FINAL_STATUSES}
     if not stored:
         return set()
-    experiment = _experiment(config.experiment)
+    experiment = get_experiment(config.experiment)
     version = code_version(config.experiment)
     loaded = load_datasets(experiment, config, points)
     found = set()

@@ -2,8 +2,8 @@
 
 Each array task runs the shipped batch template (configs/slurm/spbench.sbatch), which reads its
 shard from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT and writes into the sweep's one results
-folder. A task gets what the sweep's largest point needs: as many CPUs as the largest `cores`
-(SpTrSV) or as many MPI tasks as the largest `ranks` (Tucker).
+folder. A task gets what the sweep's largest point needs, as its experiment says: as many CPUs
+as the largest `cores` (SpTrSV) or as many MPI tasks as the largest `ranks` (Tucker).
 """
 from __future__ import annotations
 
@@ -12,18 +12,15 @@ import subprocess
 from pathlib import Path
 
 from .config import Config
+from .experiment_registry import get_experiment
 
 #: the batch template, beside the package in a checkout
 TEMPLATE = Path(__file__).resolve().parent.parent / "configs" / "slurm" / "spbench.sbatch"
 
 
 def resources(config: Config, points: list) -> list[str]:
-    """sbatch options sizing one task for the sweep's largest point."""
-    if config.experiment == "tucker":
-        ranks = max((int(p.axes.get("ranks", 1)) for p in points), default=1)
-        return [f"--ntasks={ranks}"]
-    cores = max((int(p.axes.get("cores", 1)) for p in points), default=1)
-    return ["--ntasks=1", f"--cpus-per-task={cores}"]
+    """sbatch options sizing one task for the sweep's largest point (the experiment's own)."""
+    return get_experiment(config.experiment).slurm_resources(points)
 
 
 def array_command(config: Config, config_file: Path, points: list, count: int, run_flags: list[str],

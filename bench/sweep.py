@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 
 from .config import Config
+from .experiment_registry import get_experiment
 from .row_schema import SCHEMA_VERSION
 
 
@@ -19,7 +20,7 @@ from .row_schema import SCHEMA_VERSION
 class Point:
     """One run to make: a data set, the axis values (algorithm, cores, ...) and the repeat index."""
 
-    dataset: object  # spbench.datasets.registry.Dataset
+    dataset: object  # spbench.datasets.dataset.Dataset
     values: tuple  # ((axis, value), ...) in the config's axis order
     repeat: int = 0
 
@@ -39,20 +40,6 @@ def _matches(values: dict, dataset_name: str, pattern: dict) -> bool:
     return all((dataset_name == v) if k == "dataset" else (values.get(k) == v) for k, v in pattern.items())
 
 
-def _normalize(config: Config, values: dict) -> dict:
-    """Serial SpTrSV depends on neither cores nor kernel: it is one point at cores = 1, kernel auto.
-    A scheduler's `kernel: auto` is its own kernel, so `[auto, bsp]` on a BSP scheduler is one point."""
-    if config.experiment == "sptrsv" and values.get("algorithm") == "serial":
-        values = dict(values, cores=1)
-        if "kernel" in values:
-            values["kernel"] = "auto"
-    elif config.experiment == "sptrsv" and values.get("kernel") == "auto":
-        import importlib
-        module = importlib.import_module(f"spbench.sptrsv.schedulers.{values['algorithm']}")
-        values = dict(values, kernel=module.kernel)
-    return values
-
-
 def expand(config: Config) -> list[Point]:
     """All points of a sweep, in a stable order, each exactly once."""
     axes = [a for a, _ in config.sweep]
@@ -63,13 +50,14 @@ def expand(config: Config) -> list[Point]:
     live = lambda items: [{k: v for k, v in it.items() if k != "execution"} for it in items  # noqa: E731
                           if it.get("execution", config.execution) == config.execution]
     exclude, include = live(config.exclude), live(config.include)
+    experiment = get_experiment(config.experiment)
     for ds in config.datasets:
         candidates = [c for c in combos if not any(_matches(c, ds.name, ex) for ex in exclude)]
         first = {a: vals[0] for a, vals in config.sweep}  # an include may leave optional axes out
         candidates += [{a: inc.get(a, first[a]) for a in axes} for inc in include
                        if inc.get("dataset", ds.name) == ds.name]
         for values in candidates:
-            values = _normalize(config, values)
+            values = experiment.normalize(values)
             key = (ds.name, tuple((a, values[a]) for a in axes))
             if key in seen:
                 continue
@@ -92,12 +80,10 @@ def run_parameters(config: Config, point: Point) -> dict:
         "algorithm_params": config.params.get(axes.get("algorithm"), {}),
         "seed": config.seed,
     }
-    if config.experiment == "sptrsv":
-        params["barrier"] = config.barrier
-    else:   # what a Tucker run computes depends on these (tucker-lite §7.1: Lanczos iterations)
-        params.update(invocations=config.invocations, init=config.init, lanczos=config.lanczos)
-        if "ttm" not in axes:
-            params["ttm"] = config.ttm
+    # the experiment's own keys that change what a run computes (SpTrSV's barrier; Tucker's HOOI
+    # invocations, init, Lanczos iterations (tucker-lite §7.1) and TTM kernel, unless that is an axis)
+    declared = get_experiment(config.experiment).options
+    params.update({key: config.options[key] for key, decl in declared.items() if decl.identity and key not in axes})
     if config.scale != "full":  # only when not full, so full runs keep their run_ids
         params["scale"] = config.scale
     return params

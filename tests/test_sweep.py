@@ -62,3 +62,34 @@ def test_exclude_scoped_to_an_execution():
     ranks = lambda c: sorted({p.axes["ranks"] for p in expand(c)})  # noqa: E731
     assert ranks(cfg) == [1, 2, 32, 512]
     assert ranks(cfg.with_overrides(execution="measured")) == [1, 2]
+
+
+def test_run_parameters_are_the_experiments_identity_keys():
+    """What a run_id hashes, per experiment: the common parameters plus the experiment's own keys
+    that change a run (SpTrSV: barrier; Tucker: invocations, init, lanczos and ttm unless swept),
+    never launcher, timeout or oversubscribe; stored rows keep their run_ids across versions."""
+    from spbench.config import parse_config
+    sptrsv = parse_config({"name": "a", "experiment": "sptrsv", "datasets": ["lap2d-5pt"],
+                           "sweep": {"algorithm": ["serial", "growlocal"], "cores": [2], "kernel": ["auto"]},
+                           "params": {"growlocal": {"sync_cost": 400}}})
+    common = {"experiment": "sptrsv", "dataset": "lap2d-5pt", "repeat": 0, "repeats": 100,
+              "execution": "measured", "seed": 0}
+    assert [run_parameters(sptrsv, p) for p in expand(sptrsv)] == [
+        {**common, "axes": {"algorithm": "serial", "cores": 1, "kernel": "auto"}, "algorithm_params": {},
+         "barrier": "auto"},
+        {**common, "axes": {"algorithm": "growlocal", "cores": 2, "kernel": "bsp"},
+         "algorithm_params": {"sync_cost": 400}, "barrier": "auto"}]
+    assert run_id(run_parameters(sptrsv, expand(sptrsv)[1]), "abc", "v1") == "82174150a37a92311742"
+    base = {"name": "b", "experiment": "tucker", "datasets": [{"nell2": {"nnz": 2000, "standin": True}}],
+            "sweep": {"algorithm": ["lite"], "ranks": [2], "K": [3]}, "launcher": "srun -n {ranks}",
+            "timeout": 60, "oversubscribe": True}
+    common = {**common, "experiment": "tucker", "dataset": "nell2", "algorithm_params": {}, "invocations": 1,
+              "lanczos": "paper"}
+    tucker = parse_config(base)
+    assert [run_parameters(tucker, p) for p in expand(tucker)] == [
+        {**common, "axes": {"algorithm": "lite", "ranks": 2, "K": 3}, "init": "random", "ttm": "csf"}]
+    swept = parse_config({**base, "sweep": {**base["sweep"], "ttm": ["paper"]}, "init": "hosvd"})
+    small = swept.with_overrides(scale="small")
+    assert [run_parameters(small, p) for p in expand(swept)] == [
+        {**common, "axes": {"algorithm": "lite", "ranks": 2, "K": 3, "ttm": "paper"}, "init": "hosvd",
+         "repeats": 10, "scale": "small"}]

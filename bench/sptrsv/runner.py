@@ -1,4 +1,6 @@
-"""The SpTrSV experiment as the sweep runner sees it: prepare a matrix once, run one point.
+"""The SpTrSV experiment (:class:`spbench.experiment.Experiment`): its declaration (axes, keys,
+schedulers, rows, calibration, profile) and how the sweep runner runs it: prepare a matrix once,
+run one point.
 
 The input of every solve is the lower triangle (with diagonal) of the data set's SPD matrix,
 CSR with int32 indices and sorted columns (sptrsv-elasticity §5.2).
@@ -8,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..experiment import Algorithm, Experiment, RunError, choice
+
+#: the serial baseline: the natural row order on one core, no schedule
+SERIAL = Algorithm("serial", "Serial", "scheduler", {}, "serial")
 
 
 @dataclass(frozen=True)
@@ -22,11 +28,70 @@ class PreparedMatrix:
     warnings: tuple = ()  # one-line notes the runner prints before the sweep
 
 
-class SptrsvExperiment:
+class SptrsvExperiment(Experiment):
     """Runs serial / scheduled SpTrSV points in-process with OpenMP threads (DESIGN.md §4)."""
 
-    def __init__(self):
-        self.costs = None  # the calibration simulated points use (loaded in check_points)
+    name, title = "sptrsv", "SpTrSV"
+    axes = ("algorithm", "cores")
+    #: `kernel`: auto = the schedule's own kernel; `bsp` runs a staleness-2 schedule on the BSP
+    #: kernel, valid by sptrsv-elasticity Remark 2.3
+    optional_axes = {"kernel": ("auto", "bsp", "ssp", "p2p")}
+    options = {"barrier": choice(("auto", "spin", "omp"), "auto", identity=True)}  # the BSP barrier
+    executions = ("measured", "simulate", "schedule")  # schedule: schedules only, no solve
+    small_factor = 1 / 8
+    compare_metrics = ("solve_time",)
+
+    def algorithms(self) -> dict[str, Algorithm]:
+        from .schedulers import REGISTRY
+        return {SERIAL.name: SERIAL, **REGISTRY}
+
+    def normalize(self, axes: dict) -> dict:
+        """Serial SpTrSV depends on neither cores nor kernel: it is one point at cores = 1, kernel
+        auto. A scheduler's `kernel: auto` is its declared kernel, so `[auto, bsp]` on a BSP
+        scheduler is one point."""
+        if axes.get("algorithm") == SERIAL.name:
+            axes = dict(axes, cores=1)
+            if "kernel" in axes:
+                axes["kernel"] = "auto"
+        elif axes.get("kernel") == "auto":
+            axes = dict(axes, kernel=self.algorithms()[axes["algorithm"]].kernel)
+        return axes
+
+    def resolve_dataset(self, entry):
+        from spbench.datasets.registry import resolve
+        return resolve(entry)
+
+    def shrink_dataset(self, dataset, factor: float):
+        from spbench.datasets.registry import scaled_dataset
+        return scaled_dataset(dataset, factor)
+
+    def dataset_fields(self, prepared) -> dict:
+        return {**super().dataset_fields(prepared), "input_symmetric": prepared.symmetric}
+
+    def measure_calibration(self, quick: bool, cores: tuple) -> dict:
+        from .calibrate import calibrate
+        return calibrate(cores, quick=quick)
+
+    def calibration_path(self) -> Path:
+        from .calibrate import default_costs_path
+        return default_costs_path()
+
+    def save_calibration(self, measured: dict, path) -> Path:
+        from .calibrate import save_costs
+        return save_costs(measured, path)
+
+    def calibration_summary(self, measured: dict) -> list[tuple[str, str]]:
+        from .calibrate import summary
+        return summary(measured)
+
+    def write_profile(self, df, out_dir) -> list[Path]:
+        from spbench.profile.sptrsv_report import write_sptrsv_profile
+        return write_sptrsv_profile(df, out_dir)
+
+    def slurm_resources(self, points) -> list[str]:
+        """One task with as many CPUs as the largest `cores`."""
+        cores = max((int(p.axes.get("cores", 1)) for p in points), default=1)
+        return ["--ntasks=1", f"--cpus-per-task={cores}"]
 
     def _barrier_sweep(self, prepared, cores: int, params: dict) -> list:
         """ElasticDivide's schedule under the BSP and SSP models with the barrier latency varied
@@ -40,7 +105,6 @@ class SptrsvExperiment:
     def check_points(self, config, points) -> None:
         """Refuse, before anything runs, core counts this machine cannot execute (measured) or a
         missing calibration (simulated)."""
-        from ..runner import RunError
         from ..machine import usable_cores
 
         if config.execution == "schedule":  # schedules only: any core count, nothing runs on the cores
@@ -52,7 +116,7 @@ class SptrsvExperiment:
                 raise RunError(f"{config.source}: key 'costs': no calibration at {path}; run `spbench calibrate` "
                                f"first (it measures this machine's SpTrSV costs)")
             try:
-                self.costs = load_costs(path)
+                self.costs = self.calibration = load_costs(path)
             except ValueError as exc:
                 raise RunError(f"{config.source}: key 'costs': {exc}") from None
             return

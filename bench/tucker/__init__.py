@@ -11,4 +11,4 @@ each returning a :class:`~spbench.tucker.schemes.Distribution`) · ``comm`` (row
 RUN_SOURCES = ("__init__.py", "runner.py", "launch.py", "job_process.py", "job_progress.py", "worker.py",
                "task_loop.py", "distribute.py", "hooi.py", "factor_start.py", "lanczos.py", "counter_random.py",
                "mode_plan.py", "mpi.py", "tensor.py", "ttm.py", "csf.py", "comm.py", "metrics.py",
-               "rank_usage.py", "model.py", "ideal_loads.py", "schemes/*.py")
+               "rank_usage.py", "model.py", "ideal_loads.py", "lite_bound.py", "schemes/*.py")

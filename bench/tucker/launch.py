@@ -51,7 +51,7 @@ def run_mpi_batch(pending, prepared, config, store, progress):
     tensor). Lite rows get Theorem 6.1's slack from those metrics. Each task's start, HOOI
     invocations and finish are printed as the job reports them. A job that dies takes only the
     task it was running with it: the tasks it had not started run in a new job."""
-    from .runner import theorem_6_1_slack
+    from .lite_bound import theorem_6_1_slack
 
     by_ranks: dict = {}
     for point, row in pending:

@@ -9,6 +9,8 @@ of the cost model (:mod:`.model`), whose modelled HOOI times fill the time colum
 calibration exists (null otherwise, never a guess). The policies are dropped once counted: only
 the counts (arrays over ranks) stay cached, so memory does not grow with the points.
 `execution: measured`: one MPI job per (tensor, ranks) (`launch.py`) runs the distributed HOOI.
+:class:`TuckerExperiment` is the Tucker experiment of :class:`spbench.experiment.Experiment`: its
+axes, keys, schemes, rows, calibration and profile.
 """
 from __future__ import annotations
 
@@ -16,6 +18,22 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
+from .lite_bound import theorem_6_1_slack
+
+#: `init:` initial factors, random (seeded, orthonormalized) or hosvd
+INITS = ("random", "hosvd")
+#: `lanczos:` paper = 2K_n steps, Q_n = 4K_n queries, no restart (tucker-lite §7.1); converged =
+#: restarted until the K_n leading triplets reach relative residual 1e-8
+LANCZOS = ("paper", "converged")
+#: `ttm:` the local TTM kernel: csf = compressed sparse fibers (tucker-lite §8's future work),
+#: paper = Appendix A's element-wise form; also a sweep axis
+TTM = ("csf", "paper")
+
+
+def _seconds(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
 
 
 @dataclass
@@ -59,28 +77,62 @@ class DistributionCounts:
     info: dict
 
 
-def theorem_6_1_slack(mode_metrics: list, nnz: int, ranks: int) -> dict:
-    """Smallest slack over modes of Theorem 6.1's bounds (tucker-lite §6): E_max ≤ ⌈|E|/P⌉,
-    R_sum ≤ L_n + P, R_max ≤ ⌈L_n/P⌉ + 2; a negative slack means the bound is broken."""
-    limit = -(-nnz // ranks)
-    return {
-        "e_max": min(limit - m["e_max"] for m in mode_metrics),
-        "r_sum": min(m["slices"] + ranks - m["r_sum"] for m in mode_metrics),
-        "r_max": min(-(-m["slices"] // ranks) + 2 - m["r_max"] for m in mode_metrics),
-    }
-
-
-class TuckerExperiment:
+class TuckerExperiment(Experiment):
     """Tucker points: simulated (exact distributions and metrics at any rank count, HOOI times from
     the calibrated cost model when a calibration exists) or measured under MPI."""
 
-    def __init__(self):
-        self.costs = None  # the Tucker calibration of bench/tucker/calibrate.py, when simulating with one
+    name, title = "tucker", "Tucker"
+    axes = ("algorithm", "ranks", "K")
+    optional_axes = {"ttm": TTM}
+    options = {
+        "launcher": ConfigKey("", "a command template containing {ranks} (e.g. 'srun -n {ranks}')",
+                              lambda v: isinstance(v, str) and "{ranks}" in v),  # "" = the mpiexec beside Python
+        "timeout": ConfigKey(3600.0, "a number of seconds > 0", _seconds, convert=float),  # per MPI job
+        "oversubscribe": ConfigKey(False, "true or false", lambda v: isinstance(v, bool)),  # correctness runs
+        "invocations": positive_int(1, identity=True),  # HOOI invocations per run (the paper's tables: 1)
+        "init": choice(INITS, "random", identity=True),
+        "lanczos": choice(LANCZOS, "paper", identity=True),
+        "ttm": choice(TTM, "csf", identity=True),  # unless `ttm` is a sweep axis
+    }
+    small_factor = 1 / 100  # the paper configs' stand-ins are full size (54M-144M nonzeros)
+    compare_metrics = ("hooi_time", "dist_time")
+
+    def algorithms(self) -> dict[str, Algorithm]:
+        from .schemes import SCHEMES
+        return {name: Algorithm(name, s.label, "scheme", s.parameters) for name, s in SCHEMES.items()}
+
+    def resolve_dataset(self, entry):
+        from spbench.datasets.tensor_registry import resolve_tensor
+        return resolve_tensor(entry)
+
+    def shrink_dataset(self, dataset, factor: float):
+        from spbench.datasets.tensor_registry import scaled_tensor
+        return scaled_tensor(dataset, factor)
+
+    def measure_calibration(self, quick: bool, cores: tuple) -> dict:
+        from .calibrate import calibrate
+        return calibrate(quick=quick)
+
+    def calibration_path(self) -> Path:
+        from .calibrate import default_calibration_path
+        return default_calibration_path()
+
+    def save_calibration(self, measured: dict, path) -> Path:
+        from .calibrate import save
+        return save(measured, path)
+
+    def write_profile(self, df, out_dir) -> list[Path]:
+        from spbench.profile.tucker_figures import write_tucker_profile
+        return write_tucker_profile(df, out_dir)
+
+    def slurm_resources(self, points) -> list[str]:
+        """As many MPI tasks as the largest `ranks`."""
+        ranks = max((int(p.axes.get("ranks", 1)) for p in points), default=1)
+        return [f"--ntasks={ranks}"]
 
     def check_points(self, config, points) -> None:
         """Measured runs: refuse, before anything starts, rank counts this machine cannot host."""
         from ..machine import usable_cores
-        from ..runner import RunError
         from .launch import launcher_command
 
         if config.execution != "measured":
@@ -91,7 +143,7 @@ class TuckerExperiment:
                                f"`spbench calibrate --experiment tucker` first")
             if path.exists():
                 try:
-                    self.costs = load(path)
+                    self.costs = self.calibration = load(path)
                 except ValueError as exc:
                     raise RunError(f"{config.source}: key 'costs': {exc}") from None
             return

@@ -1,28 +1,30 @@
 """SpTrSV schedulers: ``SCHEDULERS[name](dag, cores, **params)`` -> Schedule or TaskSchedule (§3, §5.2).
 
-A scheduler is one module with ``name``, ``parameters`` (declarations: type, default, range,
-meaning; :class:`spbench.parameters.Parameter`) and ``schedule(dag, cores, **params)``; adding
-it here is all the runner needs.  A TaskSchedule (SpMP) runs point-to-point.
+A scheduler is one module with ``name``, ``kernel`` (the kernel its schedules run on: what
+``kernel: auto`` means), ``label`` (its name in the paper's figures), ``parameters``
+(declarations: type, default, range, meaning; :class:`spbench.parameters.Parameter`) and
+``schedule(dag, cores, **params)``; one line in ``MODULES`` is all the runner, the sweep and
+the profile need. A TaskSchedule (SpMP) runs point-to-point.
 """
 from __future__ import annotations
 
 from typing import Callable
 
+from spbench.experiment import Algorithm
 from spbench.parameters import defaults
 from spbench.sptrsv.schedule import Schedule, TaskSchedule
 from spbench.sptrsv.schedulers import hdagg, spmp, wavefront
 from spbench.sptrsv.schedulers import elastic_divide, growlocal
 
-SCHEDULERS: dict[str, Callable[..., Schedule | TaskSchedule]] = {
-    wavefront.name: wavefront.schedule,
-    hdagg.name: hdagg.schedule,
-    spmp.name: spmp.schedule,
-    growlocal.name: growlocal.schedule,
-    elastic_divide.name: elastic_divide.schedule,
-}
+#: the registered scheduler modules, in the order of the paper's tables
+MODULES = (wavefront, hdagg, spmp, growlocal, elastic_divide)
 
+#: each scheduler's declaration (name, label, parameters, kernel), by name
+REGISTRY: dict[str, Algorithm] = {m.name: Algorithm(m.name, m.label, "scheduler", m.parameters, m.kernel)
+                                  for m in MODULES}
+SCHEDULERS: dict[str, Callable[..., Schedule | TaskSchedule]] = {m.name: m.schedule for m in MODULES}
 #: each scheduler's declared parameters, name -> {key: Parameter} (the config layer checks ``params:``)
-PARAMETERS: dict[str, dict] = {m.name: m.parameters for m in (wavefront, hdagg, spmp, growlocal, elastic_divide)}
+PARAMETERS: dict[str, dict] = {name: alg.parameters for name, alg in REGISTRY.items()}
 
 
 def effective_parameters(name: str, given: dict) -> dict:

@@ -29,6 +29,7 @@ from spbench.sptrsv.schedulers.growlocal import check_parameters
 name = "elastic_divide"
 STALENESS = 2
 kernel = "ssp"  # stale-synchronous kernel, staleness 2 (Algorithm 4.1)
+label = "ElasticDivide"  # its name in the paper's figures and tables
 parameters = {
     "sync_cost": Parameter("int", 2000, "synchronisation cost L (Algorithm 3.1, line 14)", low=0, nullable=False),
     "min_superstep_size": Parameter("int", 20, "initial alpha: vertices per core tried in a new superstep",

@@ -24,6 +24,7 @@ from spbench.sptrsv.schedule import Schedule
 
 name = "growlocal"
 kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
+label = "GrowLocal"  # its name in the paper's figures and tables
 parameters = {
     "sync_cost": Parameter("int", 500, "synchronisation cost L in the superstep-growth test "
                            "(the reference app's value)", low=0, nullable=False),

@@ -31,6 +31,7 @@ from spbench.sptrsv.schedule import Schedule
 
 name = "hdagg"
 kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
+label = "HDagg"  # its name in the paper's figures and tables
 parameters = {
     "threshold": Parameter("float", 0.003, "load-balance divergence below which consecutive levels are "
                            "glued into one superstep", low=0.0, nullable=False),

@@ -23,6 +23,7 @@ from spbench.sptrsv.schedulers import wavefront
 
 name = "spmp"
 kernel = "p2p"  # point-to-point execution of the task graph
+label = "SpMP"  # its name in the paper's figures and tables
 parameters = {
     "reduce": Parameter("bool", True, "drop task-graph edges implied by others (transitive reduction)",
                         nullable=False),

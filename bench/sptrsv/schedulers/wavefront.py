@@ -8,6 +8,7 @@ from spbench.sptrsv.schedule import Schedule
 
 name = "wavefront"
 kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
+label = "Wavefront"  # its name in the paper's figures and tables
 parameters: dict = {}  # none
 
 

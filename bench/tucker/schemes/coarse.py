@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..mpi import LocalComm, allreduce
-from . import Distribution, contiguous_blocks, mode_rng
+from .distribution import Distribution, contiguous_blocks, mode_rng
 
 __all__ = ["coarse", "coarse_parallel", "coarse_policies"]
 

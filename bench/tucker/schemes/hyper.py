@@ -24,7 +24,8 @@ import numpy as np
 from spbench.cache_root import data_dir
 
 from ..mpi import gatherv, scatterv
-from . import Distribution, Parameter
+from ...parameters import Parameter
+from .distribution import Distribution
 
 __all__ = ["hyper", "hyper_parallel", "available", "HyperGUnavailable", "HYPER_PARAMETERS", "partition_cache_dir"]
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..mpi import LocalComm, allreduce, block_range, exscan, sample_sort
-from . import Distribution
+from .distribution import Distribution
 
 __all__ = ["lite", "lite_parallel", "lite_mode", "lite_owners", "lite_plan", "LitePlan"]
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..mpi import LocalComm, allreduce
-from . import Distribution, Parameter, mode_rng
+from ...parameters import Parameter
+from .distribution import Distribution, mode_rng
 
 __all__ = ["medium", "medium_parallel", "medium_policy", "splatt_grid", "splatt_layers", "prime_factors",
            "MEDIUM_PARAMETERS"]

@@ -1,0 +1,13 @@
+"""The error every `spbench` command group raises for bad input: one line, exit code 2.
+
+A leaf, so command groups in their own modules (`spbench datasets`, `spbench bench`) raise it
+without importing :mod:`spbench.cli`, which imports them."""
+from __future__ import annotations
+
+import click
+
+
+class UsageFailure(click.ClickException):
+    """A one-line error about the user's input; exit code 2 like click's own usage errors."""
+
+    exit_code = 2

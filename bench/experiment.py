@@ -1,0 +1,166 @@
+"""The Experiment interface (DESIGN.md §1): what SpTrSV and Tucker each declare and provide, so that
+the generic pipeline (config, sweep, runner, results, profile, compare, calibrate, Slurm arrays)
+never names an experiment.
+
+An experiment declares its sweep axes, its own top-level config keys (:class:`ConfigKey`), its
+algorithms (:class:`Algorithm`: name, figure label, parameters, SpTrSV's kernel), its row fields,
+its default compared metrics; it resolves and shrinks its data sets, prepares one data set, runs
+one point (or a batch of them), measures and stores its calibration, profiles its rows and sizes a
+Slurm task. ``spbench.experiment_registry`` maps names to implementations. This module is a leaf
+of the package (it imports only :mod:`spbench.parameters`, when checking parameters): experiment
+packages import it, it imports none of them.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["RunError", "ConfigKey", "Algorithm", "Experiment", "choice", "positive_int"]
+
+
+class RunError(RuntimeError):
+    """A sweep that cannot start (bad machine for it, unavailable data); one-line message."""
+
+
+def _same(value):
+    return value
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One of an experiment's own top-level config keys (its `spbench run` flag mirrors it):
+    default, what a valid value looks like, and whether it is part of a run's identity (run_id)."""
+
+    default: object
+    expected: str
+    accepts: Callable[[object], bool]
+    identity: bool = False  # a different value is a different run (hashed into run_id)
+    convert: Callable[[object], object] = _same
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def choice(values: tuple, default, identity: bool = False) -> ConfigKey:
+    """A key taking one of ``values``."""
+    return ConfigKey(default, f"one of {', '.join(values)}", lambda v: v in values, identity)
+
+
+def positive_int(default: int, identity: bool = False) -> ConfigKey:
+    """A key taking an integer >= 1."""
+    return ConfigKey(default, "an integer >= 1", lambda v: _is_int(v) and v >= 1, identity)
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A registered algorithm (a scheduler or a distribution scheme): its name, the paper's
+    figure label, its declared parameters (:class:`spbench.parameters.Parameter`) and, for
+    SpTrSV, the kernel its schedules run on (what ``kernel: auto`` means)."""
+
+    name: str
+    label: str
+    kind: str  # "scheduler" or "scheme": how messages name it
+    parameters: dict = field(default_factory=dict)
+    kernel: str | None = None
+
+    def validate(self, params: dict | None) -> dict:
+        """``params`` checked against the declaration; ValueError names the algorithm and the key."""
+        from .parameters import check_parameters
+        return check_parameters(f"{self.kind} {self.name!r}", self.parameters, params)
+
+
+class Experiment(ABC):
+    """One experiment as the generic pipeline sees it (see the module docstring)."""
+
+    #: the config's ``experiment:`` value, and how messages and reports name it
+    name: str = ""
+    title: str = ""
+    #: sweep axes every sweep sets; all but ``algorithm`` take integers >= 1
+    axes: tuple = ()
+    #: sweep axes a sweep may add, with their allowed values
+    optional_axes: dict = {}
+    #: the experiment's own top-level config keys, name -> ConfigKey
+    options: dict = {}
+    #: the executions it supports (config ``execution:``)
+    executions: tuple = ("measured", "simulate")
+    #: ``--scale small``: stand-in data sets shrink by this factor
+    small_factor: float = 1.0
+    #: metrics `spbench compare` uses when none is asked for (the first present in both folders)
+    compare_metrics: tuple = ()
+    #: the row fields this experiment adds to the common ones, name -> type(s)
+    #: (:mod:`spbench.row_schema`)
+    row_fields: dict = {}
+
+    def __init__(self):
+        self.calibration = None  # the calibration file simulated rows use, as loaded (meta.json records it)
+        self.costs = None  # its cost-model terms, as the model reads them
+
+    # -- algorithms and points --------------------------------------------------------------
+    @abstractmethod
+    def algorithms(self) -> dict[str, Algorithm]:
+        """The algorithms a sweep may name, by name."""
+
+    def normalize(self, axes: dict) -> dict:
+        """A point's axis values in canonical form (equal runs get one point); default: as given."""
+        return axes
+
+    # -- data sets ---------------------------------------------------------------------------
+    @abstractmethod
+    def resolve_dataset(self, entry):
+        """A config's ``datasets:`` entry as a data set (DatasetError when it cannot be)."""
+
+    @abstractmethod
+    def shrink_dataset(self, dataset, factor: float):
+        """The data set's stand-in shrunk by ``factor`` (``--scale small``)."""
+
+    def dataset_fields(self, prepared) -> dict:
+        """Row fields describing the prepared data set."""
+        return {"dataset_source": prepared.source, "dataset_checksum": prepared.checksum}
+
+    # -- running -----------------------------------------------------------------------------
+    @abstractmethod
+    def check_points(self, config, points) -> None:
+        """Refuse (RunError), before anything runs, points this machine cannot run; load the
+        calibration simulated points need."""
+
+    @abstractmethod
+    def prepare(self, dataset, config):
+        """Load one data set for every point of it (ValueError/OSError when it cannot be)."""
+
+    @abstractmethod
+    def run(self, point, prepared, config) -> dict:
+        """One point's row fields (status among them)."""
+
+    def batch_runner(self, config):
+        """None, or ``run(pending, prepared, config, store, progress)`` running one data set's
+        points as one job, storing and yielding their rows."""
+        return None
+
+    # -- calibration -------------------------------------------------------------------------
+    @abstractmethod
+    def measure_calibration(self, quick: bool, cores: tuple) -> dict:
+        """Measure the cost model's terms on this machine (ValueError for core counts it cannot use)."""
+
+    @abstractmethod
+    def calibration_path(self) -> Path:
+        """Where `spbench calibrate` keeps this machine's calibration by default."""
+
+    @abstractmethod
+    def save_calibration(self, measured: dict, path) -> Path:
+        """Store a measured calibration (:mod:`spbench.calibration`'s format)."""
+
+    def calibration_summary(self, measured: dict) -> list[tuple[str, str]]:
+        """(quantity, value) lines `spbench calibrate` prints; default none."""
+        return []
+
+    # -- results -----------------------------------------------------------------------------
+    @abstractmethod
+    def write_profile(self, df, out_dir) -> list[Path]:
+        """Tables, figures and REPORT.md of one sweep's rows; the paths written."""
+
+    @abstractmethod
+    def slurm_resources(self, points) -> list[str]:
+        """sbatch options sizing one array task for the largest of ``points``."""
