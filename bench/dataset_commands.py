@@ -250,7 +250,7 @@ def _usage_failure(message: str) -> click.ClickException:
 def _generate_tensor(tr, name: str, pairs, output: str) -> None:
     """A FROSTT stand-in as text (``.tns[.gz]``) or straight into a store folder."""
     try:
-        ds = tr.resolve_tensor({name: _params(pairs)})  # checks the parameter names and types
+        ds = tr.resolve({name: _params(pairs)})  # checks the parameter names and types
         kw = {k: v for k, v in ds.params.items() if k in ("nnz", "dim_scale", "seed")}
         if output.endswith((".tns", ".tns.gz")):
             path = tr.write_standin(name, output, **kw)

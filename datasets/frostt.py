@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DatasetError
+from .sparse_tensor import SparseTensor
 
 __all__ = ["read_tns", "write_tns", "tns_stem", "npz_cache_path", "TNS_SUFFIXES", "count_fields", "raise_bad_line",
            "data_line_numbers", "open_text", "write_tns_chunks"]
@@ -132,7 +133,6 @@ def raise_bad_line(path: Path, nmodes: int, dims, fallback: str) -> None:
 
 
 def _load_npz(npz: Path, src: Path):
-    from spbench.tucker.tensor import SparseTensor
     try:
         st = src.stat()
         with np.load(npz) as z:
@@ -166,7 +166,6 @@ def read_tns(path, *, dims=None, cache=True, chunksize: int = _CHUNK):
     largest index per mode. ``cache``: True (``<stem>.npz`` beside the file), a folder, or False.
     Bad input raises DatasetError naming the file and the first bad line.
     """
-    from spbench.tucker.tensor import SparseTensor
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")

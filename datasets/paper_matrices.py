@@ -26,9 +26,17 @@ and nonzeros per row and keep the natural numbering (the paper gives only their 
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from . import synthetic
+
+DEFAULT_URL_BASE = "https://sparse.tamu.edu/MM"
+
+
+def url_base() -> str:
+    """SuiteSparse's Matrix Market base URL, overridable by ``$SPBENCH_SUITESPARSE_URL`` (mirrors)."""
+    return (os.environ.get("SPBENCH_SUITESPARSE_URL") or DEFAULT_URL_BASE).rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -47,7 +55,6 @@ class SuiteSparseMatrix:
 
     def url(self, base: str | None = None) -> str:
         """``<base>/<Group>/<Name>.tar.gz``."""
-        from .registry import url_base
         return f"{(base or url_base()).rstrip('/')}/{self.group}/{self.name}.tar.gz"
 
     def standin_label(self) -> str:

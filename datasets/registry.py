@@ -2,7 +2,9 @@
 
 The paper's 33 SuiteSparse matrices of Table A.1, the 12 more of Table A.3, Tables A.2/A.3 and
 each matrix's synthetic stand-in live in ``paper_matrices`` (re-exported here); this module
-resolves config entries, fetches and caches real matrices, and falls back to stand-ins.
+resolves config entries, fetches and caches real matrices, and falls back to stand-ins. Its
+``resolve`` and ``MatrixDataset`` follow the data layer's one protocol (``dataset``), as the
+tensor registry's do.
 
 The paper's other two data sets are the same matrices transformed (§5.2.2-5.2.3): an entry may
 carry ``transform: ichol`` or ``transform: metis`` (or the name suffix ``+ichol`` / ``+metis``);
@@ -16,6 +18,7 @@ import hashlib
 import json
 import os
 import tempfile
+from typing import ClassVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
@@ -24,18 +27,19 @@ import scipy.sparse as sp
 import yaml
 
 from . import synthetic
+from .dataset import Dataset, LoadedDataset
 from .errors import DatasetError
 from .fetch import download, file_sha256, recorded_checksum, verify_file
 from .matrix_market import MATRIX_SUFFIXES, matrix_stem, read_matrix
 from spbench.cache_root import data_dir
 
-from .paper_matrices import ICHOL_TABLE, METIS_ONLY, METIS_TABLE, SUITESPARSE, PaperRow, SuiteSparseMatrix, suitesparse_matrix
+from .paper_matrices import (ICHOL_TABLE, METIS_ONLY, METIS_TABLE, SUITESPARSE, PaperRow, SuiteSparseMatrix,
+                             suitesparse_matrix)
 from .transforms import TRANSFORM_VERSION, TRANSFORMS, apply_transform
 
-__all__ = ["DatasetError", "Dataset", "LoadedMatrix", "SuiteSparseMatrix", "SUITESPARSE", "METIS_ONLY",
-           "PaperRow", "scaled_dataset", "ICHOL_TABLE", "METIS_TABLE", "TRANSFORMS", "suitesparse_matrix", "resolve", "list_datasets", "fetch_suitesparse", "is_cached", "data_dir", "suitesparse_dir"]
-
-DEFAULT_URL_BASE = "https://sparse.tamu.edu/MM"
+__all__ = ["DatasetError", "MatrixDataset", "LoadedMatrix", "SuiteSparseMatrix", "SUITESPARSE", "METIS_ONLY",
+           "PaperRow", "ICHOL_TABLE", "METIS_TABLE", "TRANSFORMS", "suitesparse_matrix", "resolve", "list_datasets",
+           "fetch_suitesparse", "is_cached", "data_dir", "suitesparse_dir"]
 
 
 def suitesparse_dir() -> Path:
@@ -43,24 +47,15 @@ def suitesparse_dir() -> Path:
     return data_dir() / "suitesparse"
 
 
-def url_base() -> str:
-    """SuiteSparse's Matrix Market base URL, overridable by ``$SPBENCH_SUITESPARSE_URL`` (mirrors)."""
-    return (os.environ.get("SPBENCH_SUITESPARSE_URL") or DEFAULT_URL_BASE).rstrip("/")
-
-
-
 @dataclass(frozen=True)
-class LoadedMatrix:
+class LoadedMatrix(LoadedDataset):
     """A loaded data set: row name, ``real`` or ``synthetic``, sha256 identity, full matrix (CSR)."""
 
-    name: str
-    source: str
-    checksum: str
     matrix: sp.csr_matrix = field(compare=False, repr=False)
 
 
 @dataclass(frozen=True)
-class Dataset:
+class MatrixDataset(Dataset):
     """What a config entry resolved to; ``load`` turns it into a matrix (DESIGN.md section 3).
 
     ``params``: {} for SuiteSparse, {"path": absolute path} for files, and for synthetic ones
@@ -68,6 +63,7 @@ class Dataset:
     name then ends in ``+ichol`` / ``+metis`` and ``load`` returns the transformed lower triangle.
     """
 
+    data_kind: ClassVar[str] = "matrix"
     name: str
     kind: str
     params: dict = field(default_factory=dict, hash=False)
@@ -79,19 +75,37 @@ class Dataset:
         suffix = f"+{self.transform}" if self.transform else ""
         return self.name[: len(self.name) - len(suffix)] if suffix and self.name.endswith(suffix) else self.name
 
-    def load(self, *, fetch: bool = True, standin: bool = False) -> LoadedMatrix:
+    def load(self, *, fetch: bool = True, standin: bool = False, progress=None) -> LoadedMatrix:
         """The matrix: generated, read from a file, or from the cache / a download / the stand-in.
 
         Without a transform: the full symmetric matrix. With one: ``apply_transform``'s lower
         triangle (a fixed point of ``lower_triangle``, so callers taking the lower triangle of
-        what ``load`` returns need not know), cached on disk for real matrices.
+        what ``load`` returns need not know), cached on disk for real matrices. ``progress(done
+        bytes, total or None)`` follows a download.
         """
-        loaded = self._load_base(fetch=fetch, standin=standin)
+        loaded = self._load_base(fetch=fetch, standin=standin, progress=progress)
         if self.transform is None:
             return loaded
         return _transformed(self.name, self.transform, loaded)
 
-    def _load_base(self, *, fetch: bool, standin: bool) -> LoadedMatrix:
+    def scaled(self, factor: float) -> "MatrixDataset":
+        """This data set with its synthetic matrix about ``factor`` times the rows (``--scale
+        small``): a generator's size parameters shrink (new name, e.g. ``lap2d-5pt[grid=141]``); a
+        SuiteSparse matrix keeps its name and, if it falls back to its stand-in, gets the shrunk
+        stand-in (the checksum differs); a file is used as it is."""
+        if self.kind == "synthetic":
+            gen = self.params["generator"]
+            params = synthetic.scaled_params(gen, {k: v for k, v in self.params.items() if k != "generator"},
+                                             factor)
+            name = synthetic.label(gen, params)
+            return MatrixDataset(f"{name}+{self.transform}" if self.transform else name, "synthetic",
+                                 {"generator": gen, **params}, self.transform)
+        if self.kind == "suitesparse":
+            return MatrixDataset(self.name, self.kind, {**self.params, "standin_scale": float(factor)},
+                                 self.transform)
+        return self
+
+    def _load_base(self, *, fetch: bool, standin: bool, progress) -> LoadedMatrix:
         if self.kind == "synthetic":
             gen = self.params["generator"]
             params = {k: v for k, v in self.params.items() if k != "generator"}
@@ -102,7 +116,7 @@ class Dataset:
             m = suitesparse_matrix(self.base)
             if m is None:
                 raise _unknown(self.name, self.base)
-            return _load_suitesparse(m, fetch=fetch, standin=standin,
+            return _load_suitesparse(m, fetch=fetch, standin=standin, progress=progress,
                                      standin_scale=self.params.get("standin_scale", 1.0))
         raise DatasetError(f"{self.name}: unknown data set kind {self.kind!r}")
 
@@ -222,7 +236,7 @@ def fetch_suitesparse(name: str, *, base: str | None = None, timeout: float = 60
     return dest
 
 
-def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool,
+def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool, progress=None,
                       standin_scale: float = 1.0) -> LoadedMatrix:
     cached = _load_cached_npz(m)
     if cached is not None:
@@ -230,7 +244,7 @@ def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool,
     reason = "fetching is disabled"
     if _source_file(m) is None and fetch:
         try:
-            fetch_suitesparse(m.name)
+            fetch_suitesparse(m.name, progress=progress)
         except DatasetError as exc:
             reason = str(exc)
     source = _source_file(m)
@@ -286,14 +300,14 @@ def parse_value(text: str):
         return text
 
 
-def _synthetic(entry, name: str, params) -> Dataset:
+def _synthetic(entry, name: str, params) -> MatrixDataset:
     if params is not None and not isinstance(params, Mapping):
         raise DatasetError(f"data set {entry!r}: parameters of {name} must be a mapping, got {type(params).__name__}")
     try:
         full = synthetic.check_params(name, params)
     except DatasetError as exc:
         raise DatasetError(f"data set {entry!r}: {exc}") from None
-    return Dataset(synthetic.label(name, full), "synthetic", {"generator": name, **full})
+    return MatrixDataset(synthetic.label(name, full), "synthetic", {"generator": name, **full})
 
 
 def _check_transform(entry, value) -> str | None:
@@ -311,7 +325,7 @@ def _split_suffix(entry, text: str) -> tuple[str, str | None]:
     return base.strip(), _check_transform(entry, suffix.strip())
 
 
-def _with_transform(entry, ds: Dataset, *transforms) -> Dataset:
+def _with_transform(entry, ds: MatrixDataset, *transforms) -> MatrixDataset:
     """``ds`` with the transform given by suffix and/or key (both must agree)."""
     given = {t for t in transforms if t is not None}
     if len(given) > 1:
@@ -319,10 +333,10 @@ def _with_transform(entry, ds: Dataset, *transforms) -> Dataset:
     if not given:
         return ds
     transform, = given
-    return Dataset(f"{ds.name}+{transform}", ds.kind, ds.params, transform)
+    return MatrixDataset(f"{ds.name}+{transform}", ds.kind, ds.params, transform)
 
 
-def _from_name(entry, name: str, params) -> Dataset:
+def _from_name(entry, name: str, params) -> MatrixDataset:
     name, suffix = _split_suffix(entry, name)
     if "[" in name and name.endswith("]"):
         if params:
@@ -335,13 +349,13 @@ def _from_name(entry, name: str, params) -> Dataset:
     if name in SUITESPARSE or name in METIS_ONLY:
         if params:
             raise DatasetError(f"data set {entry!r}: SuiteSparse matrix {name} takes no parameters")
-        return _with_transform(entry, Dataset(name, "suitesparse", {}), suffix, key)
+        return _with_transform(entry, MatrixDataset(name, "suitesparse", {}), suffix, key)
     if name in synthetic.GENERATORS:
         return _with_transform(entry, _synthetic(entry, name, params), suffix, key)
     raise _unknown(entry, name)
 
 
-def _from_path(entry, raw) -> Dataset:
+def _from_path(entry, raw) -> MatrixDataset:
     if not isinstance(raw, (str, os.PathLike)) or not str(raw):
         raise DatasetError(f"data set {entry!r}: 'path' must be a file name, got {raw!r}")
     path = Path(raw).expanduser()
@@ -349,11 +363,11 @@ def _from_path(entry, raw) -> Dataset:
         raise DatasetError(f"data set {entry!r}: expected a .mtx, .mtx.gz or .tar.gz file, got {path.name}")
     if not path.is_file():
         raise DatasetError(f"data set {entry!r}: no such file {path}")
-    return Dataset(matrix_stem(path), "file", {"path": str(path.resolve())})
+    return MatrixDataset(matrix_stem(path), "file", {"path": str(path.resolve())})
 
 
-def resolve(entry) -> Dataset:
-    """A config entry as a Dataset: ``"name"``, ``{"name": {params}}`` or ``{"path": "/x/y.mtx"}``.
+def resolve(entry) -> MatrixDataset:
+    """A config entry as a MatrixDataset: ``"name"``, ``{"name": {params}}`` or ``{"path": "/x/y.mtx"}``.
 
     Any of them may carry a transform: ``"Flan_1565+metis"``, ``{"Flan_1565": {"transform": "metis"}}``,
     ``{"lap2d-5pt": {"grid": 200, "transform": "ichol"}}``, ``{"path": "my.mtx", "transform": "ichol"}``.
@@ -361,7 +375,7 @@ def resolve(entry) -> Dataset:
     Unknown names, bad parameters and missing files raise a one-line DatasetError naming the
     entry, what was expected and close names.
     """
-    if isinstance(entry, Dataset):
+    if isinstance(entry, MatrixDataset):
         return entry
     if isinstance(entry, str):
         return _from_name(entry, entry.strip(), None)
@@ -378,22 +392,6 @@ def resolve(entry) -> Dataset:
         return _from_name(dict(entry), key, value)
     raise DatasetError(f"data set {entry!r}: expected a name, {{name: {{params}}}} or {{path: FILE}}, "
                        f"got {type(entry).__name__}")
-
-
-def scaled_dataset(ds: Dataset, factor: float) -> Dataset:
-    """``ds`` with its synthetic matrix about ``factor`` times the rows (``--scale small``): a
-    generator's size parameters shrink (new name, e.g. ``lap2d-5pt[grid=141]``); a SuiteSparse
-    matrix keeps its name and, if it falls back to its stand-in, gets the shrunk stand-in (the
-    checksum differs); a file is used as it is."""
-    if ds.kind == "synthetic":
-        gen = ds.params["generator"]
-        params = synthetic.scaled_params(gen, {k: v for k, v in ds.params.items() if k != "generator"}, factor)
-        name = synthetic.label(gen, params)
-        return Dataset(f"{name}+{ds.transform}" if ds.transform else name, "synthetic",
-                       {"generator": gen, **params}, ds.transform)
-    if ds.kind == "suitesparse":
-        return Dataset(ds.name, ds.kind, {**ds.params, "standin_scale": float(factor)}, ds.transform)
-    return ds
 
 
 def list_datasets(progress: Callable[[str], None] | None = None) -> list[dict]:

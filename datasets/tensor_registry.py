@@ -1,8 +1,6 @@
-"""The tucker-lite paper's eight FROSTT tensors (Fig. 9), their stand-ins, and config entries.
-
-Sizes are the exact FROSTT ones (REFERENCES.md; amazon, patents and reddit nnz are rounded
-there). FROSTT publishes no checksums: the sha256 of the first download is recorded in
-``$SPBENCH_DATA/frostt/checksums.json`` and enforced afterwards (``fetch.download``).
+"""The tucker-lite paper's FROSTT tensors (Fig. 9; the table is ``paper_tensors``, re-exported
+here), their cache, their stand-ins, and config entries. Its ``resolve`` and ``TensorDataset``
+follow the data layer's one protocol (``dataset``), as the matrix registry's do.
 
 Every tensor a run uses goes through a tensor store (``tensor_store``): a ``.tns`` file or a
 FROSTT download is converted once (``tns_ingest``, cached by the file's sha256), a stand-in is
@@ -10,36 +8,33 @@ generated straight into one (``tensor_standins``, cached by its parameters' chec
 ``LoadedTensor`` hands out the store's folder and header; ``.tensor`` loads it whole only when
 asked.
 
-Stand-ins (this machine is offline; the model is in ``tensor_standins``): ``nnz`` nonzeros
-(default 2e5–5e5: seconds to generate) in mode lengths scaled by ``dim_scale``; ``size: full``
-means the paper's exact dims and nnz. ``max_share`` values are assumptions except enron's 10% (the paper: slices of
-~5M elements out of 54M, placed here in its two short modes): large slices (2–10%) in the short
-modes, small ones (≤ 0.5%) in the longest mode, which gets most of MediumG's grid, consistent
-with the paper reporting near-perfect TTM balance for MediumG and bad balance for CoarseG
-(big tensors "have very large slices"; patents has only 46 slices in mode 1).
+Stand-ins (this machine is offline; the model is in ``tensor_standins``, each tensor's recipe in
+``paper_tensors``): ``nnz`` nonzeros (default 2e5–5e5: seconds to generate) in mode lengths
+scaled by ``dim_scale``; ``size: full`` means the paper's exact dims and nnz.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import ClassVar
 
 from spbench.cache_root import data_dir
 
+from .dataset import Dataset, LoadedDataset
 from .errors import DatasetError
 from .fetch import download, verify_file
+from .paper_tensors import DEFAULT_URL_BASE, TENSORS, FrosttTensor, tensor_entry
+from .sparse_tensor import SparseTensor
 from .tensor_standins import STANDIN_VERSION, collect_chunks, powerlaw_exponent, scaled_dims, standin_chunks
 from .tensor_store import StoreWriter, load_store, read_header, store_path_for
 
 __all__ = ["FrosttTensor", "TENSORS", "frostt_dir", "tensor_path", "is_cached", "fetch_tensor", "real_tensor_store",
            "load_tensor", "standin", "standin_dims", "standin_label", "write_standin", "powerlaw_exponent", "load_or_standin",
-           "standin_store", "standin_checksum", "file_store", "DEFAULT_URL_BASE", "scaled_tensor", "TensorDataset",
-           "LoadedTensor", "resolve_tensor"]
-
-DEFAULT_URL_BASE = "https://s3.us-east-2.amazonaws.com/frostt/frostt_data"
+           "standin_store", "standin_checksum", "file_store", "DEFAULT_URL_BASE", "TensorDataset",
+           "LoadedTensor", "resolve"]
 
 
 def frostt_dir() -> Path:
@@ -47,67 +42,10 @@ def frostt_dir() -> Path:
     return data_dir() / "frostt"
 
 
-def url_base() -> str:
-    """FROSTT base URL, overridable by ``$SPBENCH_FROSTT_URL`` (mirrors, tests)."""
-    return (os.environ.get("SPBENCH_FROSTT_URL") or DEFAULT_URL_BASE).rstrip("/")
-
-
-@dataclass(frozen=True)
-class FrosttTensor:
-    """One row of the paper's Fig. 9 plus where to get it and its stand-in recipe."""
-
-    name: str                  # the paper's name
-    path: str                  # FROSTT <dir>/<file> (without .tns.gz)
-    dims: tuple
-    nnz: int
-    dim_scale: float           # stand-in mode lengths = dims * dim_scale (>= min(L, 64))
-    standin_nnz: int
-    max_share: tuple           # stand-in: largest slice's share of nnz, per mode
-    sha256: str | None = None
-
-    @property
-    def nmodes(self) -> int:
-        return len(self.dims)
-
-    @property
-    def file_name(self) -> str:
-        return self.path.rsplit("/", 1)[-1] + ".tns.gz"
-
-    def url(self, base: str | None = None) -> str:
-        return f"{(base or url_base()).rstrip('/')}/{self.path}.tns.gz"
-
-
-TENSORS: dict[str, FrosttTensor] = {t.name: t for t in [
-    FrosttTensor("delicious", "delicious/delicious-4d", (532_924, 17_262_471, 2_480_308, 1_443), 140_126_181,
-                 0.01, 500_000, (0.01, 0.002, 0.005, 0.05)),
-    FrosttTensor("enron", "enron/enron", (6_066, 5_699, 244_268, 1_176), 54_202_099,
-                 0.1, 500_000, (0.10, 0.10, 0.005, 0.03)),
-    FrosttTensor("flickr", "flickr/flickr-4d", (319_686, 28_153_045, 1_607_191, 731), 112_890_310,
-                 0.01, 500_000, (0.01, 0.002, 0.005, 0.05)),
-    FrosttTensor("nell1", "nell/nell-1", (2_902_330, 2_143_368, 25_495_389), 143_599_552,
-                 0.01, 500_000, (0.01, 0.01, 0.003)),
-    FrosttTensor("nell2", "nell/nell-2", (12_092, 9_184, 28_818), 76_879_419,
-                 0.1, 500_000, (0.03, 0.03, 0.01)),
-    FrosttTensor("amazon", "amazon/amazon-reviews", (4_821_207, 1_774_269, 1_805_187), 1_741_809_018,
-                 0.001, 500_000, (0.005, 0.02, 0.02)),
-    FrosttTensor("patents", "patents/patents", (46, 239_172, 239_172), 3_596_640_708,
-                 0.004, 500_000, (0.08, 0.005, 0.005)),
-    FrosttTensor("reddit", "reddit-2015/reddit-2015", (8_211_298, 176_962, 8_116_559), 4_687_474_081,
-                 0.001, 500_000, (0.005, 0.05, 0.005)),
-]}
-
-
-def _entry(name: str) -> FrosttTensor:
-    try:
-        return TENSORS[name]
-    except KeyError:
-        raise DatasetError(f"unknown tensor {name!r}; known: {', '.join(TENSORS)}") from None
-
-
 # ---- real data ------------------------------------------------------------------------------
 def tensor_path(name: str) -> Path:
     """Where ``name``'s ``.tns.gz`` lives in the cache."""
-    return frostt_dir() / _entry(name).file_name
+    return frostt_dir() / tensor_entry(name).file_name
 
 
 def is_cached(name: str) -> bool:
@@ -116,7 +54,7 @@ def is_cached(name: str) -> bool:
 
 def fetch_tensor(name: str, *, progress=None, timeout: float = 60) -> Path:
     """Download ``name`` into ``$SPBENCH_DATA/frostt/`` unless cached (checksum verified)."""
-    entry = _entry(name)
+    entry = tensor_entry(name)
     dest = tensor_path(name)
     if dest.is_file():
         verify_file(dest, entry.sha256)
@@ -128,7 +66,7 @@ def fetch_tensor(name: str, *, progress=None, timeout: float = 60) -> Path:
 def real_tensor_store(name: str, *, download_ok: bool = False, progress=None) -> tuple[Path, str]:
     """``(store folder, sha256)`` of the real tensor ``name``, converted on first use; downloads
     only if ``download_ok``."""
-    entry = _entry(name)
+    entry = tensor_entry(name)
     path = tensor_path(name)
     if not path.is_file():
         if not download_ok:
@@ -170,7 +108,7 @@ def standin_dims(entry: FrosttTensor, dim_scale: float | None = None) -> tuple:
 
 
 def _standin_recipe(name, nnz, dim_scale, max_share):
-    entry = _entry(name)
+    entry = tensor_entry(name)
     return (standin_dims(entry, dim_scale), tuple(entry.max_share if max_share is None else max_share),
             int(entry.standin_nnz if nnz is None else nnz))
 
@@ -178,7 +116,6 @@ def _standin_recipe(name, nnz, dim_scale, max_share):
 def standin(name: str, *, nnz: int | None = None, dim_scale: float | None = None, seed: int = 0,
             max_share=None):
     """Deterministic synthetic stand-in of ``name`` in memory (a SparseTensor; ``tensor_standins``)."""
-    from spbench.tucker.tensor import SparseTensor
     dims, shares, target = _standin_recipe(name, nnz, dim_scale, max_share)
     coords, values = collect_chunks(standin_chunks(dims, shares, target, seed, label=name), len(dims))
     return SparseTensor(coords, values, dims, sum_duplicates=False, check=False)
@@ -186,14 +123,14 @@ def standin(name: str, *, nnz: int | None = None, dim_scale: float | None = None
 
 def standin_label(name: str, *, nnz: int | None = None, dim_scale: float | None = None, seed: int = 0) -> str:
     """Row name of a stand-in, e.g. ``enron~standin[nnz=500000,scale=0.1,seed=0]``."""
-    entry = _entry(name)
+    entry = tensor_entry(name)
     return (f"{name}~standin[nnz={entry.standin_nnz if nnz is None else int(nnz)},"
             f"scale={entry.dim_scale if dim_scale is None else dim_scale},seed={seed}]")
 
 
 def standin_checksum(name: str, **kw) -> str:
     """The stand-in's data set checksum: its recipe and the generator's version."""
-    text = json.dumps({"tensor": name, "params": kw, "max_share": list(_entry(name).max_share),
+    text = json.dumps({"tensor": name, "params": kw, "max_share": list(tensor_entry(name).max_share),
                        "version": STANDIN_VERSION}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -241,15 +178,12 @@ _SIZES = ("full",)
 
 
 @dataclass(frozen=True)
-class LoadedTensor:
+class LoadedTensor(LoadedDataset):
     """A tensor ready for a run: its row name, real or synthetic, a checksum and its store.
 
     ``header`` (dims, nnz, non-empty slices) reads no nonzero; ``tensor`` loads the whole
     tensor on first use (serial runs, simulations, tests)."""
 
-    name: str
-    source: str                # "real" | "synthetic"
-    checksum: str
     store: Path                # the tensor store's folder (tensor_store)
     label: str                 # the stand-in's full label, or the name
 
@@ -259,14 +193,15 @@ class LoadedTensor:
 
     @cached_property
     def tensor(self):
-        """The whole tensor (spbench.tucker.tensor.SparseTensor)."""
+        """The whole tensor (a SparseTensor)."""
         return load_store(self.store)
 
 
 @dataclass(frozen=True)
-class TensorDataset:
+class TensorDataset(Dataset):
     """What a tucker config's data set entry resolved to: a FROSTT tensor of the paper or a file."""
 
+    data_kind: ClassVar[str] = "tensor"
     name: str
     kind: str                  # "frostt" | "file"
     params: dict
@@ -299,15 +234,14 @@ class TensorDataset:
         return LoadedTensor(self.name, "synthetic", standin_checksum(self.name, **kw), store,
                             standin_label(self.name, **kw))
 
-
-def scaled_tensor(ds: TensorDataset, factor: float) -> TensorDataset:
-    """``ds`` with its stand-in holding ``factor`` times the nonzeros (at least 1000; ``--scale
-    small``); the stand-in's label and checksum change with it. A real tensor, when cached, and
-    a file are used as they are."""
-    if ds.kind != "frostt":
-        return ds
-    nnz = int(ds.params.get("nnz", _entry(ds.name).standin_nnz))
-    return TensorDataset(ds.name, ds.kind, {**ds.params, "nnz": max(1000, int(round(nnz * factor)))})
+    def scaled(self, factor: float) -> "TensorDataset":
+        """This data set with its stand-in holding ``factor`` times the nonzeros (at least 1000;
+        ``--scale small``); the stand-in's label and checksum change with it. A real tensor, when
+        cached, and a file are used as they are."""
+        if self.kind != "frostt":
+            return self
+        nnz = int(self.params.get("nnz", tensor_entry(self.name).standin_nnz))
+        return TensorDataset(self.name, self.kind, {**self.params, "nnz": max(1000, int(round(nnz * factor)))})
 
 
 def _full_size(name: str, params: dict) -> dict:
@@ -321,10 +255,10 @@ def _full_size(name: str, params: dict) -> dict:
     clash = [k for k in ("nnz", "dim_scale") if k in params]
     if clash:
         raise DatasetError(f"{name}: 'size: full' sets nnz and dim_scale; drop {', '.join(clash)}")
-    return {**params, "nnz": _entry(name).nnz, "dim_scale": 1}
+    return {**params, "nnz": tensor_entry(name).nnz, "dim_scale": 1}
 
 
-def resolve_tensor(entry) -> TensorDataset:
+def resolve(entry) -> TensorDataset:
     """A config entry → TensorDataset: ``"enron"``, ``{"enron": {nnz, dim_scale, seed, standin}}``
     (stand-in parameters; ``{"enron": {size: full}}`` for the paper's exact dims and nnz) or
     ``{"path": "/x/y.tns[.gz]"}`` (row name: file name without extensions)."""
@@ -332,7 +266,7 @@ def resolve_tensor(entry) -> TensorDataset:
     if isinstance(entry, TensorDataset):
         return entry
     if isinstance(entry, str):
-        _entry(entry)
+        tensor_entry(entry)
         return TensorDataset(entry, "frostt", {})
     if isinstance(entry, dict) and len(entry) == 1:
         (key, value), = entry.items()
@@ -343,7 +277,7 @@ def resolve_tensor(entry) -> TensorDataset:
             if not (path.name.endswith(".tns") or path.name.endswith(".tns.gz")):
                 raise DatasetError(f"{path}: expected a FROSTT .tns or .tns.gz file")
             return TensorDataset(tns_stem(path), "file", {"path": str(path)})
-        _entry(key)
+        tensor_entry(key)
         params = value or {}
         if not isinstance(params, dict):
             raise DatasetError(f"{key}: expected a mapping of stand-in parameters "

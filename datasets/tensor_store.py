@@ -298,7 +298,7 @@ def iter_columns(folder, dtypes, nnz: int, chunk: int):
 
 def load_store(path):
     """The whole tensor as a SparseTensor (int64 coordinates; tests and small runs)."""
-    from spbench.tucker.tensor import SparseTensor
+    from .sparse_tensor import SparseTensor
     header = read_header(path)
     cols, values = _open_columns(header, mmap=False)
     coords = np.empty((header.nnz, header.nmodes), dtype=np.int64)

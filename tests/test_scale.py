@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from spbench.cli import main
 from spbench.config import ConfigError, load_config
 from spbench.datasets import synthetic
-from spbench.datasets.registry import Dataset
+from spbench.datasets.registry import MatrixDataset
 from spbench.sweep import expand, run_id, run_parameters
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -73,8 +73,8 @@ def test_small_sptrsv_same_points_on_scaled_datasets(write_config):
 
 
 def test_small_standin_of_a_real_matrix_is_smaller():
-    full = Dataset("Flan_1565", "suitesparse", {})
-    small = Dataset("Flan_1565", "suitesparse", {"standin_scale": 1 / 8})
+    full = MatrixDataset("Flan_1565", "suitesparse", {})
+    small = MatrixDataset("Flan_1565", "suitesparse", {"standin_scale": 1 / 8})
     a = full.load(fetch=False, standin=True)
     b = small.load(fetch=False, standin=True)
     assert a.source == b.source == "synthetic" and a.checksum != b.checksum

@@ -62,8 +62,7 @@ class SptrsvExperiment(Experiment):
         return resolve(entry)
 
     def shrink_dataset(self, dataset, factor: float):
-        from spbench.datasets.registry import scaled_dataset
-        return scaled_dataset(dataset, factor)
+        return dataset.scaled(factor)
 
     def dataset_fields(self, prepared) -> dict:
         return {**super().dataset_fields(prepared), "input_symmetric": prepared.symmetric}

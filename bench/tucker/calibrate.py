@@ -85,7 +85,7 @@ def _nnls_rel(X: np.ndarray, t: np.ndarray, scale: np.ndarray | None = None) -> 
 def _uniform_tensor(rng, dims, nnz):
     """Uniform coordinates, duplicates summed, elements in random order (as the worker holds
     them: in the order of the input, not sorted by any mode; sorted ones run faster)."""
-    from .tensor import SparseTensor
+    from spbench.datasets.sparse_tensor import SparseTensor
     coords = np.stack([rng.integers(0, L, size=nnz) for L in dims], axis=1)
     T = SparseTensor(coords, rng.random(nnz) + 0.5, dims)
     order = rng.permutation(T.nnz)
@@ -104,7 +104,7 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
 
     from .factor_start import init_factors
     from .ttm import TTMPlan, khat, ttm, ttm_scratch_len
-    from .tensor import SparseTensor
+    from spbench.datasets.sparse_tensor import SparseTensor
 
     rng = np.random.default_rng(seed)
     # (generator, nnz, Ks): uniform coordinates and power-law stand-ins of FROSTT tensors other

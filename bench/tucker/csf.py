@@ -15,7 +15,7 @@ from itertools import permutations
 
 import numpy as np
 
-from .tensor import SparseTensor, linear_keys, unique_sorted
+from spbench.datasets.sparse_tensor import SparseTensor, linear_keys, unique_sorted
 
 __all__ = ["CSFPlan", "csf_flops", "choose_order"]
 

@@ -19,7 +19,7 @@ from scipy.linalg import solve_triangular
 
 from .counter_random import counter_normal
 from .lanczos import lanczos_svd
-from .tensor import SparseTensor, linear_keys, unique_sorted
+from spbench.datasets.sparse_tensor import SparseTensor, linear_keys, unique_sorted
 
 __all__ = ["random_rows", "orthonormalize_rows", "init_factors", "hosvd_rows", "HOSVD_BYTES_PER_NONZERO"]
 

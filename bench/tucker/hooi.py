@@ -37,7 +37,7 @@ from .factor_start import hosvd_rows, orthonormalize_rows, random_rows
 from .lanczos import LANCZOS_MODES, CommRows, lanczos_svd
 from .mode_plan import build_plans, release_elements
 from .mpi import LocalComm, allreduce
-from .tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 from .ttm import TTM_KINDS, fold, khat, ttm_scratch_len
 from .ttm import ttm as local_ttm
 

@@ -38,7 +38,7 @@ CASES = {
 
 def make_tensor(dims, nnz: int, seed: int = 0):
     """Uniform random coordinates and values (seeded)."""
-    from .tensor import SparseTensor
+    from spbench.datasets.sparse_tensor import SparseTensor
 
     rng = np.random.default_rng(seed)
     coords = np.stack([rng.integers(0, L, nnz) for L in dims], axis=1)

@@ -10,7 +10,7 @@ import numpy as np
 from .factor_start import init_factors
 from .hooi import HOOIResult, tucker_fit
 from .ttm import fold, unfold
-from .tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 __all__ = ["ttm_dense", "hooi_dense"]
 

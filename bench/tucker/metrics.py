@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .comm import row_owners_from_pairs
-from .tensor import sorted_member, unique_sorted
+from spbench.datasets.sparse_tensor import sorted_member, unique_sorted
 
 __all__ = ["TuckerMetrics", "compute_metrics", "mode_counts", "metrics_from_counts", "MODE_KEYS",
            "AGGREGATE_KEYS", "COUNT_KEYS"]

@@ -22,7 +22,7 @@ import numpy as np
 
 from .comm import RowOwners
 from .mpi import Exchange, alltoallv
-from .tensor import SparseTensor, unique_sorted
+from spbench.datasets.sparse_tensor import SparseTensor, unique_sorted
 from .ttm import TTMPlan, build_ttm_plan
 
 __all__ = ["ModePlan", "LocalTensor", "build_plans", "release_elements"]

@@ -51,7 +51,7 @@ class PreparedTensor:
 
     @property
     def tensor(self):
-        """The whole tensor (spbench.tucker.tensor.SparseTensor), loaded on first use."""
+        """The whole tensor (spbench.datasets.sparse_tensor.SparseTensor), loaded on first use."""
         return self.loaded.tensor
 
     @property
@@ -102,12 +102,11 @@ class TuckerExperiment(Experiment):
         return {name: Algorithm(name, s.label, "scheme", s.parameters) for name, s in SCHEMES.items()}
 
     def resolve_dataset(self, entry):
-        from spbench.datasets.tensor_registry import resolve_tensor
-        return resolve_tensor(entry)
+        from spbench.datasets.tensor_registry import resolve
+        return resolve(entry)
 
     def shrink_dataset(self, dataset, factor: float):
-        from spbench.datasets.tensor_registry import scaled_tensor
-        return scaled_tensor(dataset, factor)
+        return dataset.scaled(factor)
 
     def measure_calibration(self, quick: bool, cores: tuple) -> dict:
         from .calibrate import calibrate

@@ -30,7 +30,7 @@ BASE_MB = 300
 
 def long_mode_tensor(dims, nnz: int, seed: int = 0):
     """Uniform coordinates (duplicates summed away), values in [0.5, 1.5)."""
-    from .tensor import SparseTensor
+    from spbench.datasets.sparse_tensor import SparseTensor
 
     rng = np.random.default_rng(seed)
     coords = np.stack([rng.integers(0, d, size=nnz, dtype=np.int64) for d in dims], axis=1)

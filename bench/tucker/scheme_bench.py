@@ -14,7 +14,7 @@ import numpy as np
 from spbench.tucker.metrics import compute_metrics
 from spbench.tucker.runner import theorem_6_1_slack
 from spbench.tucker.schemes import SCHEMES
-from spbench.tucker.tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 EXPONENTS = (1.1, 0.9, 0.6, 0.8)
 

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from spbench.datasets import registry, synthetic
-from spbench.datasets.registry import (SUITESPARSE, Dataset, DatasetError, LoadedMatrix, list_datasets,
+from spbench.datasets.registry import (SUITESPARSE, DatasetError, MatrixDataset, LoadedMatrix, list_datasets,
                                        resolve)
 from spbench.datasets.matrix_market import write_matrix
 
@@ -48,7 +48,7 @@ def test_resolve_names(entry, name, kind):
 def test_resolve_path(tmp_path, mm):
     path = write_matrix(tmp_path / "my.mtx.gz", mm.spd_matrix(5))
     ds = resolve({"path": str(path)})
-    assert ds == Dataset("my", "file", {"path": str(path)})
+    assert ds == MatrixDataset("my", "file", {"path": str(path)})
     loaded = ds.load()
     assert loaded.source == "real" and loaded.name == "my"
     assert loaded.checksum == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -19,7 +19,7 @@ from spbench.datasets.store_duplicates import DuplicateScan
 from spbench.datasets.tensor_store import (StoreWriter, iter_chunks, load_store, read_block, read_header,
                                            store_path_for, write_store)
 from spbench.datasets.tns_ingest import convert_tns
-from spbench.tucker.tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 
 def _random_tensor(seed=0, dims=(9, 7, 11), nnz=300):
@@ -213,29 +213,29 @@ def test_convert_command(tmp_path):
 def test_path_entry_loads_through_the_store(tmp_path):
     t = _random_tensor(nnz=60)
     src = write_tns(tmp_path / "p.tns.gz", t)
-    loaded = tr.resolve_tensor({"path": str(src)}).load()
+    loaded = tr.resolve({"path": str(src)}).load()
     assert loaded.store.parent.name == "stores" and loaded.header.nnz == 60
     assert loaded.checksum == hashlib.sha256(src.read_bytes()).hexdigest() == loaded.header.checksum
     assert _same(loaded.tensor, t)
     stamp = (loaded.store / "header.json").stat().st_mtime_ns
-    assert tr.resolve_tensor({"path": str(src)}).load().store == loaded.store
+    assert tr.resolve({"path": str(src)}).load().store == loaded.store
     assert (loaded.store / "header.json").stat().st_mtime_ns == stamp
 
 
 def test_size_full_entries():
-    full = tr.resolve_tensor({"nell2": {"size": "full"}})
-    spelled = tr.resolve_tensor({"nell2": {"nnz": 76_879_419, "dim_scale": 1}})
+    full = tr.resolve({"nell2": {"size": "full"}})
+    spelled = tr.resolve({"nell2": {"nnz": 76_879_419, "dim_scale": 1}})
     assert full.params == {"nnz": 76_879_419, "dim_scale": 1} == spelled.params
     assert tr.standin_dims(tr.TENSORS["nell2"], full.params["dim_scale"]) == (12_092, 9_184, 28_818)
     with pytest.raises(DatasetError, match="size"):
-        tr.resolve_tensor({"nell2": {"size": "huge"}})
+        tr.resolve({"nell2": {"size": "huge"}})
     with pytest.raises(DatasetError, match="drop nnz"):
-        tr.resolve_tensor({"nell2": {"size": "full", "nnz": 10}})
+        tr.resolve({"nell2": {"size": "full", "nnz": 10}})
 
 
 def test_standin_generated_into_the_store(tmp_path):
     kw = {"nnz": 20_000, "dim_scale": 0.05, "seed": 3}
-    loaded = tr.resolve_tensor({"enron": kw}).load(fetch=False, standin=True)
+    loaded = tr.resolve({"enron": kw}).load(fetch=False, standin=True)
     assert loaded.source == "synthetic" and loaded.store == store_path_for(tr.standin_checksum("enron", **kw), "enron")
     h = loaded.header
     assert h.nnz == 20_000 and h.dims == tr.standin_dims(tr.TENSORS["enron"], 0.05)

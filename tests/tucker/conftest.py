@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from spbench.tucker.tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 
 @pytest.fixture(autouse=True)

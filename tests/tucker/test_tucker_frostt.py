@@ -6,7 +6,7 @@ import pytest
 
 from spbench.datasets.errors import DatasetError
 from spbench.datasets.frostt import npz_cache_path, read_tns, tns_stem, write_tns
-from spbench.tucker.tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 
 def test_read_with_comments_and_blank_lines(tmp_path):

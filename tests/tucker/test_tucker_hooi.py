@@ -7,7 +7,7 @@ from spbench.tucker.factor_start import init_factors
 from spbench.tucker.hooi import hooi
 from spbench.tucker.hooi_reference import hooi_dense, ttm_dense as _ttm_dense
 from spbench.tucker.ttm import unfold
-from spbench.tucker.tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 
 def _sin_angle(A, B):

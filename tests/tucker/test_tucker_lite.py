@@ -6,7 +6,7 @@ import pytest
 
 from spbench.tucker.schemes import SCHEMES
 from spbench.tucker.schemes.lite import lite_mode, lite_plan
-from spbench.tucker.tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 
 def figure7_index():

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from spbench.tucker.hooi import hooi
-from spbench.tucker.tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 HERE = Path(__file__).parent
 SCRIPTS = HERE / "mpi_scripts"

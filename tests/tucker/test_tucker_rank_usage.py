@@ -37,7 +37,7 @@ def test_random_start_draws_only_non_empty_rows():
     same factor: tests/tucker/test_tucker_mpi.py compares 1, 2 and 3 ranks."""
     T = random_tensor(3, dims=(8, 6, 5), nnz=60)
     keep = T.coords[:, 0] != 7
-    from spbench.tucker.tensor import SparseTensor
+    from spbench.datasets.sparse_tensor import SparseTensor
     T = SparseTensor(T.coords[keep], T.values[keep], T.dims)
     F = init_factors(T, (3, 3, 6), "random", seed=1)
     assert not np.any(F[0][7])

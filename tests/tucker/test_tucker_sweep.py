@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from spbench.cli import main
 from spbench.config import ConfigError, load_config
 from spbench.datasets.errors import DatasetError
-from spbench.datasets.tensor_registry import resolve_tensor, standin
+from spbench.datasets.tensor_registry import resolve, standin
 from spbench.tucker.metrics import compute_metrics
 from spbench.tucker.schemes import get_scheme
 
@@ -71,7 +71,7 @@ def test_tucker_config_errors(write_config):
 def test_real_tensor_unavailable_without_fallback(tmp_path, monkeypatch):
     monkeypatch.setenv("SPBENCH_DATA", str(tmp_path))
     monkeypatch.setenv("SPBENCH_FROSTT_URL", "http://127.0.0.1:9")  # closed port: fails at once
-    ds = resolve_tensor("nell2")
+    ds = resolve("nell2")
     with pytest.raises(DatasetError, match="fallback: standin"):
         ds.load(fetch=True, standin=False)
     loaded = ds.load(fetch=True, standin=True)
@@ -82,12 +82,12 @@ def test_tensor_file_entry(tmp_path):
     from spbench.datasets.frostt import write_tns
     t = standin("nell2", nnz=500)
     path = write_tns(tmp_path / "mine.tns", t)
-    ds = resolve_tensor({"path": str(path)})
+    ds = resolve({"path": str(path)})
     assert ds.name == "mine" and ds.kind == "file"
     loaded = ds.load()
     assert loaded.source == "real" and loaded.tensor.nnz == 500
     with pytest.raises(DatasetError, match="no such file"):
-        resolve_tensor({"path": str(tmp_path / "nope.tns")})
+        resolve({"path": str(tmp_path / "nope.tns")})
 
 
 def test_hyper_partition_cache_keeps_partition_time(tmp_path):
@@ -118,7 +118,7 @@ def test_datasets_cli_knows_tensors(tmp_path, monkeypatch):
     out = tmp_path / "e.tns.gz"
     res = runner.invoke(main, ["datasets", "generate", "enron", "-p", "nnz=300", "-o", str(out)])
     assert res.exit_code == 0, res.output
-    assert resolve_tensor({"path": str(out)}).load().tensor.nnz == 300
+    assert resolve({"path": str(out)}).load().tensor.nnz == 300
     res = runner.invoke(main, ["datasets", "generate", "enron", "-p", "nzz=3", "-o", str(out)])
     assert res.exit_code != 0 and "unknown parameter 'nzz'" in res.output
 

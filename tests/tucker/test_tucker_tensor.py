@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from spbench.tucker.tensor import SparseTensor, linear_keys
+from spbench.datasets.sparse_tensor import SparseTensor, linear_keys
 
 
 def test_duplicates_are_summed():

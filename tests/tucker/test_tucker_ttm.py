@@ -11,7 +11,7 @@ from spbench.tucker.csf import CSFPlan, csf_flops
 from spbench.tucker.hooi import hooi
 from spbench.tucker.ttm import TTMPlan, build_ttm_plan, khat, ttm, ttm_flops, ttm_scratch_len, unfold
 from spbench.tucker.lanczos import default_ncv, lanczos_svd
-from spbench.tucker.tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 
 def _factors(dims, K, seed=0):

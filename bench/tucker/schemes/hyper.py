@@ -146,7 +146,7 @@ def hyper(tensor, nparts: int, *, seed: int = 0, epsilon: float = 0.03, threads:
 def hyper_parallel(comm, block, *, seed: int = 0, **params) -> tuple[list, dict]:
     """HyperG offline on rank 0: the input blocks gathered there, :func:`hyper` (with its partition
     cache), the policy scattered back. Returns (policies of this rank's block, info)."""
-    from ..tensor import SparseTensor
+    from spbench.datasets.sparse_tensor import SparseTensor
 
     coords, counts = gatherv(comm, block.coords)
     values, _ = gatherv(comm, block.values)

@@ -19,7 +19,7 @@ from spbench.tucker.hooi import gather_factors, hooi, hooi_distributed
 from spbench.tucker.rank_usage import distributed_metrics
 from spbench.tucker.metrics import compute_metrics
 from spbench.tucker.schemes import Distribution, get_scheme
-from spbench.tucker.tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 
 def random_tensor(seed, dims, nnz, skew=1.2):

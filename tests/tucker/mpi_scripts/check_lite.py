@@ -15,7 +15,7 @@ from spbench.tucker.distribute import distribute, gather_policies, split_block
 from spbench.tucker.hooi import hooi, hooi_distributed
 from spbench.tucker.mpi import sample_sort
 from spbench.tucker.schemes import get_scheme
-from spbench.tucker.tensor import SparseTensor
+from spbench.datasets.sparse_tensor import SparseTensor
 
 
 def tensors():

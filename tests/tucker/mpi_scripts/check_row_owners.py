@@ -14,7 +14,7 @@ from mpi4py import MPI
 
 from spbench.tucker.comm import RowOwners, row_owners
 from spbench.tucker.schemes import SCHEMES
-from spbench.tucker.tensor import SparseTensor, unique_sorted
+from spbench.datasets.sparse_tensor import SparseTensor, unique_sorted
 
 
 def tensor(seed, dims, nnz):

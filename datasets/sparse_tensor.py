@@ -1,4 +1,7 @@
-"""N-mode sparse tensor in coordinate format (paper §3): elements, values, per-mode slices.
+"""N-mode sparse tensor in coordinate format (tucker-lite §3): elements, values, per-mode slices.
+
+The container of the data layer's tensors (readers, stores, stand-ins hand it out) and of the
+Tucker code that distributes and decomposes them.
 
 ``coords`` is an ``(nnz, N)`` int64 array of 0-based indices, ``values`` a float64 array and
 ``dims`` the mode lengths L_1..L_N. Duplicate coordinates are summed on construction (in that
