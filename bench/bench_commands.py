@@ -15,11 +15,7 @@ from pathlib import Path
 
 import click
 
-
-class BenchUsageError(click.ClickException):
-    """A bad option: one line, exit code 2."""
-
-    exit_code = 2
+from spbench.cli_errors import UsageFailure
 
 
 class BenchCommand(click.Command):
@@ -29,7 +25,7 @@ class BenchCommand(click.Command):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
-            raise BenchUsageError(f"spbench bench {self.name}: {exc.format_message()}") from None
+            raise UsageFailure(f"spbench bench {self.name}: {exc.format_message()}") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,13 +47,13 @@ def _command(name: str):
 
 
 def _ints(name: str, option: str, text: str, minimum: int = 1) -> list[int]:
-    """``"1,2,4"`` → [1, 2, 4]; a BenchUsageError naming the option otherwise."""
+    """``"1,2,4"`` → [1, 2, 4]; a UsageFailure naming the option otherwise."""
     try:
         values = [int(v) for v in text.split(",")]
     except ValueError:
         values = []
     if not values or min(values) < minimum:
-        raise BenchUsageError(f"spbench bench {name}: {option}: expected comma-separated integers >= {minimum}, "
+        raise UsageFailure(f"spbench bench {name}: {option}: expected comma-separated integers >= {minimum}, "
                               f"got {text!r}")
     return values
 
@@ -66,7 +62,7 @@ def _names(name: str, option: str, text: str, known) -> list[str]:
     values = [v for v in text.split(",") if v]
     unknown = [v for v in values if v not in known]
     if not values or unknown:
-        raise BenchUsageError(f"spbench bench {name}: {option}: expected names out of {', '.join(known)}, "
+        raise UsageFailure(f"spbench bench {name}: {option}: expected names out of {', '.join(known)}, "
                               f"got {text!r}")
     return values
 
@@ -75,7 +71,7 @@ def _cores(name: str, cores: int) -> int:
     from spbench.machine import usable_cores
 
     if cores > usable_cores():
-        raise BenchUsageError(f"spbench bench {name}: --cores: this machine runs at most {usable_cores()} "
+        raise UsageFailure(f"spbench bench {name}: --cores: this machine runs at most {usable_cores()} "
                               f"cores, got {cores}")
     return cores
 
@@ -98,7 +94,7 @@ def _measure(name: str, options: dict, code: str, measure, out_dir, fresh: bool,
         with bench_folder(out, fresh=fresh) as store:
             rows = store_items(store, name, options, measure(say), code=code, started_at=started)
     except ResultsBusy as exc:
-        raise BenchUsageError(str(exc)) from None
+        raise UsageFailure(str(exc)) from None
     click.echo(bench_table(rows))
     failed = [r for r in rows if r["status"] not in ("ok", "skipped")]
     say(f"{len(rows)} rows in {out}" + (f"; {len(failed)} not ok: " + ", ".join(
@@ -168,7 +164,7 @@ def slope(grids, trials, out_dir, fresh, quiet):
 
     sides = _ints("slope", "--grids", grids, minimum=2)
     if len(set(sides)) < 2:
-        raise BenchUsageError(f"spbench bench slope: --grids: a slope needs two different grids, got {grids!r}")
+        raise UsageFailure(f"spbench bench slope: --grids: a slope needs two different grids, got {grids!r}")
     _measure("slope", {"grids": sides, "trials": trials}, "sptrsv",
              lambda say: bench_slope(sides, trials, say), out_dir, fresh, quiet)
 
@@ -190,7 +186,7 @@ def order(repeats, rounds, datasets, out_dir, fresh, quiet):
         try:
             resolve(d)
         except DatasetError as exc:
-            raise BenchUsageError(f"spbench bench order: --datasets: {exc}") from None
+            raise UsageFailure(f"spbench bench order: --datasets: {exc}") from None
     matrices = [(d, None) for d in names] or list(MATRICES)
 
     def measure(say):
@@ -229,7 +225,7 @@ def lite(nnz, dims, ranks, repeats, out_dir, fresh, quiet):
 
     lengths = _ints("lite", "--dims", dims)
     if len(lengths) > len(EXPONENTS):
-        raise BenchUsageError(f"spbench bench lite: --dims: at most {len(EXPONENTS)} modes, got {dims!r}")
+        raise UsageFailure(f"spbench bench lite: --dims: at most {len(EXPONENTS)} modes, got {dims!r}")
     _measure("lite", {"nnz": nnz, "dims": lengths, "ranks": ranks, "repeats": repeats}, "tucker",
              lambda say: bench_schemes(nnz, tuple(lengths), ranks, repeats, say), out_dir, fresh, quiet)
 
@@ -322,9 +318,9 @@ def ingest(nnz, tns_file, memory, out_dir, fresh, quiet):
     try:
         memory_mb = parse_memory(memory)
     except click.ClickException as exc:
-        raise BenchUsageError(f"spbench bench ingest: {exc.format_message()}") from None
+        raise UsageFailure(f"spbench bench ingest: {exc.format_message()}") from None
     if tns_file is not None and not Path(tns_file).is_file():
-        raise BenchUsageError(f"spbench bench ingest: --file: {tns_file}: no such file")
+        raise UsageFailure(f"spbench bench ingest: --file: {tns_file}: no such file")
     options = {"nnz": nnz, "file": tns_file, "memory": memory}
     _measure("ingest", options, "ingest", lambda say: bench_ingest(tns_file, nnz, memory, memory_mb, say),
              out_dir, fresh, quiet)

@@ -49,7 +49,8 @@ def test_bench_writes_rows_prints_table_and_profiles(name, tmp_path):
     assert set(df["experiment"]) == {"bench"} and set(df["benchmark"]) == {name}
     assert set(df["schema_version"]) == {1} and set(df["repeat"]) == {0} and df["run_id"].is_unique
     assert set(df["status"]) <= {"ok", "skipped"}
-    assert df["code_version"].notna().all() and df["dataset"].notna().all() and not df.duplicated(["dataset", "item"]).any()
+    assert df["code_version"].notna().all() and df["dataset"].notna().all()
+    assert not df.duplicated(["dataset", "item"]).any()
     for row in df.to_dict("records"):
         assert set(row["units"]) <= set(row), row["item"]
     meta = json.loads((out / "meta.json").read_text())

@@ -51,6 +51,10 @@ def serial_table(rows: list[dict]) -> str:
     ])
 
 
+def _per_superstep(seconds: float, steps: int) -> str:
+    return f"{seconds * 1e3:.3f} ms ({seconds / steps * 1e9:.0f} ns per superstep)"
+
+
 def barrier_table(rows: list[dict]) -> str:
     """The spin barrier against OpenMP's on the wavefront schedule (kernel_bench barrier)."""
     it = _by_item(rows)
@@ -59,8 +63,8 @@ def barrier_table(rows: list[dict]) -> str:
     return _quantity_table([
         ("matrix", _grid_matrix(spin)),
         ("schedule", f"wavefront, {spin['cores']} cores, {steps} supersteps"),
-        ("spin barrier (median of rounds)", f"{spin['time'] * 1e3:.3f} ms ({spin['time'] / steps * 1e9:.0f} ns per superstep)"),
-        ("OpenMP barrier (median of rounds)", f"{omp['time'] * 1e3:.3f} ms ({omp['time'] / steps * 1e9:.0f} ns per superstep)"),
+        ("spin barrier (median of rounds)", _per_superstep(spin["time"], steps)),
+        ("OpenMP barrier (median of rounds)", _per_superstep(omp["time"], steps)),
         ("OpenMP / spin", f"{omp['time'] / spin['time']:.2f}"),
     ])
 
@@ -184,7 +188,8 @@ def scale_table(rows: list[dict]) -> str:
             continue
         held, peak = r["held_nonzeros_max"], r["peak_rss_mb_max"]
         first = base.setdefault(r["scheme"], peak)
-        lines.append(f"| {r['scheme']} | {r['ranks']} | {held:,} | {peak:.0f} | {held * BYTES_PER_HELD / 1e6 + BASE_MB:.0f} | "
+        budget = held * BYTES_PER_HELD / 1e6 + BASE_MB
+        lines.append(f"| {r['scheme']} | {r['ranks']} | {held:,} | {peak:.0f} | {budget:.0f} | "
                      f"{r['mem_total_mb_max']:.0f} | {peak / first:.2f} | {r['words_per_rank_max']:,} | "
                      f"{r['queries']} | {max(r['lanczos_residual_max']):.1e} | {r['fit']:.3e} |")
     return "\n".join(lines)
@@ -200,8 +205,9 @@ def ingest_table(rows: list[dict]) -> str:
              "| reader | seconds | Mlines/s | MB/s | peak MB | vs read_tns |", "|---|---|---|---|---|---|"]
     for r in rows:
         peak = f"{r['peak_mb']:,.0f}" if r.get("peak_mb") is not None else "-"
-        lines.append(f"| {names.get(r['item'], r['item'])} | {r['time']:.1f} | {first['lines'] / r['time'] / 1e6:.2f} | "
-                     f"{first['size_mb'] / r['time']:.0f} | {peak} | {base / r['time']:.1f}x |")
+        lines.append(f"| {names.get(r['item'], r['item'])} | {r['time']:.1f} | "
+                     f"{first['lines'] / r['time'] / 1e6:.2f} | {first['size_mb'] / r['time']:.0f} | {peak} | "
+                     f"{base / r['time']:.1f}x |")
     return "\n".join(lines)
 
 

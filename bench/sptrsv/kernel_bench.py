@@ -86,7 +86,8 @@ def bench_serial(grid: int, repeats: int, dram_bytes: int = 256 * 2**20, say=_qu
     return [
         {**facts, "item": "scipy spsolve_triangular", "time": scipy_time},
         {**facts, "item": "spbench serial", "time": ours["solve_time"], "times": ours["solve_times"],
-         "residual": ours["residual"], "status": ours["status"], "max_rel_diff": float(np.abs(x_ours - x_ref).max() / np.abs(x_ref).max()),
+         "residual": ours["residual"], "status": ours["status"],
+         "max_rel_diff": float(np.abs(x_ours - x_ref).max() / np.abs(x_ref).max()),
          "traffic_bytes": traffic, "bandwidth": traffic / ours["solve_time"]},
         {**facts, "item": "copy cache-sized", "bytes": traffic, "bandwidth": bw_cache},
         {**facts, "item": "copy DRAM", "bytes": dram_bytes, "bandwidth": bw_dram},
