@@ -11,10 +11,10 @@ import time
 
 import numpy as np
 
-from spbench.tucker.metrics import compute_metrics
-from spbench.tucker.runner import theorem_6_1_slack
-from spbench.tucker.schemes import SCHEMES
 from spbench.datasets.sparse_tensor import SparseTensor
+from spbench.tucker.lite_bound import theorem_6_1_slack
+from spbench.tucker.metrics import compute_metrics
+from spbench.tucker.schemes import SCHEMES
 
 EXPONENTS = (1.1, 0.9, 0.6, 0.8)
 
