@@ -11,9 +11,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..experiment import Algorithm, Experiment, RunError, choice
+from ..row_schema import NUMBER, optional, required
 
 #: the serial baseline: the natural row order on one core, no schedule
 SERIAL = Algorithm("serial", "Serial", "scheduler", {}, "serial")
+
+#: the fields SpTrSV rows add to the common ones (DESIGN.md §5): measured and simulated rows carry
+#: the solve, `execution: schedule` rows the schedule's work statistics and no solve time
+ROW_FIELDS = {
+    "cores": required(int), "input_symmetric": required(bool, None), "kernel": optional(str),
+    "barrier": optional(str, None), "n": optional(int), "nnz": optional(int), "wavefronts": optional(int),
+    "supersteps": optional(int), "staleness": optional(int, None), "schedule_time": optional(NUMBER),
+    "solve_time": optional(NUMBER, None), "solve_times": optional(list), "residual": optional(NUMBER, None),
+    "model": optional(dict), "barrier_sweep": optional(list),
+    **dict.fromkeys(("work_total", "work_critical", "work_balance", "work_speedup_bound"), optional(NUMBER)),
+}
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,7 @@ class SptrsvExperiment(Experiment):
     executions = ("measured", "simulate", "schedule")  # schedule: schedules only, no solve
     small_factor = 1 / 8
     compare_metrics = ("solve_time",)
+    row_fields = ROW_FIELDS
 
     def algorithms(self) -> dict[str, Algorithm]:
         from .schedulers import REGISTRY

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
+from ..row_schema import NUMBER, optional, required
 from .lite_bound import theorem_6_1_slack
 
 #: `init:` initial factors, random (seeded, orthonormalized) or hosvd
@@ -30,6 +31,29 @@ LANCZOS = ("paper", "converged")
 #: `ttm:` the local TTM kernel: csf = compressed sparse fibers (tucker-lite §8's future work),
 #: paper = Appendix A's element-wise form; also a sweep axis
 TTM = ("csf", "paper")
+
+
+#: the fields Tucker rows add to the common ones (DESIGN.md §5): times, the exact metrics of
+#: tucker-lite §4 and §7.3 (aggregated, and per mode in `mode_metrics`), volumes and memory per rank;
+#: measured rows add what the MPI job saw (words sent, Lanczos queries and residuals, peak memory)
+ROW_FIELDS = {
+    "ranks": required(int), "K": required(int), "ttm": optional(str), "dataset_label": optional(str),
+    "modes": optional(int), "dims": optional(list), "nnz": optional(int), "multi_policy": optional(bool),
+    "dist_cached": optional(bool), "init": optional(str), "lanczos": optional(str), "invocations": optional(int),
+    "threads": optional(int),
+    **dict.fromkeys(("dist_time", "hooi_time", "ttm_time", "svd_time", "comm_time", "core_time", "fm_time",
+                     "init_time", "plan_time", "dist_policy_time", "dist_redistribute_time", "fit", "e_max",
+                     "r_sum", "r_max", "svd_imbalance", "svd_redundancy", "ttm_imbalance", "ttm_kernel_flops",
+                     "ttm_kernel_flops_max", "mem_tensor_mb", "mem_tensor_mb_max", "mem_penultimate_mb",
+                     "mem_penultimate_mb_max", "mem_factor_mb", "mem_factor_mb_max", "mem_total_mb",
+                     "mem_total_mb_max", "peak_rss_mb_max", "peak_rss_mb_mean"), optional(NUMBER, None)),
+    **dict.fromkeys(("fm_volume", "svd_volume", "core_words", "fm_words_total", "svd_words_total",
+                     "held_nonzeros_max", "svd_flops", "ttm_flops", "words_per_rank_max"), optional(int)),
+    **dict.fromkeys(("dist_time_kind", "hooi_time_kind", "metrics_source", "peak_rss_kind"), optional(str)),
+    **dict.fromkeys(("mode_metrics", "fits", "fm_words", "svd_words", "svd_gather_words", "queries", "restarts",
+                     "lanczos_residual_max", "peak_rss_mb"), optional(list)),
+    **dict.fromkeys(("dist_info", "lite_bound_slack", "tensor_stats", "peak_rss_mb_phases"), optional(dict)),
+}
 
 
 def _seconds(value) -> bool:
@@ -96,6 +120,7 @@ class TuckerExperiment(Experiment):
     }
     small_factor = 1 / 100  # the paper configs' stand-ins are full size (54M-144M nonzeros)
     compare_metrics = ("hooi_time", "dist_time")
+    row_fields = ROW_FIELDS
 
     def algorithms(self) -> dict[str, Algorithm]:
         from .schemes import SCHEMES
