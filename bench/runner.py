@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import sys
 import time
@@ -30,6 +31,14 @@ from .experiment_registry import get_experiment
 from .sweep import SCHEMA_VERSION, Point, expand, run_id, run_parameters
 
 
+def _entry_files(root: Path, entry: str) -> list[Path]:
+    """One ``RUN_SOURCES`` entry: a glob relative to the package folder, or a module of another
+    package by its name (``spbench.datasets.sparse_tensor``)."""
+    if entry.startswith("spbench."):
+        return [Path(importlib.util.find_spec(entry).origin)]
+    return sorted(root.glob(entry))
+
+
 def run_sources(experiment: str) -> list[Path]:
     """The sources a run of ``experiment`` executes: every kernel source (.pyx, .pxd, .pxi, .h) and
     the files its package lists in ``RUN_SOURCES`` (algorithms, runtime path); benchmarks,
@@ -37,7 +46,7 @@ def run_sources(experiment: str) -> list[Path]:
     package = importlib.import_module(f"spbench.{experiment}")
     root = Path(package.__file__).resolve().parent
     kernels = Path(importlib.import_module("spbench.kernels").__file__).resolve().parent
-    files = [f for pattern in package.RUN_SOURCES for f in sorted(root.glob(pattern))]
+    files = [f for entry in package.RUN_SOURCES for f in _entry_files(root, entry)]
     files += [f for ext in ("pyx", "pxd", "pxi", "h") for f in sorted(kernels.glob(f"*.{ext}"))]
     return files
 

@@ -6,9 +6,9 @@ each returning a :class:`~spbench.tucker.schemes.Distribution`) · ``comm`` (row
 """
 
 #: what a run executes (the sweep side, the MPI worker, HOOI, the simulate path and the schemes),
-#: relative to this folder: the sources `code_version` hashes; benchmarks (*_bench, mpi_microbench),
+#: relative to this folder (the tensor container by module name): the sources `code_version` hashes; benchmarks (*_bench, mpi_microbench),
 #: calibrate, model_validation and hooi_reference are not among them
 RUN_SOURCES = ("__init__.py", "runner.py", "launch.py", "job_process.py", "job_progress.py", "worker.py",
                "task_loop.py", "distribute.py", "hooi.py", "factor_start.py", "lanczos.py", "counter_random.py",
-               "mode_plan.py", "mpi.py", "tensor.py", "ttm.py", "csf.py", "comm.py", "metrics.py",
+               "mode_plan.py", "mpi.py", "spbench.datasets.sparse_tensor", "ttm.py", "csf.py", "comm.py", "metrics.py",
                "rank_usage.py", "model.py", "ideal_loads.py", "lite_bound.py", "schemes/*.py")
