@@ -28,7 +28,17 @@ class BenchCommand(click.Command):
             raise UsageFailure(f"spbench bench {self.name}: {exc.format_message()}") from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class BenchGroup(click.Group):
+    """`spbench bench`: an unknown benchmark is one line too."""
+
+    def resolve_command(self, ctx, args):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            raise UsageFailure(f"spbench bench: {exc.format_message()}") from None
+
+
+@click.group(cls=BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def bench():
     """Benchmarks measured side by side; rows land in results/bench-NAME/ (spbench profile/compare read them)."""
 

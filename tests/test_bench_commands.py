@@ -121,3 +121,8 @@ def test_bad_option_is_one_line_exit_2_nothing_written(name, args, named, tmp_pa
     assert res.exit_code == 2, res.output
     assert len(res.output.strip().splitlines()) == 1 and named in res.output
     assert not out.exists()
+
+
+def test_unknown_benchmark_is_one_line_exit_2():
+    res = bench("no-such-bench")
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1 and "no-such-bench" in res.output
