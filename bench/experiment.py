@@ -95,8 +95,8 @@ class Experiment(ABC):
     row_fields: dict = {}
 
     def __init__(self):
-        self.calibration = None  # the calibration file simulated rows use, as loaded (meta.json records it)
-        self.costs = None  # its cost-model terms, as the model reads them
+        self.calibration = None  # the calibration file simulated rows use, as read (meta.json records it)
+        self.costs = None  # its terms as the experiment's cost model reads them
 
     # -- algorithms and points --------------------------------------------------------------
     @abstractmethod

@@ -25,14 +25,14 @@ Bind the threads (``OMP_PROC_BIND=close OMP_PLACES=cores``, as the paper does, Â
 threads on a small VM were seen to share one CPU for a while, making a superstep cost a context
 switch (3x slower solves) in some runs and not in others.
 
-``calibrate()`` returns a JSON-serialisable dict; :func:`save_costs`/:func:`load_costs` store it.
+``calibrate()`` returns a JSON-serialisable dict; :func:`save_costs`/:func:`load_costs` store it in
+the calibration format of every experiment (:mod:`spbench.calibration`).
 Run ``python -m spbench.sptrsv.calibrate --help``.
 """
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import sys
 from pathlib import Path
 
@@ -250,19 +250,35 @@ def default_costs_path() -> Path:
     return data_dir() / "calibration" / f"sptrsv-{socket.gethostname()}.json"
 
 
+#: the keys of :func:`calibrate`'s dict the calibration file keeps in its envelope (the rest are terms)
+_ENVELOPE_KEYS = ("schema_version", "kind", "date", "quick", "machine")
+
+
 def save_costs(costs: dict, path) -> Path:
-    """Write a calibration as JSON, atomically (parents created)."""
-    from spbench.atomic_files import write_json
-    return write_json(path, costs, indent=2)
+    """Write :func:`calibrate`'s dict in the calibration format of every experiment
+    (:mod:`spbench.calibration`), atomically (parents created)."""
+    from spbench.calibration import write_calibration
+    terms = {k: v for k, v in costs.items() if k not in _ENVELOPE_KEYS}
+    return write_calibration(path, "sptrsv", terms, machine=costs.get("machine", {}), created=costs.get("date"),
+                             quick=costs.get("quick", False), terms_version=SCHEMA_VERSION)
+
+
+def load_calibration(path) -> dict:
+    """The calibration file's envelope (:func:`spbench.calibration.read_calibration`); ValueError
+    with one line when it is no SpTrSV calibration of this spbench."""
+    from spbench.calibration import read_calibration
+    return read_calibration(path, "sptrsv", "an SpTrSV calibration", SCHEMA_VERSION)
+
+
+def model_costs(calibration: dict) -> dict:
+    """A calibration file's envelope as the cost model reads it: :func:`calibrate`'s dict."""
+    return {"schema_version": calibration["terms_version"], "kind": KIND, "date": calibration["created"],
+            "quick": calibration["quick"], "machine": calibration["machine"], **calibration["terms"]}
 
 
 def load_costs(path) -> dict:
-    """Read a calibration written by :func:`save_costs`; ValueError when it is not one."""
-    costs = json.loads(Path(path).read_text())
-    if costs.get("kind") != KIND or costs.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(f"{path}: not an SpTrSV calibration of schema {SCHEMA_VERSION} "
-                         f"(kind {costs.get('kind')!r}, schema {costs.get('schema_version')!r})")
-    return costs
+    """Read a calibration written by :func:`save_costs`, as :func:`calibrate` returned it."""
+    return model_costs(load_calibration(path))
 
 
 def summary(costs: dict) -> list[tuple[str, str]]:

@@ -122,13 +122,14 @@ class SptrsvExperiment(Experiment):
         if config.execution == "schedule":  # schedules only: any core count, nothing runs on the cores
             return
         if config.execution == "simulate":
-            from .calibrate import default_costs_path, load_costs
+            from .calibrate import default_costs_path, load_calibration, model_costs
             path = Path(config.costs) if config.costs else default_costs_path()
             if not path.exists():
                 raise RunError(f"{config.source}: key 'costs': no calibration at {path}; run `spbench calibrate` "
                                f"first (it measures this machine's SpTrSV costs)")
             try:
-                self.costs = self.calibration = load_costs(path)
+                self.calibration = load_calibration(path)
+                self.costs = model_costs(self.calibration)
             except ValueError as exc:
                 raise RunError(f"{config.source}: key 'costs': {exc}") from None
             return

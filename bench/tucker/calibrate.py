@@ -379,17 +379,30 @@ def default_calibration_path() -> Path:
 
 
 def save(cal: dict, path) -> Path:
-    """Write a calibration as JSON, atomically."""
-    from spbench.atomic_files import write_json
-    return write_json(path, cal, default=str)
+    """Write :func:`calibrate`'s dict in the calibration format of every experiment
+    (:mod:`spbench.calibration`), atomically."""
+    from spbench.calibration import write_calibration
+    terms = {k: v for k, v in cal.items() if k not in _ENVELOPE_KEYS}
+    return write_calibration(path, "tucker", terms, machine=cal.get("machine", {}), created=cal.get("timestamp"),
+                             quick=cal.get("quick", False), terms_version=SCHEMA_VERSION)
+
+
+def load_calibration(path) -> dict:
+    """The calibration file's envelope (:func:`spbench.calibration.read_calibration`); ValueError
+    with one line when it is no Tucker calibration of this cost model."""
+    from spbench.calibration import read_calibration
+    return read_calibration(path, "tucker", "a Tucker calibration", SCHEMA_VERSION)
+
+
+def model_costs(calibration: dict) -> dict:
+    """A calibration file's envelope as the cost model reads it: :func:`calibrate`'s dict."""
+    return {"schema_version": calibration["terms_version"], "timestamp": calibration["created"],
+            "quick": calibration["quick"], "machine": calibration["machine"], **calibration["terms"]}
 
 
 def load(path) -> dict:
-    cal = json.loads(Path(path).read_text())
-    if cal.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(f"{path}: calibration schema {cal.get('schema_version')}, expected {SCHEMA_VERSION} "
-                         f"(made for an older cost model: rerun `spbench calibrate --experiment tucker`)")
-    return cal
+    """Read a calibration written by :func:`save`, as :func:`calibrate` returned it."""
+    return model_costs(load_calibration(path))
 
 
 if __name__ == "__main__":   # python -m spbench.tucker.calibrate [--quick] [OUT.json]
@@ -402,3 +415,7 @@ if __name__ == "__main__":   # python -m spbench.tucker.calibrate [--quick] [OUT
     print(json.dumps({"costs": result["costs"], "fits": result["fits"],
                       "mpi": {k: v for k, v in result["mpi"].items() if k != "raw"},
                       "seconds": result["calibration_seconds"]}, indent=1, default=str))
+#: the keys of :func:`calibrate`'s dict the calibration file keeps in its envelope (the rest are terms)
+_ENVELOPE_KEYS = ("schema_version", "timestamp", "quick", "machine")
+
+

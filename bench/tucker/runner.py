@@ -160,14 +160,15 @@ class TuckerExperiment(Experiment):
         from .launch import launcher_command
 
         if config.execution != "measured":
-            from .calibrate import default_calibration_path, load
+            from .calibrate import default_calibration_path, load_calibration, model_costs
             path = Path(config.costs) if config.costs else default_calibration_path()
             if config.costs and not path.exists():
                 raise RunError(f"{config.source}: key 'costs': no Tucker calibration at {path}; run "
                                f"`spbench calibrate --experiment tucker` first")
             if path.exists():
                 try:
-                    self.costs = self.calibration = load(path)
+                    self.calibration = load_calibration(path)
+                    self.costs = model_costs(self.calibration)
                 except ValueError as exc:
                     raise RunError(f"{config.source}: key 'costs': {exc}") from None
             return
