@@ -11,6 +11,7 @@ import time
 import click
 
 from spbench.datasets import synthetic
+from spbench.datasets.conversion_progress import ConversionProgress
 from spbench.datasets.errors import DatasetError
 from spbench.datasets.matrix_market import MATRIX_SUFFIXES, write_matrix
 from spbench.datasets.registry import (ICHOL_TABLE, METIS_TABLE, SUITESPARSE, fetch_suitesparse, list_datasets,
@@ -207,7 +208,7 @@ def fetch_command(names, url_base, timeout):
             try:
                 path = tr.fetch_tensor(name, progress=progress, timeout=timeout)
                 progress.end()
-                converting = _StageProgress(name)
+                converting = ConversionProgress(name)
                 store, _ = tr.real_tensor_store(name, progress=converting)   # converted now, not at first use
                 converting.end()
             except DatasetError as exc:
@@ -255,34 +256,12 @@ def _generate_tensor(tr, name: str, pairs, output: str) -> None:
         if output.endswith((".tns", ".tns.gz")):
             path = tr.write_standin(name, output, **kw)
         else:
-            progress = _StageProgress(name)
+            progress = ConversionProgress(name)
             path = tr.standin_store(name, output, progress=progress, **kw)
             progress.end()
     except DatasetError as exc:
         raise _usage_failure(str(exc)) from None
     click.echo(f"wrote {path}: {tr.standin_label(name, **kw)}")
-
-
-class _StageProgress:
-    """``progress(stage, done, total)`` of long conversions on stderr, shown after the first second."""
-
-    def __init__(self, name: str):
-        self.name, self.start, self.last, self.shown = name, time.monotonic(), 0.0, False
-
-    def __call__(self, stage: str, done: int, total: int | None) -> None:
-        now = time.monotonic()
-        if now - self.start < 1.0 or now - self.last < 0.5:
-            return
-        self.last = now
-        share = f" ({100 * done / total:.0f}%)" if total else ""
-        click.echo(f"\r{self.name}: {stage} {done:,}{f' of {total:,}' if total else ''}{share}, "
-                   f"{now - self.start:.0f} s   ", nl=False, err=True)
-        self.shown = True
-
-    def end(self) -> None:
-        if self.shown:
-            click.echo("", err=True)
-            self.shown = False
 
 
 _UNITS = {"": 1, "k": 2**-10, "kb": 2**-10, "m": 1, "mb": 1, "g": 1024, "gb": 1024, "t": 2**20, "tb": 2**20}
@@ -307,7 +286,7 @@ def convert_command(source, out_dir, memory, duplicates):
     """Convert a FROSTT SOURCE (.tns or .tns.gz) into a binary tensor store in one streaming pass."""
     from spbench.datasets.tns_ingest import convert_tns, stat_line
     megabytes = parse_memory(memory)
-    progress = _StageProgress(source)
+    progress = ConversionProgress(source)
     started = time.monotonic()
     try:
         path = convert_tns(source, out_dir, memory_mb=megabytes, duplicates=duplicates, progress=progress)

@@ -1,14 +1,16 @@
 """Duplicate coordinates in a store's columns, found and resolved in bounded memory.
 
 Two rules: ``sum`` (FROSTT's reading, and ``read_tns``'s) or ``error``. No key set is ever held
-whole: one pass over the binary columns packs each coordinate into an exact key (the mode
-indices in mixed radix, one int64 word per run of modes whose cell count stays below 2**63) and
-spills ``(key words, element id, value)`` to 2**k partition files chosen by a hash of the key,
-k sized so that one partition fits the memory budget. Equal coordinates always land in the same
-partition, so each partition is sorted and checked on its own. With ``sum`` the distinct
-coordinates keep the order of their first occurrence, their values summed in file order (the
-same floating-point sums as ``read_tns``, whose result lists them in coordinate order instead);
-a last pass copies the columns without the later copies. With ``error`` the earliest repeated
+whole. A first phase (``HashSpill``) keeps only a 64-bit hash of each coordinate, spilled chunk
+by chunk to 2**k partition files chosen by the hash's top bits, k sized so that one partition
+fits the memory budget; the text reader feeds it while each block is in memory, so the common
+case (no duplicates) ends with one sort per partition. Only partitions where a hash repeats are
+partitioned again from the binary columns with the exact keys (the mode indices in mixed
+radix, one int64 word per run of modes whose cell count stays below 2**63), element ids and
+values, and each is sorted and checked on its own. With ``sum`` the distinct coordinates keep
+the order of their first occurrence, their values summed in file order (the same
+floating-point sums as ``read_tns``, whose result lists them in coordinate order instead); a
+last pass copies the columns without the later copies. With ``error`` the earliest repeated
 element and the first element with its coordinates are reported.
 """
 from __future__ import annotations
@@ -22,7 +24,8 @@ import numpy as np
 
 from .tensor_store import iter_columns
 
-__all__ = ["DUPLICATE_RULES", "DuplicateScan", "key_plan", "key_words", "mix64"]
+__all__ = ["DUPLICATE_RULES", "DuplicateScan", "HashSpill", "partition_bits", "coord_hash", "key_plan",
+           "key_words", "mix64"]
 
 DUPLICATE_RULES = ("sum", "error")
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
@@ -57,7 +60,8 @@ def key_words(cols, dims, plan) -> list[np.ndarray]:
 
 def _has_repeat(hashes: np.ndarray) -> bool:
     """Whether a value repeats among the key hashes (a repeat may be a collision: checked exactly after)."""
-    k = np.sort(hashes.reshape(-1))
+    k = hashes.reshape(-1)
+    k.sort()                     # in place: callers hand over arrays they no longer need
     return bool(k.size > 1 and (k[1:] == k[:-1]).any())
 
 
@@ -72,96 +76,149 @@ def mix64(words) -> np.ndarray:
     return h
 
 
-def _bucket(words, bits: int) -> np.ndarray:
+def coord_hash(cols) -> np.ndarray:
+    """A well-spread uint64 hash of each coordinate (equal coordinates, equal hashes), from the
+    index columns alone (no mode lengths needed: the text reader hashes before it knows them)."""
+    h = cols[0].astype(np.uint64)
+    for n, c in enumerate(cols[1:]):
+        h *= _MIX[n % 2]
+        np.add(h, c, out=h, dtype=np.uint64, casting="unsafe")
+    h ^= h >> np.uint64(33)
+    h *= _MIX[2]
+    h ^= h >> np.uint64(29)
+    h *= _MIX[0]
+    h ^= h >> np.uint64(32)
+    return h
+
+
+def partition_bits(nnz: int, nmodes: int, memory_bytes: int) -> int:
+    """k of the 2**k partitions: one partition's exact records (at most ``nmodes`` key words, id,
+    value) and their sort fit half of ``memory_bytes``."""
+    need = nnz * (nmodes + 2) * 8 * 4 / max(memory_bytes // 2, 1)
+    return min(_MAX_BITS, max(0, math.ceil(math.log2(need)) if need > 1 else 0))
+
+
+def _bucket(cols, bits: int) -> np.ndarray:
     if bits == 0:
-        return np.zeros(words[0].shape[0], dtype=np.uint16)
-    return (mix64(words) >> np.uint64(64 - bits)).astype(np.uint16)
+        return np.zeros(cols[0].shape[0], dtype=np.uint16)
+    return (coord_hash(cols) >> np.uint64(64 - bits)).astype(np.uint16)
+
+
+class HashSpill:
+    """Phase 1: the coordinates' hashes, chunk by chunk, sorted and spilled to 2**``bits`` partition
+    files by their top bits (kept in memory when there is one partition)."""
+
+    def __init__(self, folder, bits: int):
+        self.folder, self.bits = Path(folder), int(bits)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.in_memory: list = []
+        self.cuts = np.arange((1 << self.bits) + 1, dtype=np.uint64)
+        self.cuts[1:-1] <<= np.uint64(64 - self.bits)
+        self.cuts = self.cuts[1:-1]
+
+    def add(self, cols) -> None:
+        """Hash one chunk of index columns (any integer dtype) and spill the hashes."""
+        h = coord_hash(cols)
+        h.sort()
+        if self.bits == 0:
+            self.in_memory.append(h)
+            return
+        bounds = [0, *np.searchsorted(h, self.cuts).tolist(), h.size]
+        for b in range(1 << self.bits):
+            if bounds[b + 1] > bounds[b]:
+                with open(self.folder / f"hash{b}", "ab") as fh:
+                    h[bounds[b]:bounds[b + 1]].tofile(fh)
+
+    def suspects(self) -> set[int]:
+        """Partitions in which a hash repeats (a repeat may be a collision: checked exactly after);
+        the partition files are removed as they are read."""
+        if self.bits == 0:
+            found = self.in_memory and _has_repeat(np.concatenate(self.in_memory))
+            self.in_memory = []
+            return {0} if found else set()
+        out = set()
+        for b in range(1 << self.bits):
+            part = self.folder / f"hash{b}"
+            if part.is_file():
+                if _has_repeat(np.fromfile(part, dtype=np.uint64)):
+                    out.add(b)
+                part.unlink()
+        return out
 
 
 @dataclass
 class DuplicateScan:
-    """Find (and with ``sum``, resolve) duplicate coordinates among the columns in ``folder``."""
+    """Find (and with ``sum``, resolve) duplicate coordinates among the columns in ``folder``;
+    ``bits``: the partitioning of a ``HashSpill`` already filled (default: sized from ``nnz``)."""
 
     folder: Path
     dtypes: list
     nnz: int
     dims: tuple
     memory_bytes: int
+    bits: int | None = None
 
     def __post_init__(self):
         self.plan = key_plan(self.dims)
         self.width = len(self.plan) + 2                      # key words, id, value bits
-        need = self.nnz * self.width * 8 * 4 / max(self.memory_bytes // 2, 1)
-        self.bits = min(_MAX_BITS, max(0, math.ceil(math.log2(need)) if need > 1 else 0))
+        if self.bits is None:
+            self.bits = partition_bits(self.nnz, len(self.plan), self.memory_bytes)
         self.chunk = max(1 << 14, self.memory_bytes // (16 * (len(self.dims) + 4 + 3 * self.width)))
         self.spill = Path(self.folder) / "duplicates.part"
         self.removed = 0
         self.first_pair: tuple[int, int] | None = None
 
-    def run(self, rule: str, progress=None) -> None:
-        """Sets ``removed`` (sum) or ``first_pair`` (error). A first partitioning keeps only a
-        64-bit hash of each key (the common case, no duplicates, ends there); partitions where a
-        hash repeats are partitioned again with the exact keys, element ids and values, and resolved."""
+    def run(self, rule: str, progress=None, hashes: HashSpill | None = None) -> None:
+        """Sets ``removed`` (sum) or ``first_pair`` (error). ``hashes``: phase 1 done while the
+        columns were written (else it reads the columns once); partitions where a hash repeats
+        are partitioned again with the exact keys, element ids and values, and resolved."""
         self.spill.mkdir(exist_ok=True)
-        suspects = [b for b, rec in self._partitions(payload=False, progress=progress) if _has_repeat(rec)]
-        if not suspects:
-            return
-        wanted = set(suspects)
-        for b, rec in self._partitions(payload=True, progress=progress, only=wanted):
-            self._check_part(b, rec, rule)
-
-    def _partitions(self, *, payload: bool, progress=None, only=None):
-        """Spill the records to partition files, then yield ``(partition, records)`` one at a time."""
-        width = self.width if payload else 1
-        in_memory: list = []
-        cuts = np.arange((1 << self.bits) + 1, dtype=np.uint64)
-        cuts[1:-1] <<= np.uint64(64 - self.bits)
-        for lo, cols, values in iter_columns(self.folder, self.dtypes, self.nnz, self.chunk):
-            words = key_words(cols, self.dims, self.plan)
-            if not payload:               # the keys' hashes only: sorted, so a partition is a slice
-                h = mix64(words)
-                h.sort()
-                parts = [h] if self.bits == 0 else [h[a:b] for a, b in zip(np.searchsorted(h, cuts[:-1]),
-                                                                           [*np.searchsorted(h, cuts[1:-1]), h.size])]
-                self._spill(parts, in_memory, only)
+        if hashes is None:
+            hashes = HashSpill(self.spill, self.bits)
+            for lo, cols, values in iter_columns(self.folder, self.dtypes, self.nnz, self.chunk):
+                hashes.add(cols)
                 if progress:
                     progress("checking duplicates", lo + values.shape[0], self.nnz)
-                continue
+        suspects = hashes.suspects()
+        if not suspects:
+            return
+        for b, rec in self._partitions(suspects, progress):
+            self._check_part(b, rec, rule)
+
+    def _partitions(self, only: set, progress=None):
+        """Spill the exact records of the partitions in ``only`` to their files, then yield
+        ``(partition, records)`` one at a time."""
+        width = self.width
+        in_memory: list = []
+        for lo, cols, values in iter_columns(self.folder, self.dtypes, self.nnz, self.chunk):
+            words = key_words(cols, self.dims, self.plan)
             rec = np.empty((values.shape[0], width), dtype=np.int64)
             for j, w in enumerate(words):
                 rec[:, j] = w
             rec[:, -2] = np.arange(lo, lo + values.shape[0], dtype=np.int64)
             rec[:, -1] = values.view(np.int64)
-            parts = [rec]
-            if self.bits:                 # element order kept inside each partition
-                bucket = _bucket(words, self.bits)
+            if self.bits == 0:
+                in_memory.append(rec)
+            else:                         # element order kept inside each partition
+                bucket = _bucket(cols, self.bits)
                 order = np.argsort(bucket, kind="stable")
                 bounds = np.searchsorted(bucket[order], np.arange((1 << self.bits) + 1))
                 rec = rec[order]
-                parts = [rec[bounds[b]:bounds[b + 1]] for b in range(1 << self.bits)]
-            self._spill(parts, in_memory, only)
+                for b in only:
+                    if bounds[b + 1] > bounds[b]:
+                        with open(self.spill / f"part{b}", "ab") as fh:
+                            rec[bounds[b]:bounds[b + 1]].tofile(fh)
             if progress:
                 progress("checking duplicates", lo + values.shape[0], self.nnz)
-        dtype = np.int64 if payload else np.uint64
         if self.bits == 0:
-            yield 0, np.concatenate(in_memory).reshape(-1, width) if in_memory else np.zeros((0, width), dtype=dtype)
+            yield 0, np.concatenate(in_memory) if in_memory else np.zeros((0, width), dtype=np.int64)
             return
-        for b in range(1 << self.bits):
+        for b in sorted(only):
             part = self.spill / f"part{b}"
             if part.is_file():
-                rec = np.fromfile(part, dtype=dtype).reshape(-1, width)
+                rec = np.fromfile(part, dtype=np.int64).reshape(-1, width)
                 part.unlink()
                 yield b, rec
-
-    def _spill(self, parts, in_memory: list, only) -> None:
-        """Partition ``b``'s slice of a chunk to its file (kept in memory when there is one partition)."""
-        if self.bits == 0:
-            in_memory.append(parts[0])
-            return
-        for b, piece in enumerate(parts):
-            if piece.size and (only is None or b in only):
-                with open(self.spill / f"part{b}", "ab") as fh:
-                    piece.tofile(fh)
 
     def _check_part(self, b: int, rec: np.ndarray, rule: str) -> None:
         nkeys = self.width - 2

@@ -1,15 +1,17 @@
 """FROSTT ``.tns``/``.tns.gz`` text into a tensor store in one streaming pass (DESIGN.md §7).
 
-The text is read once, by pyarrow's streaming CSV reader (``pyarrow.csv.open_csv``, space
-delimited, multi-threaded C++ parsing, ~1.3x pandas' reader at a tenth of its memory here, see
-README "Tensor store"), in blocks sized from the memory setting, and appended column by column
-to a ``StoreWriter``. The file's bytes go to the reader as they are (hashed on the way: the
-source's sha256). Only a file that the reader refuses, and that has comments (``#`` to the end
-of the line), tabs or repeated, leading or trailing blanks, is read again through a filter that
-rewrites those lines, so it is read as ``read_tns`` reads it. Peak memory is bounded by
-``memory_mb`` whatever the file size: a fixed reserve for the reader's threads, a few blocks in
-flight (read-ahead is held back by a semaphore), the duplicate check's partitions
-(``store_duplicates``) and one byte per index of each mode.
+A reader thread reads the file (gunzipped when ``.gz``, the file's own bytes hashed on the way:
+the source's sha256) in blocks sized from the memory setting, cuts each at its last newline and
+carries the tail to the next one, one block ahead of the parser. Each block is parsed by
+pyarrow's CSV reader (``pyarrow.csv.read_csv`` on the block's buffer, space delimited, C++
+parsing on all cores within the block; see README "Tensor store" for its speed against pandas'
+reader), checked, appended column by column to a ``StoreWriter``, and its coordinates hashed
+for the duplicate check (``store_duplicates.HashSpill``) while they are in memory. A block the
+parser refuses that has comments (``#`` to the end of the line), tabs or repeated, leading or
+trailing blanks is rewritten by a filter and parsed again, so the file reads as ``read_tns``
+reads it. Peak memory is bounded by ``memory_mb`` whatever the file size: a fixed reserve for
+the parser's threads, three blocks of text (one being read, one waiting, one parsed) and the
+parsed block's columns, the duplicate check's partitions and one byte per index of each mode.
 
 Errors are one line naming the file and the line: a bad line is diagnosed by ``frostt``'s line
 scanner once pyarrow or the checks on its output refuse a block; a truncated gzip names the
@@ -19,101 +21,115 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import queue
 import re
 import threading
 import time
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
+from . import conversion_progress
 from .errors import DatasetError
 from .frostt import count_fields, data_line_numbers, raise_bad_line, tns_stem
-from .store_duplicates import DUPLICATE_RULES, DuplicateScan
+from .store_duplicates import DUPLICATE_RULES, DuplicateScan, HashSpill, partition_bits
 from .tensor_store import StoreWriter, read_header, store_path_for
 
-__all__ = ["convert_tns", "block_size_for", "TextSource", "MIN_MEMORY_MB"]
+__all__ = ["convert_tns", "block_size_for", "MIN_MEMORY_MB"]
 
 MIN_MEMORY_MB = 128
-_RESERVE_MB = 64     # the reader's threads and allocator arenas, whatever the block size
-_AHEAD = 6           # blocks the reader may fetch before the converter takes them
+_RESERVE_MB = 64     # the parser's threads and allocator arenas, whatever the block size
+_PARSE_CHUNK = 1 << 20   # pyarrow's unit of parallel parsing inside a block
 
 _ODD_SPACE = re.compile(rb"[ \t\r\f\v]+")
 _EDGE_SPACE = re.compile(rb"(?m)^ | $")
+_GZIP_ERRORS = (EOFError, OSError, zlib.error)
 
 
 def block_size_for(memory_bytes: int) -> int:
-    """Reader block size: ``_AHEAD`` blocks read ahead, each ~3x its text once parsed and converted."""
-    return int(min(16 << 20, max(1 << 20, memory_bytes // (3 * (_AHEAD + 2)))))
+    """Text block size: three blocks of text in flight, the parsed block ~2x its text in Arrow
+    columns and ~1x again in numpy columns and hashes."""
+    return int(min(64 << 20, max(1 << 20, memory_bytes // 8)))
 
 
-class TextSource:
-    """File-like object for pyarrow: the bytes of ``path`` (gunzipped when ``.gz``), hashed on
-    the way; with ``clean``, line-aligned and with comments and irregular blanks rewritten."""
+class _TextBlocks:
+    """Line-aligned blocks of the text of ``path`` (gunzipped when ``.gz``), read one block ahead
+    by a thread; the file's own bytes hashed on the way. ``skip``: bytes of leading comment lines."""
 
-    def __init__(self, path: Path, hash_source: bool = True, clean: bool = False, skip: int = 0):
-        self.path, self.clean, self.skip = path, clean, skip   # skip: bytes of leading comment lines
-        self.permits = threading.Semaphore(_AHEAD)   # pyarrow's read-ahead is not bounded by bytes
+    def __init__(self, path: Path, block_bytes: int, hash_source: bool = True, skip: int = 0):
+        self.path, self.block_bytes, self.skip = path, block_bytes, skip
         self.raw = _HashingReader(open(path, "rb"), hashlib.sha256() if hash_source else None)
-        self.stream = gzip.GzipFile(fileobj=self.raw, mode="rb") if path.name.endswith(".gz") else None
-        self.carry = b""
-        self.error: BaseException | None = None
-        self.closed = False
+        self.stream = gzip.GzipFile(fileobj=self.raw, mode="rb") if path.name.endswith(".gz") else self.raw
+        self.ready: queue.Queue = queue.Queue(maxsize=1)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="tns-reader", daemon=True)
+        self.thread.start()
 
     @property
     def raw_bytes(self) -> int:
         """Bytes of the file read so far (compressed bytes for ``.gz``)."""
         return self.raw.done
 
-    def readable(self) -> bool:
-        return True
+    def __iter__(self):
+        """``(block, bytes of the file read by then)``: blocks are memoryviews ending with a newline
+        (or the file's last line); a read error is raised here as it was raised in the reader."""
+        while (item := self.ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
 
-    def taken(self) -> None:
-        """The converter took a block: the reader may fetch one more."""
-        self.permits.release()
-
-    def read(self, n: int = -1) -> bytes:
-        n = 1 << 24 if n is None or n < 0 else max(int(n), 1 << 12)
-        self.permits.acquire(timeout=1.0)   # a timeout, never a deadlock, should blocks and batches differ
-        while self.skip:
-            self.skip -= len(self._pull(min(self.skip, 1 << 20)))
-        if not self.clean:
-            return self._pull(n)
-        while True:
-            data = self._pull(n)
-            if not data:
-                tail, self.carry = self.carry, b""
-                return self._cleaned(tail + b"\n") if tail.strip() else b""
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                self.carry += data
-                continue
-            block = self.carry + data[:cut + 1] if self.carry else data[:cut + 1]
-            self.carry = data[cut + 1:]
-            block = self._cleaned(block)
-            if block:
-                return block
-
-    def _pull(self, n: int) -> bytes:
-        if self.stream is None:
-            return self.raw.read(n)
+    def _run(self) -> None:
         try:
-            return self.stream.read(n)
-        except (EOFError, OSError, zlib.error) as exc:
-            self.error = exc
-            raise
+            while self.skip > 0:
+                got = len(self.stream.read(min(self.skip, 1 << 20)))
+                self.skip = self.skip - got if got else 0
+            carry = b""
+            while not self.stop.is_set():
+                buf = bytearray(len(carry) + self.block_bytes)
+                buf[:len(carry)] = carry
+                n = len(carry) + self._fill(memoryview(buf)[len(carry):])
+                if n == len(carry):
+                    if carry.strip():
+                        self._put((memoryview(buf)[:n], self.raw.done))
+                    break
+                cut = buf.rfind(b"\n", 0, n) + 1
+                carry = bytes(buf[cut:n])
+                if cut:
+                    self._put((memoryview(buf)[:cut], self.raw.done))
+            self._put(None)
+        except BaseException as exc:        # handed to the parser's thread, raised there
+            self._put(exc)
+
+    def _fill(self, view) -> int:
+        got = 0
+        while got < len(view):
+            n = self.stream.readinto(view[got:])
+            if not n:
+                break
+            got += n
+        return got
+
+    def _put(self, item) -> None:
+        while not self.stop.is_set():
+            try:
+                self.ready.put(item, timeout=0.2)
+                return
+            except queue.Full:
+                continue
 
     @staticmethod
-    def _cleaned(block: bytes) -> bytes:
+    def cleaned(block) -> bytes:
+        """The block with comments removed and blanks made single spaces (read_tns's reading)."""
+        block = bytes(block)
         if b"#" in block:
             block = re.sub(rb"#[^\n]*", b"", block)
-        if b"\t" in block or b"  " in block or b"\r" in block or b"\n " in block or b" \n" in block \
-                or block[:1] == b" " or b"\f" in block or b"\v" in block:
-            block = _EDGE_SPACE.sub(b"", _ODD_SPACE.sub(b" ", block))
-        return block
+        return _EDGE_SPACE.sub(b"", _ODD_SPACE.sub(b" ", block))
 
     def sha256(self) -> str | None:
         """Hex digest of the file's bytes (reads what the text reader left, e.g. gzip padding)."""
+        self.thread.join()
         if self.raw.digest is None:
             return None
         while self.raw.read(1 << 20):
@@ -121,7 +137,8 @@ class TextSource:
         return self.raw.digest.hexdigest()
 
     def close(self) -> None:
-        self.closed = True
+        self.stop.set()
+        self.thread.join()
         self.raw.fh.close()
 
 
@@ -161,35 +178,46 @@ class _HashingReader:
         self.done += len(data)
         return data
 
-
-def _batches(path: Path, source: TextSource, nmodes: int, block_size: int):
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    names = [f"i{n}" for n in range(nmodes)] + ["v"]
-    types = {name: pa.int64() for name in names[:-1]} | {"v": pa.float64()}
-    reader = pcsv.open_csv(
-        source,
-        read_options=pcsv.ReadOptions(block_size=block_size, column_names=names, use_threads=True),
-        parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
-        convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                            quoted_strings_can_be_null=False))
-    yield from reader
+    def readinto(self, view) -> int:
+        n = self.fh.readinto(view)
+        if self.digest is not None and n:
+            self.digest.update(view[:n])
+        self.done += n or 0
+        return n
 
 
 class _Refused(Exception):
-    """The reader or the checks refused a block: read again with cleaning, or diagnose the line."""
+    """The parser or the checks refused a block: parse it again cleaned, or diagnose the line."""
 
 
-def _check_batch(batch, nmodes: int, dtypes) -> tuple[list, np.ndarray, list]:
-    """0-based index columns (in the store's dtypes), values and per-mode (min, max) of a batch."""
-    if any(col.null_count for col in batch.columns):
+def _block_parser(nmodes: int):
+    """``parse(block)`` -> pyarrow Table of the block's lines (index columns int64, values float64)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    names = [f"i{n}" for n in range(nmodes)] + ["v"]
+    read = pcsv.ReadOptions(block_size=_PARSE_CHUNK, column_names=names, use_threads=True)
+    parse = pcsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True)
+    convert = pcsv.ConvertOptions(column_types={name: pa.int64() for name in names[:-1]} | {"v": pa.float64()},
+                                  strings_can_be_null=False, quoted_strings_can_be_null=False)
+
+    def parse_block(block):
+        try:
+            return pcsv.read_csv(pa.py_buffer(block), read_options=read, parse_options=parse, convert_options=convert)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise _Refused(" ".join(str(exc).split())) from None
+    return parse_block
+
+
+def _check_table(table, nmodes: int, dtypes) -> tuple[list, np.ndarray, list]:
+    """0-based index columns (in the store's dtypes), values and per-mode (min, max) of a block."""
+    if any(col.null_count for col in table.columns):
         raise _Refused("an empty field")
-    values = batch.column(nmodes).to_numpy()
+    values = table.column(nmodes).to_numpy()
     if not np.isfinite(values).all():
         raise _Refused("a value that is not a finite number")
     cols, ranges = [], []
     for n in range(nmodes):
-        c = batch.column(n).to_numpy()
+        c = table.column(n).to_numpy()
         lo, hi = (int(c.min()) - 1, int(c.max()) - 1) if c.size else (0, -1)
         if lo < 0:
             raise _Refused("an index below 1")
@@ -198,24 +226,76 @@ def _check_batch(batch, nmodes: int, dtypes) -> tuple[list, np.ndarray, list]:
     return cols, values, ranges
 
 
-def _read_pass(src: Path, writer: StoreWriter, source: TextSource, nmodes: int, block_size: int, progress) -> None:
-    """Stream the text into ``writer``; _Refused when pyarrow or the checks refuse a block."""
-    size = src.stat().st_size
+def _parsed(parse_block, block) -> tuple:
+    """``(table or None when nothing is left, cleaned)``: the block parsed as it is, else cleaned."""
     try:
-        for batch in _batches(src, source, nmodes, block_size):
-            writer.append(*_check_batch(batch, nmodes, [c.dtype for c in writer.columns]))
-            source.taken()
-            if progress:
-                progress("reading", source.raw_bytes, size)
-    except (_Refused, DatasetError):
+        return parse_block(block), False
+    except _Refused:
+        text = _TextBlocks.cleaned(block)
+        return (parse_block(text) if text.strip() else None), True
+
+
+def _block_columns(parse_block, block, parsed: tuple, nmodes: int, dtypes) -> tuple[list, np.ndarray, list, bool]:
+    """The block's columns (``_check_table``) and whether it had to be cleaned; a block whose
+    parsed values the checks refuse is cleaned and parsed again before it is refused."""
+    table, cleaned = parsed
+    if table is not None:
+        try:
+            return (*_check_table(table, nmodes, dtypes), cleaned)
+        except _Refused:
+            if cleaned:
+                raise
+        text = _TextBlocks.cleaned(block)
+        table = parse_block(text) if text.strip() else None
+        if table is not None:
+            return (*_check_table(table, nmodes, dtypes), True)
+    return [np.zeros(0, dtype=dt) for dt in dtypes], np.zeros(0), [(0, -1)] * nmodes, True
+
+
+def _read_pass(src: Path, writer: StoreWriter, blocks: _TextBlocks, budget: int, progress) -> tuple[HashSpill, bool]:
+    """Parse the text into ``writer``, hashing the coordinates for the duplicate check. A second
+    thread checks and stores block i (columns written, hashes spilled) while this one parses
+    block i+1; the hashes' partitioning is sized from the first block's lines per byte of file.
+    Returns the hashes and whether any block was cleaned; _Refused when a block stays refused."""
+    size, nmodes = src.stat().st_size, writer.nmodes
+    parse_block = _block_parser(nmodes)
+    state = {"hashes": None, "cleaned": False}
+
+    def store(block, parsed, raw_done):
+        cols, values, ranges, cleaned = _block_columns(parse_block, block, parsed, nmodes,
+                                                       [c.dtype for c in writer.columns])
+        state["cleaned"] |= cleaned
+        if not values.size:
+            return
+        writer.append(cols, values, ranges)
+        if state["hashes"] is None:
+            estimate = 2 * values.size * size / max(raw_done, 1)
+            state["hashes"] = HashSpill(writer.tmp / "duplicates.part", partition_bits(int(estimate), nmodes, budget))
+        state["hashes"].add(cols)
+        if progress:
+            progress("reading", raw_done, size, lines=writer.nnz)
+
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tns-store") as storing:
+            stored = None
+            for block, raw_done in blocks:
+                parsed = _parsed(parse_block, block)
+                if stored is not None:
+                    stored.result()             # one block in store at a time (memory), errors raised here
+                stored = storing.submit(store, block, parsed, raw_done)
+                del block, parsed
+            if stored is not None:
+                stored.result()
+    except DatasetError:
         raise
     except ValueError as exc:        # the index check of the writer (beyond dims)
         raise _Refused(str(exc)) from None
-    except Exception as exc:         # pyarrow's ArrowInvalid, or the source's own read error
-        if source.error is not None:
-            raise DatasetError(f"{src}: line {_gzip_break_line(src)}: the compressed data ends or breaks here "
-                               f"({' '.join(str(source.error).split())})") from None
-        raise _Refused(" ".join(str(exc).split())) from None
+    except _GZIP_ERRORS as exc:
+        if not src.name.endswith(".gz"):
+            raise DatasetError(f"{src}: cannot read: {' '.join(str(exc).split())}") from None
+        raise DatasetError(f"{src}: line {_gzip_break_line(src)}: the compressed data ends or breaks here "
+                           f"({' '.join(str(exc).split())})") from None
+    return state["hashes"] or HashSpill(writer.tmp / "duplicates.part", 0), state["cleaned"]
 
 
 def convert_tns(src, dst=None, *, memory_mb: float = 1024, duplicates: str = "sum", progress=None,
@@ -227,7 +307,9 @@ def convert_tns(src, dst=None, *, memory_mb: float = 1024, duplicates: str = "su
     memory of the conversion; ``duplicates``: ``sum`` or ``error`` (module ``store_duplicates``);
     ``dims``: the mode lengths when known (else the largest index per mode);
     ``source_sha256``: the file's checksum when the caller has it (skips hashing);
-    ``progress(stage, done, total)`` is called as the work advances. Bad input raises
+    ``progress(stage, done, total, lines=...)`` is called as the work advances (reading: bytes
+    of the file and lines parsed; the duplicate check: nonzeros); without one, inside
+    ``conversion_progress.reporting`` the progress shows on stderr. Bad input raises
     DatasetError naming the file and the line; nothing is left behind.
     """
     src = Path(src)
@@ -251,45 +333,45 @@ def convert_tns(src, dst=None, *, memory_mb: float = 1024, duplicates: str = "su
     if nmodes < 1:
         raise DatasetError(f"{src}: the first data line has one field; need at least one index and a value")
     stat = src.stat()
-    lead = _leading_comments(src)
     target = Path(dst) if dst is not None else store_path_for("pending", label)
     started = time.monotonic()
-    for clean in (False, True):
-        source = TextSource(src, hash_source=source_sha256 is None, clean=clean, skip=0 if clean else lead)
-        try:
-            with StoreWriter(target, nmodes, dims=dims) as writer:
-                try:
-                    _read_pass(src, writer, source, nmodes, block_size_for(budget), progress)
-                except _Refused as exc:
-                    if not clean:
-                        continue                # comments or irregular blanks: read once more, cleaned
-                    raise_bad_line(src, nmodes, dims, str(exc))
-                sha256 = source_sha256 or source.sha256()
-                outcome = _resolve_duplicates(src, writer, duplicates, budget, progress)
-                final = outcome or writer
-                if dst is None:
-                    final.dst = store_path_for(sha256, label)
-                try:
-                    header = final.commit(
-                        checksum=sha256, duplicates={"rule": duplicates, "removed": int(writer.nnz - final.nnz)},
-                        source={"kind": "tns", "path": str(src.resolve()), "size": stat.st_size,
-                                "mtime_ns": stat.st_mtime_ns, "sha256": sha256, "cleaned": clean,
-                                "seconds": round(time.monotonic() - started, 3)})
-                finally:
-                    if outcome is not None:
-                        outcome.abort()
-                return header.path
-        finally:
-            source.close()
-    raise AssertionError("unreachable: the cleaned pass returns or raises")
+    shown = conversion_progress.current(label) if progress is None else None   # inside a sweep: on stderr
+    progress = progress or shown
+    blocks = _TextBlocks(src, block_size_for(budget), hash_source=source_sha256 is None, skip=_leading_comments(src))
+    try:
+        with StoreWriter(target, nmodes, dims=dims) as writer:
+            try:
+                hashes, cleaned = _read_pass(src, writer, blocks, budget, progress)
+            except _Refused as exc:
+                raise_bad_line(src, nmodes, dims, str(exc))
+            sha256 = source_sha256 or blocks.sha256()
+            outcome = _resolve_duplicates(src, writer, duplicates, budget, hashes, progress)
+            final = outcome or writer
+            if dst is None:
+                final.dst = store_path_for(sha256, label)
+            try:
+                header = final.commit(
+                    checksum=sha256, duplicates={"rule": duplicates, "removed": int(writer.nnz - final.nnz)},
+                    source={"kind": "tns", "path": str(src.resolve()), "size": stat.st_size,
+                            "mtime_ns": stat.st_mtime_ns, "sha256": sha256, "cleaned": cleaned,
+                            "seconds": round(time.monotonic() - started, 3)})
+            finally:
+                if outcome is not None:
+                    outcome.abort()
+            return header.path
+    finally:
+        blocks.close()
+        if shown is not None:
+            shown.end()
 
 
-def _resolve_duplicates(src: Path, writer: StoreWriter, rule: str, budget: int, progress):
+def _resolve_duplicates(src: Path, writer: StoreWriter, rule: str, budget: int, hashes: HashSpill, progress):
     """None when there are no duplicates; a second writer holding the summed store otherwise."""
     folder = writer.finish_columns()
-    scan = DuplicateScan(folder, [c.dtype for c in writer.columns], writer.nnz, writer.final_dims(), budget)
+    scan = DuplicateScan(folder, [c.dtype for c in writer.columns], writer.nnz, writer.final_dims(), budget,
+                         bits=hashes.bits)
     try:
-        scan.run(rule, progress)
+        scan.run(rule, progress, hashes=hashes)
         if rule == "error" and scan.first_pair is not None:
             first, later = scan.first_pair
             lines = data_line_numbers(src, [first, later])

@@ -2,6 +2,7 @@
 memory, the convert command, and stand-ins generated straight into a store."""
 import gzip
 import hashlib
+import io
 import json
 import subprocess
 import sys
@@ -12,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.dataset_commands import datasets
+from spbench.cli import main
+from spbench.datasets import conversion_progress, tns_ingest
 from spbench.datasets import tensor_registry as tr
 from spbench.datasets.errors import DatasetError
 from spbench.datasets.frostt import read_tns, write_tns, write_tns_chunks
@@ -124,6 +127,60 @@ def test_truncated_gzip_names_file_and_line(tmp_path):
     lineno = int(str(err.value).split("line ")[1].split(":")[0])
     assert str(err.value).startswith(str(src)) and 1 < lineno <= 20000
     assert [p.name for p in tmp_path.iterdir()] == ["cut.tns.gz"]
+
+
+@pytest.mark.parametrize("suffix", [".tns", ".tns.gz"])
+def test_small_blocks_cut_lines_clean_and_sum_far_down(tmp_path, monkeypatch, suffix):
+    """Text blocks of 29 bytes: lines cut across blocks, a comment and odd blanks in a later block,
+    a duplicate across blocks, no final newline; the store holds read_tns's tensor."""
+    monkeypatch.setattr(tns_ingest, "block_size_for", lambda memory_bytes: 29)
+    t = _random_tensor(nnz=200)
+    lines = [" ".join(str(i + 1) for i in c) + f" {float(v)!r}" for c, v in zip(t.coords, t.values)]
+    lines[120:120] = ["# a comment far down", "  " + lines[5].replace(" ", "\t", 1)]
+    text = "\n".join(lines).encode()
+    src = tmp_path / f"cut{suffix}"
+    src.write_bytes(gzip.compress(text) if suffix.endswith(".gz") else text)
+    out = convert_tns(src, tmp_path / "store")
+    s, r = load_store(out), read_tns(src, cache=False)
+    order = np.lexsort(s.coords.T[::-1])
+    assert (s.coords[order] == r.coords).all() and (s.values[order] == r.values).all() and s.nnz == 200
+    assert s.values[5] == 2 * t.values[5]
+    assert read_header(out).duplicates["removed"] == 1 and read_header(out).source["cleaned"] is True
+    assert read_header(out).checksum == hashlib.sha256(src.read_bytes()).hexdigest()
+
+
+def test_bad_line_far_down_named_exactly(tmp_path, monkeypatch):
+    monkeypatch.setattr(tns_ingest, "block_size_for", lambda memory_bytes: 29)
+    lines = [f"{i % 7 + 1} {i % 5 + 1} {i + 1} {i}.5" for i in range(300)]
+    lines[240] = "1 1 x 2.0"
+    src = tmp_path / "far.tns"
+    src.write_text("# header\n" + "\n".join(lines) + "\n")
+    with pytest.raises(DatasetError, match="not an integer") as err:
+        convert_tns(src, tmp_path / "store")
+    assert str(err.value).startswith(f"{src}: line 242: ")
+
+
+def test_conversion_progress_shown_in_a_sweep_and_hidden_by_quiet(tmp_path, monkeypatch):
+    """A .tns data set converted on first use by `spbench run` shows bytes, lines, rate on stderr;
+    --quiet shows nothing."""
+    monkeypatch.setattr(conversion_progress, "SILENT_SECONDS", 0.0)
+    monkeypatch.setattr(conversion_progress, "LOG_EVERY", 0.0)
+    outputs = {}
+    for flag in ("", "--quiet"):
+        src = write_tns(tmp_path / f"prog{flag.strip('-')}.tns", _random_tensor(seed=len(flag), nnz=300))
+        cfg = tmp_path / f"c{flag.strip('-')}.yaml"
+        cfg.write_text(f"name: p\nexperiment: tucker\nexecution: simulate\ndatasets:\n  - {{path: {src}}}\n"
+                       f"sweep:\n  algorithm: [coarse]\n  ranks: [2]\n  K: [2]\n")
+        res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(tmp_path / f"r{flag}"), *filter(None, [flag])])
+        assert res.exit_code == 0, res.output
+        outputs[flag] = res.output
+    shown = [line for line in outputs[""].splitlines() if line.startswith("prog: reading ")]
+    assert shown and "300 lines" in shown[-1] and "MB/s" in shown[-1] and "lines/s" in shown[-1]
+    assert "reading" not in outputs["--quiet"]
+    stream = io.StringIO()
+    with conversion_progress.reporting(stream, enabled=False):
+        convert_tns(write_tns(tmp_path / "q.tns", _random_tensor(nnz=30)), tmp_path / "q")
+    assert stream.getvalue() == ""
 
 
 def _duplicated_file(tmp_path):
