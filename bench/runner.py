@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from spbench.datasets import conversion_progress
+
 from . import machine
 from .code_version import code_version, run_sources  # noqa: F401  (run_sources: the sources code_version hashes)
 from .config import Config
@@ -115,7 +117,8 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
     summary = SweepSummary(total=len(points))
     with store.lock(wait=wait, on_wait=lambda text: print(f"spbench: {text}", file=stream or sys.stderr,
                                                           flush=True)):
-        loaded = load_datasets(experiment, config, points, stream=stream)
+        with conversion_progress.reporting(stream, enabled=not quiet):   # a .tns converted on first use
+            loaded = load_datasets(experiment, config, points, stream=stream)
         if fresh:
             store.fresh()
         store.clean_stale()
