@@ -5,12 +5,15 @@ this machine's values. Keys use spbench's own names: algorithms as in the result
 (``hdagg``, ``spmp``, ``growlocal``, ``elastic_divide``) and data set groups as
 :func:`spbench.profile.sptrsv_rows.dataset_group` names them (``SuiteSparse``, ``iChol``,
 ``METIS``; the paper's tables print "Suite", "iChol", "Metis"). ``None`` is a cell the paper
-leaves empty ("—"). Nothing here is computed; cross-checks against the paper's prose are noted
+leaves empty ("—"). Nothing here is computed (the algorithms' names are the labels the schedulers
+declare); cross-checks against the paper's prose are noted
 beside each table and pinned down by ``tests/profile/test_sptrsv_tables.py``.
 """
 from __future__ import annotations
 
 import pandas as pd
+
+from spbench.sptrsv.schedulers import REGISTRY, SERIAL
 
 ARCHITECTURES = ("ARM Kunpeng", "x86 EPYC", "x86 Xeon")
 """The paper's machines (§5.3): Kunpeng 920 2×48 cores, EPYC 7763 2×64, Xeon 6238T 2×22."""
@@ -23,9 +26,9 @@ GROUPS = ("SuiteSparse", "iChol", "METIS")
 
 PAPER_GROUP_LABELS = {"SuiteSparse": "Suite", "iChol": "iChol", "METIS": "Metis"}
 
-ALGORITHM_NAMES = {"serial": "Serial", "wavefront": "Wavefront", "hdagg": "HDagg",
-                   "spmp": "SpMP", "growlocal": "GrowLocal", "elastic_divide": "ElasticDivide"}
-"""How the paper spells each algorithm of the result rows."""
+ALGORITHM_NAMES = {SERIAL.name: SERIAL.label, **{name: algorithm.label for name, algorithm in REGISTRY.items()}}
+"""How the paper spells each algorithm of the result rows: the label each scheduler declares, in the
+order of the paper's tables."""
 
 PAPER_KERNELS = {"hdagg": "bsp", "growlocal": "bsp", "elastic_divide": "ssp", "spmp": "p2p"}
 """The kernel each scheduler's schedule runs with in the paper's Tables 6.3 and Figures 5.1/6.1

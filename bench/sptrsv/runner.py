@@ -13,9 +13,6 @@ from pathlib import Path
 from ..experiment import Algorithm, Experiment, RunError, choice
 from ..row_schema import NUMBER, optional, required
 
-#: the serial baseline: the natural row order on one core, no schedule
-SERIAL = Algorithm("serial", "Serial", "scheduler", {}, "serial")
-
 #: the fields SpTrSV rows add to the common ones (DESIGN.md §5): measured and simulated rows carry
 #: the solve, `execution: schedule` rows the schedule's work statistics and no solve time
 ROW_FIELDS = {
@@ -55,14 +52,14 @@ class SptrsvExperiment(Experiment):
     row_fields = ROW_FIELDS
 
     def algorithms(self) -> dict[str, Algorithm]:
-        from .schedulers import REGISTRY
+        from .schedulers import REGISTRY, SERIAL
         return {SERIAL.name: SERIAL, **REGISTRY}
 
     def normalize(self, axes: dict) -> dict:
         """Serial SpTrSV depends on neither cores nor kernel: it is one point at cores = 1, kernel
         auto. A scheduler's `kernel: auto` is its declared kernel, so `[auto, bsp]` on a BSP
         scheduler is one point."""
-        if axes.get("algorithm") == SERIAL.name:
+        if axes.get("algorithm") == "serial":
             axes = dict(axes, cores=1)
             if "kernel" in axes:
                 axes["kernel"] = "auto"

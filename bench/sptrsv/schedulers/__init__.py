@@ -18,6 +18,8 @@ from spbench.sptrsv.schedulers import elastic_divide, growlocal
 
 #: the registered scheduler modules, in the order of the paper's tables
 MODULES = (wavefront, hdagg, spmp, growlocal, elastic_divide)
+#: the serial baseline the schedulers are measured against: the natural row order on one core
+SERIAL = Algorithm("serial", "Serial", "scheduler", {}, "serial")
 
 #: each scheduler's declaration (name, label, parameters, kernel), by name
 REGISTRY: dict[str, Algorithm] = {m.name: Algorithm(m.name, m.label, "scheduler", m.parameters, m.kernel)
