@@ -3,7 +3,7 @@
 Transcribed by hand from the text of §1 and §6 so that ``spbench profile`` can show them beside
 this machine's values. Keys use spbench's own names: algorithms as in the result rows
 (``hdagg``, ``spmp``, ``growlocal``, ``elastic_divide``) and data set groups as
-:func:`spbench.profile.sptrsv_rows.dataset_group` names them (``SuiteSparse``, ``iChol``,
+:func:`spbench.profile.labels.dataset_group` names them (``SuiteSparse``, ``iChol``,
 ``METIS``; the paper's tables print "Suite", "iChol", "Metis"). ``None`` is a cell the paper
 leaves empty ("—"). Nothing here is computed (the algorithms' names are the labels the schedulers
 declare); cross-checks against the paper's prose are noted

@@ -1,8 +1,10 @@
 """SpTrSV result rows as paper 2's tables read them (§6.2-6.5): the ok rows, their data set group,
 the geometric mean and the paper's core count nearest to ours.
 
-Data set groups come from the data set name: ``name+ichol`` is iChol, ``name+metis`` METIS, a
-plain name SuiteSparse (:func:`dataset_group`).
+Data set groups come from the data set name (:func:`spbench.profile.labels.dataset_group`):
+``name+ichol`` is iChol, ``name+metis`` METIS, a plain name SuiteSparse; a generator's matrix is
+"generated" and a user file "other", so neither pools with a paper group nor sits beside its
+printed numbers.
 """
 from __future__ import annotations
 
@@ -18,14 +20,6 @@ from spbench.profile.perfprofile import executions, series_labels
 from spbench.profile.tables import SERIAL
 
 GROUP_ORDER = {g: i for i, g in enumerate(paper.GROUPS)}
-
-
-def dataset_group(name: str) -> str:
-    """The paper's data set group of a matrix (:func:`spbench.profile.labels.dataset_group`):
-    SuiteSparse, iChol (``+ichol``) or METIS (``+metis``) for the paper's matrices and their
-    stand-ins; "generated" for a generator's matrix and "other" for a user file, so neither pools
-    with a paper group nor sits beside its printed numbers."""
-    return labels.dataset_group(name)
 
 
 def geomean(values) -> float:
@@ -51,7 +45,7 @@ def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
     df = df.reset_index(drop=True)
     out = pd.DataFrame({
         "dataset": df["dataset"].astype(str),
-        "group": df["dataset"].astype(str).map(dataset_group),
+        "group": df["dataset"].astype(str).map(labels.dataset_group),
         "algorithm": df["algorithm"].astype(str),
         "label": series_labels(df).astype(str),
         "kernel": _kernels(df),

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from spbench.profile import paper_values as paper
+from spbench.profile.labels import dataset_group
 from spbench.profile.report import write_profile
 from spbench.profile.fig11_speedup_band import speedup_band_figure
 from spbench.profile.fig62_scheduling_time import fit_slopes, schedule_points, scheduling_time_figure
 from spbench.profile.sptrsv_paper_sections import write_paper_sections
-from spbench.profile.sptrsv_rows import dataset_group
 from spbench.profile.table61_barriers import barrier_reduction, barrier_reduction_display
 from spbench.profile.table62_ssp_over_bsp import ssp_over_bsp
 from spbench.profile.table63_amortisation import amortisation, amortisation_display, amortisation_table
