@@ -1,8 +1,10 @@
 """Expand a config into points: the cartesian product of data sets and axes, then include/exclude.
 
-A point is one (data set, axis values, repeat index); its stable key and its `run_id` (a content
-hash of the canonical parameters, the data set checksum and the code version, DESIGN.md §5) let
-a rerun skip what is already stored.
+A point is one (data set, axis values, repeat index), its axis values in the experiment's
+canonical form (:meth:`spbench.experiment.Experiment.normalize`: serial SpTrSV is one point at one
+core); its stable key and its `run_id` (a content hash of the canonical parameters, among them the
+experiment's own keys that change a run, the data set checksum and the code version, DESIGN.md §5)
+let a rerun skip what is already stored.
 """
 from __future__ import annotations
 
