@@ -21,12 +21,12 @@ def base_name(name: str) -> str:
 
 def is_paper_dataset(name: str) -> bool:
     """Whether the name is one of the papers' matrices (SuiteSparse, iChol/METIS tables) or tensors."""
-    from spbench.datasets import registry, tensor_registry
+    from spbench.datasets import paper_matrices, paper_tensors
 
     base = base_name(name)
-    return any(base in table for table in (registry.SUITESPARSE, registry.METIS_ONLY,
-                                            registry.ICHOL_TABLE, registry.METIS_TABLE,
-                                            tensor_registry.TENSORS))
+    return any(base in table for table in (paper_matrices.SUITESPARSE, paper_matrices.METIS_ONLY,
+                                            paper_matrices.ICHOL_TABLE, paper_matrices.METIS_TABLE,
+                                            paper_tensors.TENSORS))
 
 
 def is_generated(name: str) -> bool:

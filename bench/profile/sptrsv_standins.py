@@ -12,7 +12,7 @@ import pandas as pd
 
 def _paper_row(name: str):
     """(n, nnz, average wavefront) the paper prints for a data set name, or None."""
-    from spbench.datasets.registry import ICHOL_TABLE, METIS_TABLE, SUITESPARSE
+    from spbench.datasets.paper_matrices import ICHOL_TABLE, METIS_TABLE, SUITESPARSE
 
     if name in SUITESPARSE:
         m = SUITESPARSE[name]

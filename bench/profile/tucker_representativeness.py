@@ -20,7 +20,7 @@ __all__ = ["representativeness_table", "representativeness_section"]
 
 
 def _real(name: str):
-    from spbench.datasets.tensor_registry import TENSORS
+    from spbench.datasets.paper_tensors import TENSORS
     return TENSORS.get(name)
 
 
