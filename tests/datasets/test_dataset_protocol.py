@@ -48,3 +48,10 @@ def test_data_layer_imports_no_experiment():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+def test_matrix_load_reports_its_download(tiny_server, private_cache):
+    seen = []
+    loaded = registry.resolve("Tiny_8").load(progress=lambda done, total: seen.append((done, total)))
+    size = len(tiny_server.files["/MM/TestGroup/Tiny_8.tar.gz"])
+    assert loaded.source == "real" and seen and seen[-1] == (size, size)
