@@ -69,9 +69,14 @@ class Oracle:
         self.words = 0          # point-to-point words this rank sent (the paper's SVD volume)
         self.moved = 0          # words sent + received, collectives included
         self.shape = (plan.m, Z.shape[1])
+        # one process owns every row and exchanges nothing: the products alone (no copies)
+        self.alone = comm.size == 1 and plan.send_idx.size == 0 and plan.own_idx.size == Z.shape[0]
 
     def matvec(self, x):
         pl = self.plan
+        if self.alone:
+            self.queries += 1
+            return self.Z @ x
         xp = self.Z @ np.asarray(x, dtype=np.float64)
         with self.clock:
             recv = pl.reduce_x(self.comm, xp[pl.send_idx])
@@ -84,6 +89,9 @@ class Oracle:
 
     def rmatvec(self, y_own):
         self.queries += 1
+        if self.alone:
+            self.moved += 2 * int(self.Z.shape[1])          # the Allreduce of K̂ words, counted as at P > 1
+            return self.Z.T @ y_own
         return self.rmatmat(np.asarray(y_own, dtype=np.float64)[:, None])[:, 0]
 
     def rmatmat(self, Y_own):

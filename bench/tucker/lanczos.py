@@ -35,6 +35,7 @@ this for K_n ≥ L_n (those columns contribute nothing to the TTMs, the core or 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -105,9 +106,13 @@ class CommRows(RowLayout):
         self.comm, self.m = comm, int(m)
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
         self.words = 0          # words this rank contributed to Allreduces (for words-per-rank)
+        self.alone = comm.size == 1
 
     def sum(self, a):
         a = np.ascontiguousarray(a, dtype=np.float64)
+        if self.alone:          # one process: the sum is its own contribution, no copy
+            self.words += 2 * int(a.size)
+            return a
         out = np.empty_like(a)
         self.comm.Allreduce(a, out)
         self.words += 2 * int(a.size)
@@ -131,14 +136,17 @@ def _orth(basis: np.ndarray, k: int, w: np.ndarray, total) -> tuple[np.ndarray, 
     """Orthogonalize ``w`` against ``basis[:, :k]`` (CGS twice); returns (w, coefficients, ‖w‖).
     ``total`` sums over ranks (left vectors) or is the identity (replicated right vectors)."""
     if k == 0:
-        return w, np.zeros(0), float(np.sqrt(max(float(total(np.array([w @ w]))[0]), 0.0)))
+        return w, np.zeros(0), math.sqrt(max(float(total(np.array([w @ w]))[0]), 0.0))
     B = basis[:, :k]
     c = total(B.T @ w)
     w = w - B @ c
-    red = total(np.append(B.T @ w, w @ w))
+    red = np.empty(k + 1)
+    np.dot(B.T, w, out=red[:k])
+    red[k] = w @ w
+    red = total(red)
     c2 = red[:k]
-    w = w - B @ c2
-    return w, c + c2, float(np.sqrt(max(red[k] - c2 @ c2, 0.0)))
+    w -= B @ c2
+    return w, c + c2, math.sqrt(max(float(red[k] - c2 @ c2), 0.0))
 
 
 def _pad(U, s, V, nsv):
@@ -273,7 +281,7 @@ def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, mode: str = "converged", nc
             queries += 1
             w, c, alpha = _orth(U, j, w, rows.sum)
             B[:j, j] = c
-            anorm = max(anorm, alpha, float(np.linalg.norm(c)))
+            anorm = max(anorm, alpha, math.sqrt(float(c @ c)))
             if alpha <= 1e-13 * max(anorm, 1e-300):
                 breakdowns += 1
                 U[:, j] = _random_left(rows, U, j, seed, breakdowns)
