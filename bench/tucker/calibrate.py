@@ -14,6 +14,12 @@
   (ttm_row: the kernel's per-row work, one small GEMM per compact row),
   local = the elements the rank holds for all modes (non-negative least squares, relative
   error weighting);
+* the CSF TTM (``ttm: csf``, the default; :class:`.csf.CSFPlan` trees built as the worker builds
+  them, same tensors and K, each call cold): per tree, from :func:`.csf.tree_work`,
+  t = ttm_csf_leaf·(leaf flops) + ttm_csf_flop·(flops above the leaves) + ttm_csf_node·(internal
+  nodes) + ttm_csf_row_khat·R·K̂ + ttm_csf_row·R + ttm_csf_miss·(factor-row reads beyond the
+  per-core L2 cache, ``ttm_cache_bytes`` read from the system: :func:`.csf.gathers_beyond_cache`)
+  (non-negative least squares, relative errors);
 * the oracle on compact matrices Z (R × K̂): Z·x and Zᵀ·y, t = oracle_call + c·R·K̂ with
   c = oracle_matvec_entry / oracle_rmatvec_entry;
 * the core's GEMM Zᵀ·Y (Y: R × K), seconds per multiply–add (``gemm_madd``);
@@ -50,11 +56,14 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["calibrate", "save", "load", "calibrate_ttm", "calibrate_oracle", "calibrate_lanczos",
-           "calibrate_oracle_index", "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS", "SCHEMA_VERSION"]
+__all__ = ["calibrate", "save", "load", "calibrate_ttm", "calibrate_ttm_csf", "calibrate_oracle",
+           "calibrate_lanczos", "calibrate_oracle_index", "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS",
+           "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 2
-COMPUTE_KEYS = ("ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "ttm_local_khat", "oracle_call",
+SCHEMA_VERSION = 3
+COMPUTE_KEYS = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row", "ttm_csf_miss",
+                "ttm_cache_bytes",
+                "ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "ttm_local_khat", "oracle_call",
                 "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
                 "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row",
                 "dist_oracle_call", "dist_oracle_row")
@@ -98,17 +107,9 @@ def _standin(name, nnz, seed):
 
 
 # ---- TTM ------------------------------------------------------------------------------------
-def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
-    """Fit of the TTM kernel's time per mode on generated tensors (see the module docstring)."""
-    from threadpoolctl import threadpool_limits
-
-    from .factor_start import init_factors
-    from .ttm import TTMPlan, khat, ttm, ttm_scratch_len
-    from spbench.datasets.sparse_tensor import SparseTensor
-
-    rng = np.random.default_rng(seed)
-    # (generator, nnz, Ks): uniform coordinates and power-law stand-ins of FROSTT tensors other
-    # than nell2 (the validation tensor stays out of sample)
+def _ttm_cases(quick: bool) -> tuple[list, int]:
+    """(generator, nnz, Ks) of the TTM fits and the repetitions: uniform coordinates and power-law
+    stand-ins of FROSTT tensors other than nell2 (the validation tensor stays out of sample)."""
     if quick:
         cases = [((3000, 800, 60), 20_000, (5, 10, 20)), ((300, 120, 40, 12), 8_000, (5, 10)),
                  ("nell1", 30_000, (5, 10, 20))]
@@ -121,11 +122,55 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
                  ("nell1", 2_000_000, (10,)), ((20000, 3000, 150), 2_000_000, (10,)),
                  ((400_000, 300_000, 1_000_000), 100_000, (10,))]
         reps = 3
-    evict = np.ones((8 if quick else 32) * 2 ** 17)          # 8 / 32 MB written before each call
+    return cases, reps
+
+
+def _case_tensors(quick: bool, seed: int):
+    """The tensors of :func:`_ttm_cases` in turn, with their K values."""
+    rng = np.random.default_rng(seed)
+    for dims, nnz, Ks in _ttm_cases(quick)[0]:
+        yield (_standin(dims, nnz, seed) if isinstance(dims, str) else _uniform_tensor(rng, dims, nnz)), Ks
+
+
+def _l2_bytes() -> float:
+    """The per-core L2 cache of cpu0 from sysfs (1 MiB when the system does not say)."""
+    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+    try:
+        text = Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip()
+        return float(int(text.rstrip("KMG")) * units.get(text[-1], 1))
+    except (OSError, ValueError):
+        return float(2 ** 20)
+
+
+def _cold_seconds(tensor, plan, F, kh: int, scratch, reps: int, evict: np.ndarray) -> float:
+    """Median of ``reps`` cold TTM calls, as in a one-invocation HOOI: ``evict`` (8 / 32 MB) written
+    before each, a fresh Z each."""
+    from .ttm import ttm
+
+    ts = []
+    for _ in range(reps):
+        evict += 1.0
+        Z = np.empty((plan.nrows, kh))
+        t0 = time.perf_counter()
+        ttm(tensor, plan, F, out=Z, scratch=scratch)
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
+    """Fit of the element-wise TTM kernel (``ttm: paper``) per mode on generated tensors (see
+    the module docstring)."""
+    from threadpoolctl import threadpool_limits
+
+    from .factor_start import init_factors
+    from .ttm import TTMPlan, khat, ttm_scratch_len
+    from spbench.datasets.sparse_tensor import SparseTensor
+
+    reps = _ttm_cases(quick)[1]
+    evict = np.ones((8 if quick else 32) * 2 ** 17)
     rows, samples = [], []
     with threadpool_limits(limits=1):
-        for dims, nnz, Ks in cases:
-            T0 = _standin(dims, nnz, seed) if isinstance(dims, str) else _uniform_tensor(rng, dims, nnz)
+        for T0, Ks in _case_tensors(quick, seed):
             N, E = T0.nmodes, T0.nnz
             # uni-policy layout (one copy, plan over all of it) and the multi-policy worker's
             # layout (N copies concatenated, mode n's plan over the n-th copy: dist_hooi)
@@ -139,17 +184,9 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
                     F = init_factors(T, K, "random", seed)
                     scratch = np.empty((1, max(ttm_scratch_len(K, n) for n in range(N))))
                     for n in range(N):
-                        kh = khat(K, n)
-                        ts = []
-                        for _ in range(reps):                # cold: one call per mode per invocation
-                            evict += 1.0
-                            Z = np.empty((plans[n].nrows, kh))
-                            t0 = time.perf_counter()
-                            ttm(T, plans[n], F, out=Z, scratch=scratch)
-                            ts.append(time.perf_counter() - t0)
-                        R = plans[n].nrows
+                        kh, R = khat(K, n), plans[n].nrows
                         rows.append([E, E * kh, R * kh, (T.nnz - E) * kh, R])
-                        samples.append(float(np.median(ts)))
+                        samples.append(_cold_seconds(T, plans[n], F, kh, scratch, reps, evict))
     X, t = np.array(rows, dtype=float), np.array(samples)
     coef, err = _nnls_rel(X, t)
     return {"ttm_elem": float(coef[0]), "ttm_elem_khat": float(coef[1]), "ttm_row_khat": float(coef[2]),
@@ -157,6 +194,43 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
             "_fit": {"samples": len(t), "median_rel_error": err,
                      "max_rel_error": float(np.max(np.abs(X @ coef - t) / t)),
                      "large_rel_errors": [float(v) for v in ((X @ coef - t) / t)[X[:, 0] >= 1e6]]}}
+
+
+def calibrate_ttm_csf(quick: bool = False, seed: int = 0) -> dict:
+    """Fit of the CSF TTM kernel (``ttm: csf``) per mode on the tensors of :func:`calibrate_ttm`,
+    trees built per K as the worker builds them (module docstring)."""
+    from threadpoolctl import threadpool_limits
+
+    from .csf import CSFPlan, gathers_beyond_cache, tree_work
+    from .factor_start import init_factors
+    from .ttm import khat, ttm_scratch_len
+    from spbench.datasets.sparse_tensor import unique_sorted
+
+    reps = _ttm_cases(quick)[1]
+    evict = np.ones((8 if quick else 32) * 2 ** 17)
+    cache = _l2_bytes()
+    rows, samples = [], []
+    with threadpool_limits(limits=1):
+        for T, Ks in _case_tensors(quick, seed):
+            N = T.nmodes
+            held = [unique_sorted(T.coords[:, j]).size for j in range(N)]     # rows read at random
+            for k in Ks:
+                K = [k] * N
+                F = init_factors(T, K, "random", seed)
+                scratch = np.empty((1, max(ttm_scratch_len(K, n) for n in range(N))))
+                for n in range(N):
+                    plan = CSFPlan.build(T, n, K=K)
+                    kh, R = khat(K, n), plan.nrows
+                    rows.append([*tree_work(plan.order, plan.nodes, K), R * kh, R,
+                                 gathers_beyond_cache(plan.order, plan.nodes, K, held, cache)])
+                    samples.append(_cold_seconds(None, plan, F, kh, scratch, reps, evict))
+    X, t = np.array(rows, dtype=float), np.array(samples)
+    coef, err = _nnls_rel(X, t)
+    names = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row", "ttm_csf_miss")
+    rel = (X @ coef - t) / t
+    return {**{name: float(v) for name, v in zip(names, coef)}, "ttm_cache_bytes": cache,
+            "_fit": {"samples": len(t), "median_rel_error": err, "max_rel_error": float(np.max(np.abs(rel))),
+                     "large_rel_errors": [float(v) for v in rel[X[:, 0] >= 1e7]]}}
 
 
 # ---- oracle and GEMM ------------------------------------------------------------------------
@@ -291,6 +365,7 @@ def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:
                                        reduce_x=Exchange([send.size], [recv.size]),
                                        bcast_y=Exchange([recv.size], [send.size]))
                 orc = Oracle(LocalComm(), Z, plan, nullcontext())
+                orc.alone = False                    # a rank of P > 1 (one process alone skips this work)
                 x, y = rng.standard_normal(2), rng.standard_normal(own.size)
                 yfull = np.zeros(R)
                 extra = 0.5 * (_median_time(lambda: orc.matvec(x), reps) - _median_time(lambda: Z @ x, reps)
@@ -348,8 +423,8 @@ def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
 
     t0 = time.perf_counter()
     costs, fits = {}, {}
-    for name, fn in (("ttm", calibrate_ttm), ("oracle", calibrate_oracle), ("lanczos", calibrate_lanczos),
-                     ("oracle_index", calibrate_oracle_index)):
+    for name, fn in (("ttm", calibrate_ttm), ("ttm_csf", calibrate_ttm_csf), ("oracle", calibrate_oracle),
+                     ("lanczos", calibrate_lanczos), ("oracle_index", calibrate_oracle_index)):
         part = fn(quick=quick, seed=seed)
         fits[name] = part.pop("_fit")
         costs.update(part)

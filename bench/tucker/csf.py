@@ -17,7 +17,8 @@ import numpy as np
 
 from spbench.datasets.sparse_tensor import SparseTensor, linear_keys, unique_sorted
 
-__all__ = ["CSFPlan", "csf_flops", "choose_order"]
+__all__ = ["CSFPlan", "csf_flops", "choose_order", "order_from_counts", "prefix_counts", "rank_nodes",
+           "tree_work", "gathers_beyond_cache"]
 
 
 def csf_flops(nodes, nnz: int, kdims_by_level) -> float:
@@ -35,20 +36,13 @@ def csf_flops(nodes, nnz: int, kdims_by_level) -> float:
     return total
 
 
-def choose_order(coords: np.ndarray, dims, mode: int, K=None) -> tuple:
-    """Level order (``mode`` first) of least estimated flops; nodes of a prefix estimated by its
-    largest single-mode count of distinct (slice, index) pairs (exact for 3 modes)."""
-    N = coords.shape[1]
-    others = [j for j in range(N) if j != mode]
-    K = [10] * N if K is None else [int(k) for k in K]
-    nnz = coords.shape[0]
+def order_from_counts(mode: int, others, roots: int, pairs: dict, nnz: int, K) -> tuple:
+    """Level order (``mode`` first) of least estimated flops from ``roots`` (slices), ``pairs[j]``
+    (distinct (slice, index of mode j) pairs) and ``nnz``; nodes of a level-prefix estimated by
+    its largest single-mode pair count (exact for 3 modes). Ties: decreasing mode indices."""
+    others = list(others)
     if len(others) < 2 or nnz == 0:
         return (mode, *others)
-    pairs = {}
-    for j in others:
-        keys = linear_keys(coords[:, [mode, j]], (dims[mode], dims[j]))
-        pairs[j] = int(unique_sorted(keys).size)
-    roots = int(unique_sorted(coords[:, mode]).size)
     best, best_cost = None, None
     for perm in permutations(others):
         nodes = [roots] + [max(pairs[j] for j in perm[:k]) for k in range(1, len(perm))]
@@ -58,6 +52,95 @@ def choose_order(coords: np.ndarray, dims, mode: int, K=None) -> tuple:
         if best_cost is None or key < best_cost:
             best, best_cost = perm, key
     return (mode, *best)
+
+
+def choose_order(coords: np.ndarray, dims, mode: int, K=None) -> tuple:
+    """Level order of the tree of ``coords`` rooted at ``mode`` (:func:`order_from_counts` on
+    the exact counts of distinct (slice, index) pairs)."""
+    N = coords.shape[1]
+    others = [j for j in range(N) if j != mode]
+    K = [10] * N if K is None else [int(k) for k in K]
+    nnz = coords.shape[0]
+    if len(others) < 2 or nnz == 0:
+        return (mode, *others)
+    pairs = {j: int(unique_sorted(linear_keys(coords[:, [mode, j]], (dims[mode], dims[j]))).size) for j in others}
+    roots = int(unique_sorted(coords[:, mode]).size)
+    return order_from_counts(mode, others, roots, pairs, nnz, K)
+
+
+def _distinct_per_rank(cols, radices, owner: np.ndarray, P: int) -> np.ndarray:
+    """Per rank p, the distinct coordinate tuples ``cols`` among the elements with owner p."""
+    span = int(np.prod([int(r) for r in radices], dtype=object))
+    if span * P < 1 << 62:
+        key = owner.astype(np.int64) * span
+        stride = span
+        for c, r in zip(cols, radices):
+            stride //= int(r)
+            key += c.astype(np.int64) * stride
+        return np.bincount(unique_sorted(key) // span, minlength=P).astype(np.int64)
+    key = linear_keys(np.stack(cols, axis=1), radices)          # too many cells: sort by (rank, key)
+    order = np.lexsort((key, owner))
+    key, own = key[order], owner[order]
+    new = np.ones(key.size, dtype=bool)
+    new[1:] = (key[1:] != key[:-1]) | (own[1:] != own[:-1])
+    return np.bincount(own[new], minlength=P).astype(np.int64)
+
+
+def prefix_counts(coords: np.ndarray, dims, mode: int, owner: np.ndarray, P: int) -> dict:
+    """For the trees the ranks build of ``mode`` (``owner[e]``: the rank holding element e for
+    this mode): per set S of the other modes with 1 ≤ |S| ≤ N − 2, the distinct (slice, indices
+    of S) prefixes per rank (arrays of length P, keyed by the sorted tuple S); what
+    :func:`rank_nodes` needs to know every rank's tree shape without building it."""
+    from itertools import combinations
+
+    N = coords.shape[1]
+    others = [j for j in range(N) if j != mode]
+    owner = np.asarray(owner)
+    out = {}
+    for size in range(1, N - 1):
+        for S in combinations(others, size):
+            cols = [coords[:, mode]] + [coords[:, j] for j in S]
+            out[S] = _distinct_per_rank(cols, [dims[mode]] + [dims[j] for j in S], owner, P)
+    return out
+
+
+def rank_nodes(mode: int, N: int, prefix: dict, roots_p, nnz_p, K) -> list:
+    """Per rank, (level order, nodes per level) of the tree :meth:`CSFPlan.build` makes of its
+    elements (``prefix``: :func:`prefix_counts`; ``roots_p`` slices and ``nnz_p`` elements per
+    rank; ``K`` per mode): the order :func:`order_from_counts` picks, then the exact distinct
+    prefixes of each level."""
+    others = [j for j in range(N) if j != mode]
+    K = [int(k) for k in K]
+    out = []
+    for p in range(len(nnz_p)):
+        e, roots = int(nnz_p[p]), int(roots_p[p])
+        pairs = {j: int(prefix[(j,)][p]) for j in others} if N > 2 else {}
+        order = order_from_counts(mode, others, roots, pairs, e, K)
+        nodes = [roots] + [int(prefix[tuple(sorted(order[1:k + 1]))][p]) for k in range(1, N - 1)] + [e]
+        out.append((order, nodes))
+    return out
+
+
+def tree_work(order, nodes, K) -> tuple[float, float, float]:
+    """What one TTM over a tree of level ``order`` with ``nodes`` per level does, in the cost
+    model's terms (:mod:`.model`, ``ttm: csf``): (flops of the leaf sums along fibers, flops above
+    the leaves, internal nodes between the slices and the leaves); the two flop counts add up to
+    :func:`csf_flops`."""
+    ks = [int(K[j]) for j in order]
+    d = len(ks) - 1
+    leaf = ks[d] * (2.0 * nodes[d] - nodes[d - 1])
+    return leaf, csf_flops(nodes[:d], nodes[d], ks) - leaf, float(sum(nodes[1:d]))
+
+
+def gathers_beyond_cache(order, nodes, K, rows, cache_bytes: float) -> float:
+    """Factor-row reads of one TTM over the tree that miss a cache of ``cache_bytes``: every node
+    of level k ≥ 1 reads a row of F_{order[k]} (``rows[j]`` rows of K_j doubles held), a miss with
+    probability max(0, 1 − cache / bytes of that factor) when rows are read at random."""
+    total = 0.0
+    for k in range(1, len(order)):
+        size = 8.0 * int(rows[order[k]]) * int(K[order[k]])
+        total += float(nodes[k]) * max(0.0, 1.0 - cache_bytes / size) if size > 0 else 0.0
+    return total
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .comm import row_owners_from_pairs
+from .csf import prefix_counts
 from spbench.datasets.sparse_tensor import sorted_member, unique_sorted
 
 __all__ = ["TuckerMetrics", "compute_metrics", "mode_counts", "metrics_from_counts", "MODE_KEYS",
@@ -119,14 +120,16 @@ def _bincount(x, P, weights=None) -> np.ndarray:
     return np.bincount(x, weights=weights, minlength=P).astype(np.int64)
 
 
-def mode_counts(tensor, dist, *, owners=None, dense: bool | None = None) -> tuple[list, list]:
+def mode_counts(tensor, dist, *, owners=None, dense: bool | None = None, csf: bool = False) -> tuple[list, list]:
     """Per mode, the per-rank counts of ``dist`` on ``tensor`` in one pass over the elements,
     and σ_n per mode (``owners`` given, or ``comm``'s rule). Each dict holds the arrays over
     ranks ``e_p`` |E_n^p|, ``r_p`` R_n^p, ``held_p`` (factor rows needed ∪ owned), ``own_p``
     (σ_n(l) = p), ``x_send_p``/``x_recv_p`` (partial sums sent to / received at owners per Z·x),
     ``x_peers_p``, ``fm_send_p``/``fm_recv_p`` (factor rows sent / received), ``fm_peers_p``,
     and the ints ``slices`` (L_n), ``fm_rows`` (Σ_l |D_l \\ {σ_n(l)}|), ``bad_slices``.
-    ``dense``: force the bitmap (True) or the sorted keys (False) for the pair sets."""
+    ``dense``: force the bitmap (True) or the sorted keys (False) for the pair sets. ``csf``:
+    also ``csf_prefix_p`` (:func:`.csf.prefix_counts`: the shapes of the ranks' CSF trees, what
+    the cost model of ``ttm: csf`` needs; a sort of the elements per set of other modes)."""
     N, P = tensor.nmodes, int(dist.nparts)
     dist.validate(tensor.nnz)
     counts, sigmas = [], []
@@ -165,6 +168,8 @@ def mode_counts(tensor, dist, *, owners=None, dense: bool | None = None) -> tupl
             "slices": int(ne.size), "fm_rows": int(D.size - np.count_nonzero(owner_in_d)),
             "bad_slices": int(np.count_nonzero(cnt > 1)),
         })
+        if csf:
+            counts[-1]["csf_prefix_p"] = prefix_counts(tensor.coords, tensor.dims, n, pol, P)
         sigmas.append(sigma)
     return counts, sigmas
 

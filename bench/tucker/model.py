@@ -7,7 +7,16 @@ Built on the EXACT per-rank loads of a distribution (:func:`.metrics.mode_counts
 elements, R^p = R_n^p shared slices, own^p owned rows (σ_n(l) = p), s^p/r^p partial sums it
 sends/receives per Z·x:
 
-TTM      max_p [ttm_elem·|E^p| + ttm_elem_khat·|E^p|·K̂ + ttm_row·R^p + ttm_row_khat·R^p·K̂
+TTM      ``ttm: csf`` (the default; :mod:`.csf`): from the tree rank p builds of its elements
+         (:func:`.csf.rank_nodes`: its level order and nodes per level, exact, without building
+         it) max_p [ttm_csf_leaf·(leaf flops, ≈ 2·|E^p|·K_leaf) + ttm_csf_flop·(flops above
+                the leaves) + ttm_csf_node·(internal nodes) + ttm_csf_row_khat·R^p·K̂
+                + ttm_csf_row·R^p + ttm_csf_miss·(factor-row reads beyond a cache of
+                ttm_cache_bytes, the factor rows p holds)]
+         (:func:`.csf.tree_work`: leaf sums along fibers, one partial Kronecker product per node;
+         :func:`.csf.gathers_beyond_cache`);
+         ``ttm: paper`` (Appendix A's element-wise kernel):
+         max_p [ttm_elem·|E^p| + ttm_elem_khat·|E^p|·K̂ + ttm_row·R^p + ttm_row_khat·R^p·K̂
                 + ttm_local_khat·(H^p − |E^p|)·K̂],  H^p = elements p holds for all modes.
 SVD      the Lanczos run of :func:`.lanczos.lanczos_svd` with its left vectors at the owners
          (:func:`lanczos_steps`: ``paper`` = ncv = 2K steps, no restart, Q = 4K queries;
@@ -19,7 +28,8 @@ SVD      the Lanczos run of :func:`.lanczos.lanczos_svd` with its left vectors a
          y·Z     max_p [oracle_rmatvec_entry·R^p·K̂ + dist_oracle_row·(R^p + r^p)]
                  + lanczos_right_word·K̂·(j + 1) + lanczos_right_row·K̂   (replicated right GS)
                  + A(r, s, peers) + Allreduce(K̂)
-         per query: oracle_call + dist_oracle_call + lanczos_query;
+         per query: oracle_call + dist_oracle_call + lanczos_query (at P = 1 the oracle is the
+         products alone: no dist_oracle_* terms);
          at the end: max_p own^p·ncv·K·lanczos_ritz_madd (U·P) + K̂·ncv·K·gemm_madd (V·Qᵀ);
          each restart: max_p own^p·ncv·keep·lanczos_ritz_madd.
          Dense fallback (ncv ≥ min(L, K̂)): min(L, K̂) oracle queries, then TSQR (K̂ ≤ L:
@@ -51,14 +61,19 @@ import numpy as np
 
 from .lanczos import LANCZOS_MODES, default_ncv, paper_ncv
 
-__all__ = ["ModeLoad", "loads_from_counts", "rank_loads", "lanczos_steps", "predict_from_loads",
-           "predict_hooi", "MODEL_VERSION", "COMPUTE_COSTS", "MPI_COSTS"]
+__all__ = ["ModeLoad", "loads_from_counts", "csf_work", "rank_loads", "lanczos_steps", "predict_from_loads",
+           "predict_hooi", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS"]
 
-MODEL_VERSION = 2
-COMPUTE_COSTS = ("ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "oracle_call", "oracle_matvec_entry",
-                 "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word", "lanczos_left_row",
-                 "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row", "dist_oracle_call",
-                 "dist_oracle_row")
+MODEL_VERSION = 3
+#: the costs of each local TTM kernel (config key ``ttm``)
+TTM_COSTS = {"csf": ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row",
+                     "ttm_csf_miss", "ttm_cache_bytes"),
+             "paper": ("ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat")}
+COMPUTE_COSTS = TTM_COSTS["csf"] + TTM_COSTS["paper"] + (
+    "oracle_call", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
+    "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row", "dist_oracle_call",
+    "dist_oracle_row")
+SVD_COSTS = COMPUTE_COSTS[len(TTM_COSTS["csf"]) + len(TTM_COSTS["paper"]):]
 MPI_COSTS = ("alpha_allreduce", "beta_allreduce", "alpha_alltoallv", "beta_alltoallv",
              "alpha_allgatherv", "beta_allgatherv")
 
@@ -82,6 +97,10 @@ class ModeLoad:
     Q: int | None = None           # Lanczos queries (None: those of the Lanczos mode)
     held: np.ndarray | None = None  # H^p: elements p holds for all modes (None: = e)
     restarts: int | None = None    # measured restarts (``converged``; None: from Q)
+    csf: np.ndarray | None = None  # (P, 3) per rank :func:`.csf.tree_work` of its tree (``ttm: csf``)
+    csf_trees: list | None = None  # per rank (level order, nodes per level) of that tree
+    factor_rows: np.ndarray | None = None   # (P, N) factor rows each rank holds per mode
+    Ks: tuple = ()                 # K of every mode
     extra: dict = field(default_factory=dict)
 
     @property
@@ -93,29 +112,50 @@ def _khat(Ks, n) -> int:
     return int(np.prod([Ks[j] for j in range(len(Ks)) if j != n], dtype=np.int64))
 
 
+def csf_work(count: dict, mode: int, Ks) -> tuple[np.ndarray, list] | tuple[None, None]:
+    """(P, 3) :func:`.csf.tree_work` of the tree each rank builds for ``mode`` and those trees
+    (level order, nodes per level), from :func:`.metrics.mode_counts`' dict made with
+    ``csf=True`` ((None, None) without its prefixes)."""
+    from .csf import rank_nodes, tree_work
+
+    prefix = count.get("csf_prefix_p")
+    if prefix is None:
+        return None, None
+    trees = rank_nodes(mode, len(Ks), prefix, count["r_p"], count["e_p"], Ks)
+    return np.array([tree_work(order, nodes, Ks) for order, nodes in trees], dtype=float).reshape(-1, 3), trees
+
+
 def loads_from_counts(counts: list, K, *, Q=None, multi_policy: bool) -> list[ModeLoad]:
-    """ModeLoads from :func:`.metrics.mode_counts`' per-mode dicts (``Q``: int or per mode)."""
+    """ModeLoads from :func:`.metrics.mode_counts`' per-mode dicts (``Q``: int or per mode); with
+    ``csf=True`` counts they also carry every rank's CSF tree work."""
     N = len(counts)
     Ks = [int(K)] * N if np.ndim(K) == 0 else [int(k) for k in K]
     Qs = [None] * N if Q is None else ([int(Q)] * N if np.ndim(Q) == 0 else [int(q) for q in Q])
     held = (sum(np.asarray(c["e_p"], dtype=np.int64) for c in counts) if multi_policy
             else np.asarray(counts[0]["e_p"], dtype=np.int64))
+    rows = np.stack([np.asarray(c["held_p"], dtype=np.int64) for c in counts], axis=1)
     out = []
     for n, c in enumerate(counts):
         r = np.asarray(c["r_p"], dtype=np.int64)
+        work, trees = csf_work(c, n, Ks)
         out.append(ModeLoad(K=Ks[n], Khat=_khat(Ks, n), L=int(c["slices"]), e=np.asarray(c["e_p"], dtype=np.int64),
                             r=r, x_send=c["x_send_p"], x_recv=c["x_recv_p"], x_peers=c["x_peers_p"], own=c["own_p"],
                             fm_send=c["fm_send_p"], fm_recv=c["fm_recv_p"], fm_peers=c["fm_peers_p"], Q=Qs[n],
-                            held=held, extra={"r_sum": int(r.sum()), "svd_volume_per_product": int(r.sum()) - int(c["slices"])}))
+                            held=held, csf=work, csf_trees=trees, factor_rows=rows, Ks=tuple(Ks),
+                            extra={"r_sum": int(r.sum()), "svd_volume_per_product": int(r.sum()) - int(c["slices"])}))
     return out
 
 
-def rank_loads(tensor, dist, K, *, Q=None, metrics=None) -> list[ModeLoad]:
+def rank_loads(tensor, dist, K, *, Q=None, metrics=None, ttm: str = "csf") -> list[ModeLoad]:
     """Exact per-rank loads of every mode of ``dist`` on ``tensor`` (``metrics``: a
-    :func:`.metrics.compute_metrics` result of the same distribution: its counts are reused)."""
+    :func:`.metrics.compute_metrics` result of the same distribution: its counts are reused
+    unless ``ttm`` is "csf" and they lack the trees' prefixes)."""
     from .metrics import mode_counts
 
-    counts = metrics.counts if metrics is not None and metrics.counts else mode_counts(tensor, dist)[0]
+    csf = ttm == "csf"
+    counts = metrics.counts if metrics is not None and metrics.counts else None
+    if counts is None or (csf and "csf_prefix_p" not in counts[0]):
+        counts = mode_counts(tensor, dist, csf=csf)[0]
     return loads_from_counts(counts, K, Q=Q, multi_policy=bool(dist.multi_policy))
 
 
@@ -181,13 +221,13 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
     plan = lanczos_steps(K, ld.L, kh, mode, ld.Q, ld.restarts)
     Q = plan["Q"]
     r, own, xr = ld.r.astype(float), ld.own.astype(float), ld.x_recv.astype(float)
-    index = c["dist_oracle_row"] * (r + xr)                       # per query, per rank
+    index = c["dist_oracle_row"] * (r + xr) * (P > 1)             # per query, per rank (none alone)
     mv = c["oracle_matvec_entry"] * r * kh
     rmv = c["oracle_rmatvec_entry"] * r * kh
     a2a = _alltoallv(c, ld.x_send, ld.x_recv, ld.x_peers, P)
     terms = dict.fromkeys(("oracle_products", "oracle_index", "lanczos_left", "lanczos_right", "query_calls",
                            "oracle_alltoallv", "svd_allreduce", "dense_fallback"), 0.0)
-    terms["query_calls"] = Q * (c["oracle_call"] + c["dist_oracle_call"] + c["lanczos_query"])
+    terms["query_calls"] = Q * (c["oracle_call"] + c["dist_oracle_call"] * (P > 1) + c["lanczos_query"])
     if plan["dense"]:
         by_cols = kh <= ld.L                                       # Z formed by K̂ matvecs, else L rmatvecs
         prod = mv if by_cols else rmv
@@ -228,19 +268,39 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
             "restarts": int(plan["restarts"]), "dense": bool(plan["dense"])}
 
 
-def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int = 1, lanczos: str = "paper") -> dict:
-    """Modelled seconds from per-rank loads (see the module docstring for every term)."""
+def _ttm_rank(ld: ModeLoad, c: dict, ttm: str) -> np.ndarray:
+    """Seconds of the local TTM of every rank (module docstring)."""
+    kh = ld.Khat
+    if ttm == "csf":
+        if ld.csf is None:
+            raise ValueError("cost model: ttm: csf needs the ranks' tree shapes (mode_counts(..., csf=True))")
+        from .csf import gathers_beyond_cache
+
+        leaf, upper, nodes = ld.csf.T
+        misses = np.zeros(ld.P) if ld.csf_trees is None else np.array(
+            [gathers_beyond_cache(order, tree, ld.Ks, ld.factor_rows[p], c["ttm_cache_bytes"])
+             for p, (order, tree) in enumerate(ld.csf_trees)])
+        return (c["ttm_csf_leaf"] * leaf + c["ttm_csf_flop"] * upper + c["ttm_csf_node"] * nodes
+                + c["ttm_csf_row_khat"] * ld.r * kh + c["ttm_csf_row"] * ld.r + c["ttm_csf_miss"] * misses)
+    held = ld.e if ld.held is None else ld.held
+    return (c["ttm_elem"] * ld.e + c["ttm_elem_khat"] * ld.e * kh + c["ttm_row"] * ld.r + c["ttm_row_khat"] * ld.r * kh
+            + c.get("ttm_local_khat", 0.0) * (held - ld.e) * kh)
+
+
+def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int = 1, lanczos: str = "paper",
+                       ttm: str = "csf") -> dict:
+    """Modelled seconds from per-rank loads (see the module docstring for every term); ``ttm``:
+    the local TTM kernel modelled, "csf" or "paper"."""
+    if ttm not in TTM_COSTS:
+        raise ValueError(f"ttm must be one of {', '.join(TTM_COSTS)}, got {ttm!r}")
     c = _costs(costs)
     P = loads[0].P
-    _need(c, COMPUTE_COSTS, P)
+    _need(c, TTM_COSTS[ttm] + SVD_COSTS, P)
     if P > 1:
         _need(c, MPI_COSTS, P)
     modes, total_terms = [], {}
     for ld in loads:
-        kh = ld.Khat
-        held = ld.e if ld.held is None else ld.held
-        ttm_p = (c["ttm_elem"] * ld.e + c["ttm_elem_khat"] * ld.e * kh + c["ttm_row"] * ld.r + c["ttm_row_khat"] * ld.r * kh
-                 + c.get("ttm_local_khat", 0.0) * (held - ld.e) * kh)
+        ttm_p = _ttm_rank(ld, c, ttm)
         svd = _svd_mode(ld, c, lanczos)
         fm_t = _alltoallv(c, ld.fm_send, ld.fm_recv, ld.fm_peers, P, width=ld.K)
         terms = {"ttm": float(np.max(ttm_p, initial=0.0)), **svd["terms"], "factor_transfer": fm_t}
@@ -254,25 +314,26 @@ def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int =
     core_comm = (_alltoallv(c, last.x_recv, last.x_send, last.x_peers, P, width=last.K)
                  + float(_allreduce(c, last.K * last.Khat, P)))
     total_terms["core"] = core_compute + core_comm
-    ttm = sum(m["ttm_time"] for m in modes)
+    ttm_t = sum(m["ttm_time"] for m in modes)
     svd = sum(m["svd_time"] for m in modes)
     fm = sum(m["fm_time"] for m in modes)
     comm = sum(m["oracle_comm_time"] + m["fm_time"] for m in modes) + core_comm
     core = core_compute + core_comm
     inv = int(invocations)
-    return {"hooi_time": inv * (ttm + svd + fm + core), "ttm_time": inv * ttm, "svd_time": inv * svd,
+    return {"hooi_time": inv * (ttm_t + svd + fm + core), "ttm_time": inv * ttm_t, "svd_time": inv * svd,
             "comm_time": inv * comm, "fm_time": inv * fm, "core_time": inv * core,
-            "ranks": P, "invocations": inv, "lanczos": lanczos, "model_version": MODEL_VERSION, "modes": modes,
+            "ranks": P, "invocations": inv, "lanczos": lanczos, "ttm": ttm, "model_version": MODEL_VERSION,
+            "modes": modes,
             "terms": {k: inv * v for k, v in total_terms.items()}}
 
 
 def predict_hooi(tensor, dist, K, costs: dict, *, queries=None, invocations: int = 1, metrics=None,
-                 lanczos: str = "paper") -> dict:
+                 lanczos: str = "paper", ttm: str = "csf") -> dict:
     """Modelled ``hooi_time``, ``ttm_time``, ``svd_time``, ``comm_time`` (seconds) of
     ``invocations`` HOOI invocations of ``dist`` on ``tensor`` with core sizes ``K``;
     ``queries``: measured Lanczos queries per mode (per invocation), default the mode's own."""
-    return predict_from_loads(rank_loads(tensor, dist, K, Q=queries, metrics=metrics), costs,
-                              invocations=invocations, lanczos=lanczos)
+    return predict_from_loads(rank_loads(tensor, dist, K, Q=queries, metrics=metrics, ttm=ttm), costs,
+                              invocations=invocations, lanczos=lanczos, ttm=ttm)
 
 
 # ---- command line -------------------------------------------------------------------------
@@ -280,7 +341,8 @@ def speedup_table(costs: dict, tensors=("nell1", "nell2"), ranks=(32, 512), K: i
                   top: int = 4) -> list[dict]:
     """Modelled Lite HOOI time at each rank count from ideal loads at the tensors' REAL sizes
     (:mod:`.ideal_loads`), the speed-up from the first to the last count, and the largest terms
-    at the last count."""
+    at the last count. The TTM is the paper's element-wise one: ideal loads count elements and
+    slices, not the fibers a CSF tree would have."""
     from spbench.datasets.tensor_registry import TENSORS
 
     from .ideal_loads import ideal_lite_loads
@@ -289,10 +351,10 @@ def speedup_table(costs: dict, tensors=("nell1", "nell2"), ranks=(32, 512), K: i
     for name in tensors:
         entry = TENSORS[name]
         preds = {P: predict_from_loads(ideal_lite_loads(entry.dims, entry.nnz, P, K, entry.max_share), costs,
-                                       lanczos=lanczos) for P in ranks}
+                                       lanczos=lanczos, ttm="paper") for P in ranks}
         last = preds[ranks[-1]]
         largest = sorted(last["terms"].items(), key=lambda kv: -kv[1])[:top]
-        rows.append({"tensor": name, "dims": entry.dims, "nnz": entry.nnz, "K": K, "lanczos": lanczos,
+        rows.append({"tensor": name, "dims": entry.dims, "nnz": entry.nnz, "K": K, "lanczos": lanczos, "ttm": "paper",
                      **{f"hooi_time_{P}": preds[P]["hooi_time"] for P in ranks},
                      "speedup": preds[ranks[0]]["hooi_time"] / last["hooi_time"],
                      "largest_terms": {k: v for k, v in largest}})
@@ -301,7 +363,7 @@ def speedup_table(costs: dict, tensors=("nell1", "nell2"), ranks=(32, 512), K: i
 
 def main(argv=None) -> int:
     """``python -m spbench.tucker.model speedup CAL.json [--tensors nell1,nell2] [--ranks 32,512]
-    [-K 10] [--lanczos paper]``: modelled Lite speed-ups at the tensors' real sizes.
+    [-K 10] [--lanczos paper]``: modelled Lite speed-ups at the tensors' real sizes (``ttm: paper``).
     ``python -m spbench.tucker.model validate CAL.json [...]``: the validation table
     (:mod:`.model_validation`) of a calibration (``spbench calibrate --experiment tucker``)."""
     import argparse
@@ -323,6 +385,7 @@ def main(argv=None) -> int:
     vp.add_argument("--schemes", default="coarse,medium,lite")
     vp.add_argument("-K", type=int, default=10)
     vp.add_argument("--lanczos", default="paper", choices=LANCZOS_MODES)
+    vp.add_argument("--ttm", default="csf", choices=tuple(TTM_COSTS))
     vp.add_argument("--repeats", type=int, default=3)
     vp.add_argument("--csv")
     a = ap.parse_args(argv)
@@ -338,7 +401,7 @@ def main(argv=None) -> int:
         for row in speedup_table(cal, a.tensors.split(","), ranks, a.K, a.lanczos):
             times = "  ".join(f"P={P}: {row[f'hooi_time_{P}']:.3f} s" for P in ranks)
             print(f"{row['tensor']} {'x'.join(map(str, row['dims']))} nnz={row['nnz']:,} K={row['K']} "
-                  f"lanczos={row['lanczos']}: {times}  speed-up {row['speedup']:.1f}x")
+                  f"lanczos={row['lanczos']} ttm={row['ttm']}: {times}  speed-up {row['speedup']:.1f}x")
             print("  largest terms at P=%d: %s" % (ranks[-1], ", ".join(f"{k} {v:.3f} s" for k, v in
                                                                       row["largest_terms"].items())))
         return 0
@@ -348,7 +411,7 @@ def main(argv=None) -> int:
 
     T = standin(a.tensor, nnz=a.nnz)
     df = validate({standin_label(a.tensor, nnz=a.nnz): T}, a.schemes.split(","),
-                  [int(r) for r in a.ranks.split(",")], cal, K=a.K, lanczos=a.lanczos, repeats=a.repeats)
+                  [int(r) for r in a.ranks.split(",")], cal, K=a.K, lanczos=a.lanczos, ttm=a.ttm, repeats=a.repeats)
     if a.csv:
         df.to_csv(a.csv, index=False)
     print_table(df)

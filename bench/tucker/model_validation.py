@@ -1,7 +1,7 @@
 """The cost model (:mod:`.model`) against the measured MPI worker: the README's validation table.
 
     python -m spbench.tucker.model validate CAL.json [--tensor nell2] [--nnz 200000] [--ranks 1,2]
-        [--schemes coarse,medium,lite] [-K 10] [--lanczos paper] [--repeats 3] [--csv OUT.csv]
+        [--schemes coarse,medium,lite] [-K 10] [--lanczos paper] [--ttm csf] [--repeats 3] [--csv OUT.csv]
 
 runs the real worker (``mpiexec -n R python -m mpi4py -m spbench.tucker.worker SPEC.json``) on a
 stand-in tensor and puts its measured times beside the model's prediction for the same
@@ -17,7 +17,7 @@ TIME_KEYS = ("hooi_time", "ttm_time", "svd_time", "comm_time")
 
 
 def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invocations: int, lanczos: str,
-             timeout: float, repeats: int) -> dict:
+             ttm: str, timeout: float, repeats: int) -> dict:
     """Run the real worker on a tensor store of ``tensor`` with a SPEC.json as launch._launch
     writes it, at ``ranks``; returns {(scheme, repeat): row}."""
     import json
@@ -34,7 +34,7 @@ def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invoca
         tdir = Path(d) / "store"
         write_store(tdir, tensor.coords, tensor.values, tensor.dims, checksum=checksum, source={"validate": checksum})
         tasks = [{"row": {"run_id": f"{s}-{ranks}-{i}"}, "scheme": s, "K": K, "params": {}, "seed": seed,
-                  "invocations": invocations, "init": "random", "lanczos": lanczos}
+                  "invocations": invocations, "init": "random", "lanczos": lanczos, "ttm": ttm}
                  for s in schemes for i in range(repeats)]
         spec = Path(d) / "spec.json"
         spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": d, "threads": 1, "tasks": tasks}))
@@ -48,12 +48,13 @@ def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invoca
 
 
 def validate(tensor_specs, schemes, ranks_list, costs: dict, *, K=10, seed: int = 0, invocations: int = 1,
-             lanczos: str = "paper", repeats: int = 3, timeout: float = 600):
+             lanczos: str = "paper", ttm: str = "csf", repeats: int = 3, timeout: float = 600):
     """Measured (the MPI worker) vs modelled times, one row per (tensor, scheme, ranks).
 
     ``tensor_specs``: ``{label: SparseTensor}`` or ``[(label, SparseTensor), ...]``. Measured
     times are the medians over ``repeats`` runs in one MPI job; the model gets the measured
-    Lanczos queries and restarts. ``rel_error_X`` = (predicted − measured) / measured."""
+    Lanczos queries and restarts; both run (and model) the local TTM kernel ``ttm``.
+    ``rel_error_X`` = (predicted − measured) / measured."""
     import hashlib
 
     import pandas as pd
@@ -70,16 +71,17 @@ def validate(tensor_specs, schemes, ranks_list, costs: dict, *, K=10, seed: int 
         checksum = "validate-" + h.hexdigest()[:24]
         for P in ranks_list:
             measured = _measure(tensor, checksum, schemes, P, K, seed=seed, invocations=invocations,
-                                lanczos=lanczos, timeout=timeout, repeats=repeats)
+                                lanczos=lanczos, ttm=ttm, timeout=timeout, repeats=repeats)
             for s in schemes:
                 runs = [measured[(s, i)] for i in range(repeats)]
                 dist = get_scheme(s)(tensor, P, seed=seed)
                 queries = [int(q) // invocations for q in runs[0]["queries"]]
-                loads = rank_loads(tensor, dist, K, Q=queries)
+                loads = rank_loads(tensor, dist, K, Q=queries, ttm=ttm)
                 for ld, rs in zip(loads, runs[0].get("restarts") or [None] * len(loads)):
                     ld.restarts = None if rs is None else int(rs) // invocations
-                pred = predict_from_loads(loads, costs, invocations=invocations, lanczos=lanczos)
-                row = {"tensor": label, "scheme": s, "ranks": P, "K": K, "lanczos": lanczos, "queries": queries}
+                pred = predict_from_loads(loads, costs, invocations=invocations, lanczos=lanczos, ttm=ttm)
+                row = {"tensor": label, "scheme": s, "ranks": P, "K": K, "lanczos": lanczos, "ttm": ttm,
+                       "queries": queries}
                 for k in TIME_KEYS:
                     meas = float(np.median([r[k] for r in runs]))
                     row[f"measured_{k}"] = meas

@@ -207,7 +207,7 @@ class TuckerExperiment(Experiment):
             start = time.perf_counter()
             dist = get_scheme(scheme)(prepared.tensor, ranks, seed=seed, **params)
             seconds = dist.info.get("partition_seconds", time.perf_counter() - start)
-            counts, _ = mode_counts(prepared.tensor, dist)
+            counts, _ = mode_counts(prepared.tensor, dist, csf=self.costs is not None)  # csf: the TTM model's trees
             prepared.counts[key] = DistributionCounts(counts, float(seconds), bool(dist.multi_policy), dict(dist.info))
         return prepared.counts[key]
 
@@ -240,12 +240,15 @@ class TuckerExperiment(Experiment):
             from .model import loads_from_counts, predict_from_loads
             dc = self._counts(prepared, axes["algorithm"], axes["ranks"], config.seed,
                               config.params.get(axes["algorithm"], {}))
-            lanczos = config.lanczos
+            lanczos, ttm = config.lanczos, axes.get("ttm", config.ttm)
             loads = loads_from_counts(dc.counts, axes["K"], multi_policy=dc.multi_policy)
-            predicted = predict_from_loads(loads, self.costs, invocations=config.invocations, lanczos=lanczos)
+            predicted = predict_from_loads(loads, self.costs, invocations=config.invocations, lanczos=lanczos,
+                                           ttm=ttm)
             times = {k: float(predicted[k]) for k in times}
+            row["ttm"] = ttm
             row["hooi_time_kind"] = (f"modelled (bench/tucker/model.py v{predicted['model_version']}, "
-                                     f"lanczos: {lanczos}, {sum(m['queries'] for m in predicted['modes'])} queries)")
+                                     f"ttm: {ttm}, lanczos: {lanczos}, "
+                                     f"{sum(m['queries'] for m in predicted['modes'])} queries)")
         slack = row.get("lite_bound_slack")
         broken = slack is not None and min(slack.values()) < 0
         return {

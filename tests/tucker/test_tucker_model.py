@@ -1,5 +1,6 @@
-"""The calibrated HOOI cost model: hand-computed terms, exact per-rank loads from one pass,
-the distributed Lanczos (no per-rank term in L_n, paper mode's 4K queries), calibration."""
+"""The calibrated HOOI cost model: hand-computed terms (the CSF and the paper TTM), exact per-rank
+loads and CSF tree shapes from one pass, the distributed Lanczos (no per-rank term in L_n, paper
+mode's 4K queries), calibration."""
 import json
 import sys
 from pathlib import Path
@@ -9,13 +10,15 @@ import numpy as np
 import pytest
 
 from spbench.tucker.metrics import compute_metrics, mode_counts
-from spbench.tucker.model import (COMPUTE_COSTS, MPI_COSTS, ModeLoad, lanczos_steps, predict_from_loads,
-                                  predict_hooi, rank_loads)
+from spbench.tucker.model import (COMPUTE_COSTS, MPI_COSTS, TTM_COSTS, ModeLoad, lanczos_steps,
+                                  predict_from_loads, predict_hooi, rank_loads)
 from spbench.tucker.schemes import get_scheme
 
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
-ROUND = {"ttm_elem": 1e-6, "ttm_elem_khat": 1e-8, "ttm_row": 1e-7, "ttm_row_khat": 1e-7, "oracle_call": 1e-6,
+ROUND = {"ttm_csf_leaf": 1e-8, "ttm_csf_flop": 1e-9, "ttm_csf_node": 1e-7, "ttm_csf_row_khat": 1e-8,
+         "ttm_csf_row": 1e-7, "ttm_csf_miss": 1e-7, "ttm_cache_bytes": 8000.0,
+         "ttm_elem": 1e-6, "ttm_elem_khat": 1e-8, "ttm_row": 1e-7, "ttm_row_khat": 1e-7, "oracle_call": 1e-6,
          "oracle_matvec_entry": 1e-9, "oracle_rmatvec_entry": 1e-9, "gemm_madd": 1e-9, "lanczos_query": 1e-6,
          "lanczos_left_word": 1e-9, "lanczos_left_row": 1e-8, "lanczos_ritz_madd": 1e-9,
          "lanczos_right_word": 1e-9, "lanczos_right_row": 1e-8, "dist_oracle_call": 0.0, "dist_oracle_row": 1e-8}
@@ -35,7 +38,7 @@ def hand_load():
 
 def test_predict_hand_computed():
     assert set(ROUND_MPI) == set(COMPUTE_COSTS) | set(MPI_COSTS)
-    out = predict_from_loads([hand_load()], {"costs": ROUND_MPI}, invocations=2)
+    out = predict_from_loads([hand_load()], {"costs": ROUND_MPI}, invocations=2, ttm="paper")
     ttm = max(600e-6 + 600 * 10e-8 + 60e-7 + 60 * 10e-7, 400e-6 + 400 * 10e-8 + 50e-7 + 50 * 10e-7)
     calls = 8 * (1e-6 + 1e-6)                                  # Q = 4K = 8 queries × (oracle + Lanczos)
     index = (60 + 0) * 1e-8                                    # rank 0: (R + received) rows per query
@@ -57,6 +60,53 @@ def test_predict_hand_computed():
     assert out["hooi_time"] == pytest.approx(2 * (ttm + svd + fm + core))
     assert out["modes"][0]["queries"] == 8 and not out["modes"][0]["dense"]
     assert sum(out["terms"].values()) == pytest.approx(out["hooi_time"])
+    assert out["ttm"] == "paper"
+
+
+def test_predict_csf_ttm_hand_computed():
+    """ttm: csf charges each rank's tree (leaf multiply–adds, flops above, internal nodes, rows);
+    without the trees' shapes it refuses; the SVD terms do not depend on the kernel."""
+    ld = hand_load()
+    with pytest.raises(ValueError, match="tree shapes"):
+        predict_from_loads([ld], ROUND_MPI)
+    ld.csf = np.array([[6000.0, 9000.0, 300.0], [4000.0, 20000.0, 100.0]])
+    out = predict_from_loads([ld], ROUND_MPI, invocations=2)
+    rank = [6000e-8 + 9000e-9 + 300e-7 + 60 * 10e-8 + 60e-7, 4000e-8 + 20000e-9 + 100e-7 + 50 * 10e-8 + 50e-7]
+    assert out["ttm"] == "csf" and out["ttm_time"] == pytest.approx(2 * max(rank))
+    paper = predict_from_loads([ld], ROUND_MPI, invocations=2, ttm="paper")
+    assert out["svd_time"] == pytest.approx(paper["svd_time"]) and out["ttm_time"] != paper["ttm_time"]
+    # factor-row reads beyond the cache (8000 bytes): rank 0's tree reads F_1 (1000 rows × K 2 × 8 B:
+    # miss 1/2) at its 300 level-1 nodes and F_2 (100 × 5 × 8 B = 4000 B: in cache) at its leaves
+    ld.Ks, ld.factor_rows = (2, 2, 5), np.array([[0, 1000, 100], [0, 100, 100]])
+    ld.csf_trees = [((0, 1, 2), [60, 300, 6000]), ((0, 1, 2), [50, 100, 4000])]
+    more = predict_from_loads([ld], ROUND_MPI, invocations=2)
+    assert more["ttm_time"] == pytest.approx(2 * max(rank[0] + 150 * 1e-7, rank[1]))
+    with pytest.raises(KeyError, match="older model"):
+        predict_from_loads([ld], {k: v for k, v in ROUND_MPI.items() if k not in TTM_COSTS["csf"]})
+    predict_from_loads([ld], {k: v for k, v in ROUND_MPI.items() if k not in TTM_COSTS["csf"]}, ttm="paper")
+
+
+@pytest.mark.parametrize("dims", [(25, 18, 12), (9, 8, 7, 6), (6, 5, 5, 4, 4)])
+@pytest.mark.parametrize("name,P", [("lite", 1), ("lite", 3), ("coarse", 4), ("medium", 3)])
+def test_rank_trees_equal_built_plans(dims, name, P, make_tensor):
+    """The tree shapes the model reads from the counts (level order, nodes per level) are those of
+    the CSF plan each rank builds of its elements, per-mode K."""
+    from spbench.tucker.csf import CSFPlan, rank_nodes, tree_work
+    from spbench.tucker.model import csf_work
+
+    t = make_tensor(3, dims=dims, nnz=900)
+    K = [2 + j for j in range(t.nmodes)]
+    d = get_scheme(name)(t, P, seed=1)
+    counts, _ = mode_counts(t, d, csf=True)
+    for n in range(t.nmodes):
+        trees = rank_nodes(n, t.nmodes, counts[n]["csf_prefix_p"], counts[n]["r_p"], counts[n]["e_p"], K)
+        work, _ = csf_work(counts[n], n, K)
+        for p in range(P):
+            plan = CSFPlan.build(t, n, np.flatnonzero(d.policy(n) == p), K=K)
+            assert (tuple(plan.order), list(plan.nodes)) == (tuple(trees[p][0]), list(trees[p][1])), (n, p)
+            assert tuple(work[p]) == tree_work(plan.order, plan.nodes, K)
+            leaf, upper, _ = work[p]
+            assert leaf + upper == pytest.approx(plan.flops(K))
 
 
 def test_lanczos_steps_paper_converged_dense():
@@ -70,20 +120,20 @@ def test_lanczos_steps_paper_converged_dense():
     assert c["restarts"] == 3
     assert lanczos_steps(5, 10_000, 400, "converged")["Q"] == 20               # one pass when unmeasured
     ld = hand_load()
-    assert predict_from_loads([ld], ROUND_MPI)["modes"][0]["queries"] == 8
+    assert predict_from_loads([ld], ROUND_MPI, ttm="paper")["modes"][0]["queries"] == 8
     ld.Q = 30
-    assert predict_from_loads([ld], ROUND_MPI, lanczos="converged")["modes"][0]["queries"] == 30
+    assert predict_from_loads([ld], ROUND_MPI, lanczos="converged", ttm="paper")["modes"][0]["queries"] == 30
 
 
 def test_no_per_rank_term_in_L():
     """The distributed SVD: L_n enters only through own^p and R^p (no replicated basis)."""
-    base = predict_from_loads([hand_load()], ROUND_MPI)
+    base = predict_from_loads([hand_load()], ROUND_MPI, ttm="paper")
     ld = hand_load()
     ld.L = 100_000_000
-    assert predict_from_loads([ld], ROUND_MPI)["hooi_time"] == pytest.approx(base["hooi_time"])
+    assert predict_from_loads([ld], ROUND_MPI, ttm="paper")["hooi_time"] == pytest.approx(base["hooi_time"])
     ld = hand_load()
     ld.own = _a(500, 50)                                       # more owned rows: more Gram–Schmidt
-    more = predict_from_loads([ld], ROUND_MPI)
+    more = predict_from_loads([ld], ROUND_MPI, ttm="paper")
     assert more["terms"]["lanczos_left"] > base["terms"]["lanczos_left"]
     assert more["terms"]["lanczos_right"] == base["terms"]["lanczos_right"]
 
@@ -163,8 +213,9 @@ def test_rank_loads_equal_slow_path(name, P, make_tensor):
 
 
 def test_simulated_point_counts_once(make_tensor, monkeypatch):
-    """Per (scheme, P): the scheme and the one-pass counts run once, whatever the K values;
-    the row's metrics and the model's loads come from that pass."""
+    """Per (scheme, P): the scheme and the one-pass counts run once, whatever the K values and the
+    TTM kernel; the row's metrics and the model's loads come from that pass; the row names the
+    TTM it models."""
     import spbench.tucker.metrics as metrics
     from spbench.tucker.runner import PreparedTensor, TuckerExperiment
 
@@ -175,13 +226,17 @@ def test_simulated_point_counts_once(make_tensor, monkeypatch):
     prep = PreparedTensor(loaded=SimpleNamespace(tensor=t), checksum="x", source="synthetic", label="t")
     exp = TuckerExperiment()
     exp.costs = {"costs": ROUND_MPI}
-    cfg = SimpleNamespace(params={}, seed=0, invocations=1, lanczos="paper")
-    rows = [exp.run(SimpleNamespace(axes={"algorithm": "lite", "ranks": 4, "K": K}), prep, cfg) for K in (3, 5)]
+    cfg = SimpleNamespace(params={}, seed=0, invocations=1, lanczos="paper", ttm="csf")
+    points = [({"algorithm": "lite", "ranks": 4, "K": K}, ttm) for K in (3, 5) for ttm in ("csf", "paper")]
+    rows = [exp.run(SimpleNamespace(axes={**axes, "ttm": ttm}), prep, cfg) for axes, ttm in points]
     assert len(calls) == 1
     d = get_scheme("lite")(t, 4, seed=0)
-    for K, row in zip((3, 5), rows):
+    for (axes, ttm), row in zip(points, rows):
+        K = axes["K"]
         assert row["r_sum"] == pytest.approx(compute_metrics(t, d, K).aggregate["r_sum"])
-        assert row["hooi_time"] == pytest.approx(predict_hooi(t, d, K, ROUND_MPI)["hooi_time"])
+        assert row["hooi_time"] == pytest.approx(predict_hooi(t, d, K, ROUND_MPI, ttm=ttm)["hooi_time"])
+        assert row["ttm"] == ttm and f"ttm: {ttm}" in row["hooi_time_kind"]
+    assert rows[0]["ttm_time"] != rows[1]["ttm_time"]
 
 
 def test_ttm_term_follows_max_rank_load(make_tensor):
@@ -191,10 +246,11 @@ def test_ttm_term_follows_max_rank_load(make_tensor):
     for name in ("coarse", "lite"):
         d = get_scheme(name)(t, 64, seed=0)
         loads = rank_loads(t, d, 10)
-        preds[name] = predict_from_loads(loads, ROUND_MPI)
+        preds[name] = {ttm: predict_from_loads(loads, ROUND_MPI, ttm=ttm) for ttm in TTM_COSTS}
         emax[name] = max(int(ld.e.max()) for ld in loads)
     assert emax["coarse"] > 2 * emax["lite"]
-    assert preds["coarse"]["ttm_time"] > 2 * preds["lite"]["ttm_time"]
+    for ttm in TTM_COSTS:
+        assert preds["coarse"][ttm]["ttm_time"] > 2 * preds["lite"][ttm]["ttm_time"], ttm
 
 
 def test_ideal_lite_loads_meet_theorem_6_1():
@@ -221,6 +277,7 @@ def test_calibrate_quick(make_tensor):
     assert cal["timestamp"] and cal["machine"]["cores"] >= 1
     c = cal["costs"]
     assert set(COMPUTE_KEYS) <= set(c) and all(c[k] >= 0 for k in COMPUTE_KEYS)
+    assert any(c[k] > 0 for k in TTM_COSTS["csf"]) and cal["fits"]["ttm_csf"]["samples"] > 0
     for k in ("ttm_elem_khat", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_left_word",
               "dist_oracle_row"):
         assert c[k] > 0, k
