@@ -14,10 +14,10 @@ of the solver call, its fit and ``ru_maxrss`` (peak resident memory of the child
 interpreter and the tensor: the ``base`` column is the peak of a child that only builds the
 tensor and the factors).
 
-TTM throughput: the Cython kernel alone on every mode (median of ``--reps`` runs after one
-untimed run), for N = 3, 4 and K = 10, 20, as elements/s and GFLOP/s (``hooi.ttm_flops``: 2·K̂_n
-per element plus the partial Kronecker products), next to a numpy matmul peak (n = 2048, same
-thread count, best of 3) measured in the same run.
+TTM throughput: the local TTM kernels alone on every mode, ``csf`` (HOOI's default) and the
+paper's element-wise one called alternately (median of ``--reps`` rounds after one untimed call),
+for N = 3, 4 and K = 10, 20, as elements/s and GFLOP/s of the flops each kernel performs, next to
+a numpy matmul peak (n = 2048, same thread count, best of 3) measured in the same run.
 """
 from __future__ import annotations
 
@@ -130,29 +130,19 @@ def matmul_peak(threads: int, n: int = 2048) -> float:
 
 
 def ttm_throughput(nmodes: int, K: int, threads: int, seed: int, reps: int = 3) -> dict:
-    """The TTM kernel on every mode of the case with ``nmodes`` modes, core K per mode."""
-    from .factor_start import init_factors
-    from .ttm import TTMPlan, khat, ttm, ttm_flops, ttm_scratch_len
+    """The local TTM on every mode of the case with ``nmodes`` modes, core K per mode: ``csf``
+    (HOOI's default kernel: ``time``, ``elements_per_s``, ``gflops`` of the flops it performs) and
+    the paper's element-wise kernel beside it (``paper_*``), called alternately
+    (:func:`.ttm_bench.compare`, median of ``reps`` rounds)."""
+    from .ttm_bench import compare
 
     spec = CASES["3way" if nmodes == 3 else "4way"]
     T = make_tensor(spec["dims"], spec["nnz"], seed)
-    Ks = [K] * nmodes
-    F = init_factors(T, Ks, "random", seed)
-    total_t, total_flops = 0.0, 0.0
-    scratch = np.empty((threads, max(ttm_scratch_len(Ks, n) for n in range(nmodes))))
-    for n in range(nmodes):
-        plan = TTMPlan.build(T, n)
-        out = np.empty((plan.nrows, khat(Ks, n)))
-        ttm(T, plan, F, out=out, scratch=scratch, threads=threads)
-        ts = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            ttm(T, plan, F, out=out, scratch=scratch, threads=threads)
-            ts.append(time.perf_counter() - t0)
-        total_t += float(np.median(ts))
-        total_flops += ttm_flops(T.nnz, Ks, n)
-    return {"N": nmodes, "K": K, "time": total_t, "elements_per_s": nmodes * T.nnz / total_t,
-            "gflops": total_flops / total_t / 1e9}
+    res = compare(T, K, threads, reps, seed)
+    csf, paper = res["csf"], res["paper"]
+    return {"N": nmodes, "K": K, "ttm": "csf", "time": csf["time"], "elements_per_s": nmodes * T.nnz / csf["time"],
+            "gflops": csf["gflops"], "paper_time": paper["time"], "paper_gflops": paper["gflops"],
+            "speedup": res["speedup"], "flop_reduction": res["flop_reduction"]}
 
 
 def case_label(dims, nnz: int) -> str:
