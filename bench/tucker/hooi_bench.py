@@ -28,21 +28,12 @@ import subprocess
 import sys
 import time
 
-import numpy as np
+from .bench_tensors import case_label, make_tensor, matmul_peak
 
 CASES = {
     "3way": {"dims": (2000, 1500, 1000), "nnz": 200_000, "K": 10},
     "4way": {"dims": (500, 400, 300, 200), "nnz": 200_000, "K": 10},
 }
-
-
-def make_tensor(dims, nnz: int, seed: int = 0):
-    """Uniform random coordinates and values (seeded)."""
-    from spbench.datasets.sparse_tensor import SparseTensor
-
-    rng = np.random.default_rng(seed)
-    coords = np.stack([rng.integers(0, L, nnz) for L in dims], axis=1)
-    return SparseTensor(coords, rng.random(nnz), dims)
 
 
 def _maxrss_mb() -> float:
@@ -113,22 +104,6 @@ def run_child(solver: str, case: str, seed: int, threads: int, timeout: float) -
     return res
 
 
-def matmul_peak(threads: int, n: int = 2048) -> float:
-    """numpy matmul GFLOP/s (best of 3) with BLAS limited to ``threads``."""
-    from threadpoolctl import threadpool_limits
-
-    rng = np.random.default_rng(0)
-    A, B = rng.random((n, n)), rng.random((n, n))
-    best = np.inf
-    with threadpool_limits(limits=threads):
-        A @ B
-        for _ in range(3):
-            t0 = time.perf_counter()
-            A @ B
-            best = min(best, time.perf_counter() - t0)
-    return 2.0 * n ** 3 / best / 1e9
-
-
 def ttm_throughput(nmodes: int, K: int, threads: int, seed: int, reps: int = 3) -> dict:
     """The local TTM on every mode of the case with ``nmodes`` modes, core K per mode: ``csf``
     (HOOI's default kernel: ``time``, ``elements_per_s``, ``gflops`` of the flops it performs) and
@@ -143,11 +118,6 @@ def ttm_throughput(nmodes: int, K: int, threads: int, seed: int, reps: int = 3) 
     return {"N": nmodes, "K": K, "ttm": "csf", "time": csf["time"], "elements_per_s": nmodes * T.nnz / csf["time"],
             "gflops": csf["gflops"], "paper_time": paper["time"], "paper_gflops": paper["gflops"],
             "speedup": res["speedup"], "flop_reduction": res["flop_reduction"]}
-
-
-def case_label(dims, nnz: int) -> str:
-    """A case's data set name in rows: its dims and nonzeros."""
-    return "×".join(map(str, dims)) + f", {nnz} nnz"
 
 
 def bench_hooi(cases: list[str], threads: int, seed: int, skip_pyttb: bool, skip_pyttb_4way: bool,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import ModeLoad, _khat
+from .mode_load import ModeLoad, khat_of as _khat
 
 __all__ = ["ideal_lite_loads", "rows_touched"]
 

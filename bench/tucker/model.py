@@ -55,11 +55,11 @@ invocation is charged as the first (cold) one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from .lanczos import LANCZOS_MODES, default_ncv, paper_ncv
+from .mode_load import ModeLoad, khat_of as _khat
 
 __all__ = ["ModeLoad", "loads_from_counts", "csf_work", "rank_loads", "lanczos_steps", "predict_from_loads",
            "predict_hooi", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS"]
@@ -76,40 +76,6 @@ COMPUTE_COSTS = TTM_COSTS["csf"] + TTM_COSTS["paper"] + (
 SVD_COSTS = COMPUTE_COSTS[len(TTM_COSTS["csf"]) + len(TTM_COSTS["paper"]):]
 MPI_COSTS = ("alpha_allreduce", "beta_allreduce", "alpha_alltoallv", "beta_alltoallv",
              "alpha_allgatherv", "beta_allgatherv")
-
-
-@dataclass
-class ModeLoad:
-    """Per-rank loads of one mode (arrays of length P; words are float64 counts per product)."""
-
-    K: int
-    Khat: int
-    L: int                         # non-empty slices L_n
-    e: np.ndarray                  # |E_n^p|
-    r: np.ndarray                  # R_n^p
-    x_send: np.ndarray             # partial sums p sends to owners per Z·x (= what it receives per y·Z)
-    x_recv: np.ndarray             # partial sums p receives as owner per Z·x
-    x_peers: np.ndarray            # distinct ranks p exchanges oracle words with
-    own: np.ndarray                # rows p owns (σ_n(l) = p)
-    fm_send: np.ndarray            # factor ROWS p sends (× K words)
-    fm_recv: np.ndarray            # factor rows p receives
-    fm_peers: np.ndarray
-    Q: int | None = None           # Lanczos queries (None: those of the Lanczos mode)
-    held: np.ndarray | None = None  # H^p: elements p holds for all modes (None: = e)
-    restarts: int | None = None    # measured restarts (``converged``; None: from Q)
-    csf: np.ndarray | None = None  # (P, 3) per rank :func:`.csf.tree_work` of its tree (``ttm: csf``)
-    csf_trees: list | None = None  # per rank (level order, nodes per level) of that tree
-    factor_rows: np.ndarray | None = None   # (P, N) factor rows each rank holds per mode
-    Ks: tuple = ()                 # K of every mode
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def P(self) -> int:
-        return int(self.e.shape[0])
-
-
-def _khat(Ks, n) -> int:
-    return int(np.prod([Ks[j] for j in range(len(Ks)) if j != n], dtype=np.int64))
 
 
 def csf_work(count: dict, mode: int, Ks) -> tuple[np.ndarray, list] | tuple[None, None]:
@@ -361,63 +327,7 @@ def speedup_table(costs: dict, tensors=("nell1", "nell2"), ranks=(32, 512), K: i
     return rows
 
 
-def main(argv=None) -> int:
-    """``python -m spbench.tucker.model speedup CAL.json [--tensors nell1,nell2] [--ranks 32,512]
-    [-K 10] [--lanczos paper]``: modelled Lite speed-ups at the tensors' real sizes (``ttm: paper``).
-    ``python -m spbench.tucker.model validate CAL.json [...]``: the validation table
-    (:mod:`.model_validation`) of a calibration (``spbench calibrate --experiment tucker``)."""
-    import argparse
-    import json
+if __name__ == "__main__":   # python -m spbench.tucker.model speedup|validate CAL.json (spbench.tucker.model_cli)
+    from .model_cli import main
 
-    ap = argparse.ArgumentParser(prog="python -m spbench.tucker.model")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    sp = sub.add_parser("speedup", help="modelled Lite speed-ups at real sizes with ideal loads")
-    sp.add_argument("calibration")
-    sp.add_argument("--tensors", default="nell1,nell2")
-    sp.add_argument("--ranks", default="32,512")
-    sp.add_argument("-K", type=int, default=10)
-    sp.add_argument("--lanczos", default="paper", choices=LANCZOS_MODES)
-    vp = sub.add_parser("validate", help="measured (MPI worker) vs modelled times on a stand-in")
-    vp.add_argument("calibration")
-    vp.add_argument("--tensor", default="nell2")
-    vp.add_argument("--nnz", type=int, default=200_000)
-    vp.add_argument("--ranks", default="1,2")
-    vp.add_argument("--schemes", default="coarse,medium,lite")
-    vp.add_argument("-K", type=int, default=10)
-    vp.add_argument("--lanczos", default="paper", choices=LANCZOS_MODES)
-    vp.add_argument("--ttm", default="csf", choices=tuple(TTM_COSTS))
-    vp.add_argument("--repeats", type=int, default=3)
-    vp.add_argument("--csv")
-    a = ap.parse_args(argv)
-    from .calibrate import load
-
-    try:
-        cal = load(a.calibration)
-    except (OSError, ValueError) as exc:
-        print(f"{a.calibration}: {exc}")
-        return 2
-    if a.cmd == "speedup":
-        ranks = tuple(int(r) for r in a.ranks.split(","))
-        for row in speedup_table(cal, a.tensors.split(","), ranks, a.K, a.lanczos):
-            times = "  ".join(f"P={P}: {row[f'hooi_time_{P}']:.3f} s" for P in ranks)
-            print(f"{row['tensor']} {'x'.join(map(str, row['dims']))} nnz={row['nnz']:,} K={row['K']} "
-                  f"lanczos={row['lanczos']} ttm={row['ttm']}: {times}  speed-up {row['speedup']:.1f}x")
-            print("  largest terms at P=%d: %s" % (ranks[-1], ", ".join(f"{k} {v:.3f} s" for k, v in
-                                                                      row["largest_terms"].items())))
-        return 0
-    from spbench.datasets.tensor_registry import standin, standin_label
-
-    from .model_validation import print_table, validate
-
-    T = standin(a.tensor, nnz=a.nnz)
-    df = validate({standin_label(a.tensor, nnz=a.nnz): T}, a.schemes.split(","),
-                  [int(r) for r in a.ranks.split(",")], cal, K=a.K, lanczos=a.lanczos, ttm=a.ttm, repeats=a.repeats)
-    if a.csv:
-        df.to_csv(a.csv, index=False)
-    print_table(df)
-    print(json.dumps({"calibration": a.calibration, "tensor": standin_label(a.tensor, nnz=a.nnz)}))
-    return 0
-
-
-if __name__ == "__main__":
     raise SystemExit(main())

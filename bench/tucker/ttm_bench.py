@@ -4,7 +4,7 @@ Appendix A):
     spbench bench ttm [--threads 1,2] [--cases 3way,4way,nell2] [--out DIR]
 
 Cases (issue 16): ``3way`` 2000×1500×1000 and ``4way`` 500×400×300×200, 200k uniform nonzeros
-(:func:`.hooi_bench.make_tensor`), K = 10; ``nell2`` the nell2 stand-in (power-law slices,
+(:func:`.bench_tensors.make_tensor`), K = 10; ``nell2`` the nell2 stand-in (power-law slices,
 ``--nell2-nnz``, default 5M) at K = 10 and 20. Per case, thread count and kernel: the plans of
 every mode are built once (``plan s``, bytes per nonzero of the plans), one untimed call per mode,
 then ``--reps`` rounds calling paper and csf alternately on every mode; the time is the median
@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from .hooi_bench import case_label, make_tensor, matmul_peak
+from .bench_tensors import case_label, make_tensor, matmul_peak
 
 KINDS = ("paper", "csf")
 CASES = {
