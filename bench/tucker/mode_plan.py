@@ -76,10 +76,13 @@ def _by_owner(owner: np.ndarray, P: int):
     return order, np.bincount(owner, minlength=P).astype(np.int64)
 
 
-def build_plans(comm, dt, ttm: str = "csf", K=None) -> tuple[LocalTensor, list]:
+def build_plans(comm, dt, ttm: str = "csf", K=None, *, release: bool = False) -> tuple[LocalTensor, list]:
     """The local tensor and the per-mode plans of a :class:`.distribute.DistributedTensor`
     (a uni-policy scheme's values are shared with ``dt``, not copied); ``ttm``: the TTM kernel
-    whose plans to build (:data:`.ttm.TTM_KINDS`), ``K`` weighs the CSF level order."""
+    whose plans to build (:data:`.ttm.TTM_KINDS`), ``K`` weighs the CSF level order. ``release``:
+    drop each policy set's coordinates and ids as soon as they are renumbered into the local
+    tensor (values stay until :func:`release_elements`), so a multi-policy scheme at one rank
+    never holds its N sets and their renumbered copy at once."""
     P, N = comm.size, dt.nmodes
     sets = dt.sets if dt.multi_policy else dt.sets[:1]
     # slices this rank shares per mode (its elements of π_n) and their owners
@@ -103,6 +106,8 @@ def build_plans(comm, dt, ttm: str = "csf", K=None) -> tuple[LocalTensor, list]:
     for s, lo, hi in zip(sets, offs[:-1], offs[1:]):
         for j in range(N):
             coords[lo:hi, j] = np.searchsorted(factor_ids[j], s.coords[:, j])
+        if release:
+            s.gids = s.coords = None
     values = (sets[0].values if len(sets) == 1 else np.concatenate([s.values for s in sets])) if offs[-1] \
         else np.zeros(0)
     local = SparseTensor(coords, values, tuple(int(f.size) for f in factor_ids),
