@@ -200,7 +200,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
     moved, core_words = 0, 0
     with threadpool_limits(limits=threads):
         t0 = time.perf_counter()
-        lt, plans = build_plans(comm, dt, ttm, K)
+        lt, plans = build_plans(comm, dt, ttm, K, release=release_input and init != "hosvd")
         scratch = np.empty((threads, max(ttm_scratch_len(K, n) for n in range(N))))
         v0 = dt.sets[0].values
         norm_t = float(np.sqrt(allreduce(comm, np.array([float(v0 @ v0)]))[0]))
