@@ -94,6 +94,13 @@ class Oracle:
             return self.Z.T @ y_own
         return self.rmatmat(np.asarray(y_own, dtype=np.float64)[:, None])[:, 0]
 
+    def count_direct(self, queries: int) -> None:
+        """Account the queries a Lanczos run answered on Z itself (one process: compiled steps,
+        one y·Z per Z·x), each y·Z's Allreduce of K̂ words counted as at P > 1."""
+        extra = int(queries) - self.queries
+        self.queries = int(queries)
+        self.moved += extra // 2 * 2 * int(self.Z.shape[1])
+
     def rmatmat(self, Y_own):
         """Zᵀ·Y for Y given by its owned rows (own × k); the result is replicated."""
         pl = self.plan
@@ -227,7 +234,8 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
                 orc = Oracle(comm, Z, pl, clock)
                 rows = CommRows(comm, pl.own_ids, pl.m)
                 res = lanczos_svd(orc.matvec, orc.rmatvec, orc.shape, K[n], mode=lanczos, ncv=ncv,
-                                  tol=tol, seed=seed + n, rows=rows)
+                                  tol=tol, seed=seed + n, rows=rows, local_matrix=Z if orc.alone else None)
+                orc.count_direct(res.queries)
                 t2 = time.perf_counter()
                 F[n][pl.own_local] = res.U
                 f_moved = _transfer(comm, pl, F[n], K[n], clock)

@@ -84,6 +84,9 @@ class RowLayout:
     def allgather(self, obj) -> list:
         raise NotImplementedError
 
+    def count_sums(self, words: int) -> None:
+        """Account sums of ``words`` words made without :meth:`sum` (compiled steps)."""
+
 
 class LocalRows(RowLayout):
     """All m rows on this process."""
@@ -120,6 +123,9 @@ class CommRows(RowLayout):
 
     def allgather(self, obj):
         return self.comm.allgather(obj)
+
+    def count_sums(self, words: int) -> None:
+        self.words += 2 * int(words)
 
 
 def default_ncv(nsv: int) -> int:
@@ -233,16 +239,33 @@ def _identity(a):
     return np.asarray(a, dtype=np.float64)
 
 
+def _compiled_steps(Z, rows: RowLayout, n: int, ncv: int):
+    """(the compiled step function, its work array, its right-breakdown status) when ``Z`` is
+    given and holds every row of the layout, else Nones."""
+    if Z is None:
+        return None, None, None
+    from spbench.kernels import _lanczos
+
+    Z = np.asarray(Z)
+    if Z.shape != (rows.local, n) or rows.local != rows.m or Z.dtype != np.float64 or not Z.flags.c_contiguous:
+        raise ValueError(f"local_matrix must be the whole C-contiguous float64 ({rows.m}, {n}) matrix")
+    return _lanczos.gkl_steps, np.empty(Z.shape[0] + n + 2 * (ncv + 1)), _lanczos.RIGHT_BREAKDOWN
+
+
 def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, mode: str = "converged", ncv: int | None = None,
                 tol: float = 1e-8, max_restarts: int | None = None, seed: int = 0,
-                v0: np.ndarray | None = None, rows: RowLayout | None = None) -> LanczosResult:
+                v0: np.ndarray | None = None, rows: RowLayout | None = None,
+                local_matrix: np.ndarray | None = None) -> LanczosResult:
     """The ``nsv`` leading singular triplets of the m × n matrix seen through the oracle.
 
     ``shape`` = (m, n); ``mode`` "paper" (2·nsv steps, no restart) or "converged" (restart to
     relative residual ``tol``; RuntimeError after ``max_restarts``, default SLEPc's
     max(100, min(m, n)/ncv)); ``ncv`` overrides the basis size; ``v0`` the starting right vector
     (default: seeded normal, the same on every rank); ``rows`` the left vectors' layout (default:
-    all m rows here). ``U`` holds this rank's rows of the left vectors.
+    all m rows here). ``U`` holds this rank's rows of the left vectors. ``local_matrix``: Z itself
+    (C-contiguous float64, all m rows, in the layout's row order) when one process holds it whole
+    and the oracle is its plain product: the steps then run compiled (``spbench.kernels._lanczos``,
+    the same steps; a breakdown is handled here), the oracle is not called, ``queries`` counts them.
     """
     m, n = int(shape[0]), int(shape[1])
     nsv = int(nsv)
@@ -273,9 +296,23 @@ def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, mode: str = "converged", nc
     queries = restarts = breakdowns = 0
     l = 0            # vectors kept from the last restart: U[:, :l], V[:, :l+1] valid
     anorm = 0.0      # running estimate of ‖Z‖ for breakdown tests
+    steps, work, right_breakdown = _compiled_steps(local_matrix, rows, n, ncv)
     while True:
         beta = 0.0
-        for j in range(l, ncv):
+        j = l
+        while j < ncv:
+            if steps is not None:
+                j0 = j
+                j, status, anorm, beta, done = steps(local_matrix, U, V, B, j, anorm, beta, work)
+                queries += 2 * done
+                rows.count_sums(sum(2 * i + 1 if i else 1 for i in range(j0, j0 + done)))   # as _orth's
+                if status == right_breakdown:
+                    V[:, j + 1] = _random_right(V, j + 1, rng)
+                    beta = 0.0
+                    j += 1
+                    continue
+                if j >= ncv:
+                    break
             # u_j = Z v_j − U B[:, j]   (this rank's owned rows)
             w = np.asarray(matvec(V[:, j]), dtype=float)
             queries += 1
@@ -299,6 +336,7 @@ def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, mode: str = "converged", nc
                 beta = 0.0
             else:
                 V[:, j + 1] = w / beta
+            j += 1
         P, s, Qt = np.linalg.svd(B)
         res = beta * np.abs(P[ncv - 1, :])
         rel = res / np.maximum(s, 1e-300)

@@ -263,6 +263,29 @@ def test_lanczos_rank_deficient_breakdown():
     assert _sin_angle(U[:, :3], res.U) < 1e-8
 
 
+@pytest.mark.parametrize("mode,rank", [("paper", None), ("converged", None), ("paper", 3), ("converged", 3)])
+def test_lanczos_compiled_steps_equal_python_steps(mode, rank):
+    """One process holding Z whole: the compiled steps give the Python steps' triplets (rounding
+    apart), queries and restarts without calling the oracle, breakdowns (rank 3) included; a Z that
+    is not the whole C-contiguous matrix is refused."""
+    rng = np.random.default_rng(7)
+    A = _matrix(400, 150, 0.97, seed=5) if rank is None else \
+        rng.standard_normal((200, rank)) @ rng.standard_normal((rank, 60))
+    k = 4 if rank is None else rank
+    ref = lanczos_svd(lambda x: A @ x, lambda y: A.T @ y, A.shape, k, mode=mode, tol=1e-10, seed=2)
+
+    def unused(_):
+        raise AssertionError("the oracle was called")
+
+    res = lanczos_svd(lambda x: A @ x if rank else unused(x), lambda y: A.T @ y if rank else unused(y), A.shape, k,
+                      mode=mode, tol=1e-10, seed=2, local_matrix=A)
+    assert (res.queries, res.restarts) == (ref.queries, ref.restarts)
+    np.testing.assert_allclose(res.s, ref.s, rtol=1e-12)
+    assert _sin_angle(ref.U, res.U) < 1e-10 and _sin_angle(ref.V, res.V) < 1e-10
+    with pytest.raises(ValueError, match="local_matrix"):
+        lanczos_svd(unused, unused, A.shape, k, local_matrix=np.asfortranarray(A))
+
+
 @pytest.mark.parametrize("m,n,k", [(9, 40, 5), (40, 8, 5), (6, 30, 10), (30, 4, 7), (0, 5, 3)])
 def test_lanczos_small_or_deficient_falls_back_to_dense(m, n, k):
     A = _matrix(m, n, 0.7, seed=1) if m else np.zeros((0, n))
