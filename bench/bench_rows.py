@@ -41,7 +41,7 @@ def bench_code_version(code: str) -> str:
     """``code`` is an experiment (``sptrsv``, ``tucker``: the hash of what its runs execute) or a key
     of :data:`BENCH_SOURCES` (the hash of those modules' files)."""
     if code not in BENCH_SOURCES:
-        from spbench.runner import code_version
+        from spbench.code_version import code_version
         return code_version(code)
     digest = hashlib.sha256()
     for name in BENCH_SOURCES[code]:
