@@ -100,3 +100,22 @@ def test_slurm_resources_come_from_the_experiment(write_config):
     for text, expected in ((SPTRSV, ["--ntasks=1", "--cpus-per-task=2"]), (TUCKER, ["--ntasks=2"])):
         config = load_config(write_config(text))
         assert resources(config, expand(config)) == expected
+
+
+GENERIC = ("config.py", "cli.py", "runner.py", "sweep.py", "slurm_array.py", "compare.py", "results.py",
+           "row_schema.py", "calibration.py", "code_version.py", "profile/report.py")
+
+
+@pytest.mark.parametrize("module", GENERIC)
+def test_generic_modules_name_no_experiment(module):
+    """No string constant of a generic module is an experiment's name (no `if experiment == "tucker"`),
+    and none imports an experiment package: they reach experiments through the registry."""
+    import ast
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / module
+    tree = ast.parse(path.read_text())
+    names = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in EXPERIMENTS}
+    imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not names and not {m for m in imported if any(e in m.split(".") for e in EXPERIMENTS)}
