@@ -112,9 +112,10 @@ class Experiment(ABC):
     def resolve_dataset(self, entry):
         """A config's ``datasets:`` entry as a data set (DatasetError when it cannot be)."""
 
-    @abstractmethod
     def shrink_dataset(self, dataset, factor: float):
-        """The data set's stand-in shrunk by ``factor`` (``--scale small``)."""
+        """The data set's stand-in shrunk by ``factor`` (``--scale small``; the data set protocol's
+        ``scaled``, :class:`spbench.datasets.dataset.Dataset`)."""
+        return dataset.scaled(factor)
 
     def dataset_fields(self, prepared) -> dict:
         """Row fields describing the prepared data set."""

@@ -71,9 +71,6 @@ class SptrsvExperiment(Experiment):
         from spbench.datasets.registry import resolve
         return resolve(entry)
 
-    def shrink_dataset(self, dataset, factor: float):
-        return dataset.scaled(factor)
-
     def dataset_fields(self, prepared) -> dict:
         return {**super().dataset_fields(prepared), "input_symmetric": prepared.symmetric}
 

@@ -130,9 +130,6 @@ class TuckerExperiment(Experiment):
         from spbench.datasets.tensor_registry import resolve
         return resolve(entry)
 
-    def shrink_dataset(self, dataset, factor: float):
-        return dataset.scaled(factor)
-
     def measure_calibration(self, quick: bool, cores: tuple) -> dict:
         from .calibrate import calibrate
         return calibrate(quick=quick)
