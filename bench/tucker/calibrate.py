@@ -453,6 +453,10 @@ def default_calibration_path() -> Path:
     return data_dir() / "calibration" / f"tucker-{socket.gethostname()}.json"
 
 
+#: the keys of :func:`calibrate`'s dict the calibration file keeps in its envelope (the rest are terms)
+_ENVELOPE_KEYS = ("schema_version", "timestamp", "quick", "machine")
+
+
 def save(cal: dict, path) -> Path:
     """Write :func:`calibrate`'s dict in the calibration format of every experiment
     (:mod:`spbench.calibration`), atomically."""
@@ -490,7 +494,3 @@ if __name__ == "__main__":   # python -m spbench.tucker.calibrate [--quick] [OUT
     print(json.dumps({"costs": result["costs"], "fits": result["fits"],
                       "mpi": {k: v for k, v in result["mpi"].items() if k != "raw"},
                       "seconds": result["calibration_seconds"]}, indent=1, default=str))
-#: the keys of :func:`calibrate`'s dict the calibration file keeps in its envelope (the rest are terms)
-_ENVELOPE_KEYS = ("schema_version", "timestamp", "quick", "machine")
-
-
