@@ -1,10 +1,10 @@
 """FROSTT ``.tns``/``.tns.gz`` text into a tensor store in one streaming pass (DESIGN.md §7).
 
-A reader thread reads the file (gunzipped when ``.gz``, the file's own bytes hashed on the way:
-the source's sha256) in blocks sized from the memory setting, cuts each at its last newline and
-carries the tail to the next one, one block ahead of the parser. Each block is parsed by
-pyarrow's CSV reader (``pyarrow.csv.read_csv`` on the block's buffer, space delimited, C++
-parsing on all cores within the block; see README "Tensor store" for its speed against pandas'
+A reader thread reads the file (gunzipped by pyarrow when ``.gz``, the file's own bytes hashed
+on the way: the source's sha256) in blocks sized from the memory setting, cuts each at its last
+newline and carries the tail to the next one, one block ahead of the parser. Each block is
+parsed by pyarrow's CSV reader (``pyarrow.csv.read_csv`` on the block's buffer, space delimited,
+C++ parsing on all cores within the block; see README "Tensor store" for its speed against pandas'
 reader), checked, appended column by column to a ``StoreWriter``, and its coordinates hashed
 for the duplicate check (``store_duplicates.HashSpill``) while they are in memory. A block the
 parser refuses that has comments (``#`` to the end of the line), tabs or repeated, leading or
@@ -61,7 +61,10 @@ class _TextBlocks:
     def __init__(self, path: Path, block_bytes: int, hash_source: bool = True, skip: int = 0):
         self.path, self.block_bytes, self.skip = path, block_bytes, skip
         self.raw = _HashingReader(open(path, "rb"), hashlib.sha256() if hash_source else None)
-        self.stream = gzip.GzipFile(fileobj=self.raw, mode="rb") if path.name.endswith(".gz") else self.raw
+        self.stream = self.raw
+        if path.name.endswith(".gz"):            # C++ inflate, no GIL held (Python's gzip holds it between pieces)
+            import pyarrow as pa
+            self.stream = pa.CompressedInputStream(pa.PythonFile(self.raw, mode="r"), "gzip")
         self.ready: queue.Queue = queue.Queue(maxsize=1)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="tns-reader", daemon=True)
@@ -171,6 +174,16 @@ class _HashingReader:
     def __init__(self, fh, digest):
         self.fh, self.digest, self.done = fh, digest, 0
 
+    @property
+    def closed(self) -> bool:
+        return self.fh.closed
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self.fh.close()
+
     def read(self, n: int = -1) -> bytes:
         data = self.fh.read(n)
         if self.digest is not None:
@@ -199,10 +212,12 @@ def _block_parser(nmodes: int):
     parse = pcsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True)
     convert = pcsv.ConvertOptions(column_types={name: pa.int64() for name in names[:-1]} | {"v": pa.float64()},
                                   strings_can_be_null=False, quoted_strings_can_be_null=False)
+    pool = pa.system_memory_pool()   # freed blocks go back to the system (mimalloc keeps them: memory bound)
 
     def parse_block(block):
         try:
-            return pcsv.read_csv(pa.py_buffer(block), read_options=read, parse_options=parse, convert_options=convert)
+            return pcsv.read_csv(pa.py_buffer(block), read_options=read, parse_options=parse, convert_options=convert,
+                                 memory_pool=pool)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise _Refused(" ".join(str(exc).split())) from None
     return parse_block
