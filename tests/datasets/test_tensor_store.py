@@ -149,6 +149,16 @@ def test_small_blocks_cut_lines_clean_and_sum_far_down(tmp_path, monkeypatch, su
     assert read_header(out).checksum == hashlib.sha256(src.read_bytes()).hexdigest()
 
 
+def test_multi_member_gzip_read_whole(tmp_path):
+    """A .gz of several members (pigz, concatenated files) is read to its end, as gzip reads it."""
+    t = _random_tensor(nnz=300)
+    text = write_tns(tmp_path / "whole.tns", t).read_bytes()
+    cut = text.index(b"\n", len(text) // 2) + 1
+    src = tmp_path / "members.tns.gz"
+    src.write_bytes(gzip.compress(text[:cut]) + gzip.compress(text[cut:]))
+    assert _same(load_store(convert_tns(src, tmp_path / "store")), read_tns(src, cache=False))
+
+
 def test_bad_line_far_down_named_exactly(tmp_path, monkeypatch):
     monkeypatch.setattr(tns_ingest, "block_size_for", lambda memory_bytes: 29)
     lines = [f"{i % 7 + 1} {i % 5 + 1} {i + 1} {i}.5" for i in range(300)]
