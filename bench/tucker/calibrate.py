@@ -66,7 +66,7 @@ COMPUTE_KEYS = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_kha
                 "ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "ttm_local_khat", "oracle_call",
                 "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
                 "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row",
-                "dist_oracle_call", "dist_oracle_row")
+                "lanczos_local_query", "dist_oracle_call", "dist_oracle_row")
 MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce",
             "alpha_alltoallv", "beta_alltoallv", "alpha_allgatherv", "beta_allgatherv")
 
@@ -332,8 +332,29 @@ def calibrate_lanczos(quick: bool = False, seed: int = 0) -> dict:
     err = float(np.median(np.abs(X @ coef - t) / t))
     names = ("lanczos_query", "lanczos_left_word", "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word",
              "lanczos_right_row")
-    return {**{k: float(v) for k, v in zip(names, coef)}, "_fit": {"cases": info, "median_rel_error": err,
-                                                                  "max_rel_error": float(np.max(np.abs(X @ coef - t) / t))}}
+    return {**{k: float(v) for k, v in zip(names, coef)}, "lanczos_local_query": _local_query(groups["small"], coef, seed),
+            "_fit": {"cases": info, "median_rel_error": err, "max_rel_error": float(np.max(np.abs(X @ coef - t) / t))}}
+
+
+def _local_query(cases, coef, seed: int) -> float:
+    """Seconds per query of the compiled one-process steps (``lanczos_svd(local_matrix=Z)``, HOOI
+    at P = 1) beyond the products and the fitted basis terms: dense Z of the in-cache cases."""
+    from threadpoolctl import threadpool_limits
+
+    from .lanczos import lanczos_svd
+
+    rng = np.random.default_rng(seed)
+    per_query = []
+    with threadpool_limits(limits=1):
+        for m, n, k, ncv in cases:
+            Z = rng.standard_normal((m, n))
+            x, y = rng.standard_normal(n), rng.standard_normal(m)
+            products = _median_time(lambda: Z @ x, 20) + _median_time(lambda: Z.T @ y, 20)
+            t = _median_time(lambda: lanczos_svd(None, None, (m, n), k, mode="paper", ncv=ncv, seed=seed,
+                                                 local_matrix=Z), 5)
+            basis = coef[1:] @ [m * ncv * (ncv - 1) / 2, m * ncv, m * ncv * k, n * ncv * (ncv + 1) / 2, n * ncv]
+            per_query.append((t - ncv * products - basis) / (2 * ncv))
+    return max(float(np.median(per_query)), 0.0)
 
 
 def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:

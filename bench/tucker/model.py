@@ -29,7 +29,7 @@ SVD      the Lanczos run of :func:`.lanczos.lanczos_svd` with its left vectors a
                  + lanczos_right_word·K̂·(j + 1) + lanczos_right_row·K̂   (replicated right GS)
                  + A(r, s, peers) + Allreduce(K̂)
          per query: oracle_call + dist_oracle_call + lanczos_query (at P = 1 the oracle is the
-         products alone: no dist_oracle_* terms);
+         products alone and the steps are compiled: lanczos_local_query instead of the three);
          at the end: max_p own^p·ncv·K·lanczos_ritz_madd (U·P) + K̂·ncv·K·gemm_madd (V·Qᵀ);
          each restart: max_p own^p·ncv·keep·lanczos_ritz_madd.
          Dense fallback (ncv ≥ min(L, K̂)): min(L, K̂) oracle queries, then TSQR (K̂ ≤ L:
@@ -71,8 +71,8 @@ TTM_COSTS = {"csf": ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_ro
              "paper": ("ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat")}
 COMPUTE_COSTS = TTM_COSTS["csf"] + TTM_COSTS["paper"] + (
     "oracle_call", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
-    "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row", "dist_oracle_call",
-    "dist_oracle_row")
+    "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row", "lanczos_local_query",
+    "dist_oracle_call", "dist_oracle_row")
 SVD_COSTS = COMPUTE_COSTS[len(TTM_COSTS["csf"]) + len(TTM_COSTS["paper"]):]
 MPI_COSTS = ("alpha_allreduce", "beta_allreduce", "alpha_alltoallv", "beta_alltoallv",
              "alpha_allgatherv", "beta_allgatherv")
@@ -194,6 +194,8 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
     terms = dict.fromkeys(("oracle_products", "oracle_index", "lanczos_left", "lanczos_right", "query_calls",
                            "oracle_alltoallv", "svd_allreduce", "dense_fallback"), 0.0)
     terms["query_calls"] = Q * (c["oracle_call"] + c["dist_oracle_call"] * (P > 1) + c["lanczos_query"])
+    if P == 1 and not plan["dense"]:              # HOOI's one-process Lanczos: compiled steps
+        terms["query_calls"] = Q * c["lanczos_local_query"]
     if plan["dense"]:
         by_cols = kh <= ld.L                                       # Z formed by K̂ matvecs, else L rmatvecs
         prod = mv if by_cols else rmv

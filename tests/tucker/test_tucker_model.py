@@ -21,7 +21,8 @@ ROUND = {"ttm_csf_leaf": 1e-8, "ttm_csf_flop": 1e-9, "ttm_csf_node": 1e-7, "ttm_
          "ttm_elem": 1e-6, "ttm_elem_khat": 1e-8, "ttm_row": 1e-7, "ttm_row_khat": 1e-7, "oracle_call": 1e-6,
          "oracle_matvec_entry": 1e-9, "oracle_rmatvec_entry": 1e-9, "gemm_madd": 1e-9, "lanczos_query": 1e-6,
          "lanczos_left_word": 1e-9, "lanczos_left_row": 1e-8, "lanczos_ritz_madd": 1e-9,
-         "lanczos_right_word": 1e-9, "lanczos_right_row": 1e-8, "dist_oracle_call": 0.0, "dist_oracle_row": 1e-8}
+         "lanczos_right_word": 1e-9, "lanczos_right_row": 1e-8, "lanczos_local_query": 1e-7, "dist_oracle_call": 0.0,
+         "dist_oracle_row": 1e-8}
 ROUND_MPI = {**ROUND, "alpha_allreduce": 1e-5, "beta_allreduce": 1e-8, "alpha_alltoallv": 2e-5,
              "beta_alltoallv": 1e-8, "alpha_allgatherv": 3e-5, "beta_allgatherv": 1e-8}
 
@@ -107,6 +108,15 @@ def test_rank_trees_equal_built_plans(dims, name, P, make_tensor):
             assert tuple(work[p]) == tree_work(plan.order, plan.nodes, K)
             leaf, upper, _ = work[p]
             assert leaf + upper == pytest.approx(plan.flops(K))
+
+
+def test_one_process_lanczos_is_compiled():
+    """P = 1: HOOI's Lanczos runs compiled, its per-query constant replaces the oracle's and the
+    Python steps' (and the oracle does no index work)."""
+    ld = ModeLoad(K=2, Khat=10, L=100, e=_a(600), r=_a(100), x_send=_a(0), x_recv=_a(0), x_peers=_a(0),
+                  own=_a(100), fm_send=_a(0), fm_recv=_a(0), fm_peers=_a(0))
+    terms = predict_from_loads([ld], ROUND, ttm="paper")["modes"][0]["terms"]
+    assert terms["query_calls"] == pytest.approx(8 * 1e-7) and terms["oracle_index"] == 0.0
 
 
 def test_lanczos_steps_paper_converged_dense():
