@@ -133,6 +133,25 @@ def test_csf_flops_and_order_choice():
     np.testing.assert_allclose(ttm(T, plan, F), ttm(T, TTMPlan.build(T, 0), F), rtol=1e-12, atol=1e-12)
 
 
+def test_prefix_counts_beyond_int64_cells_equal_sets():
+    """Distinct (slice, index) prefixes per rank by keys when the cells fit in int64 and by a sort of
+    (rank, re-ranked key) when they do not (delicious-sized modes): both equal a count by sets."""
+    from spbench.tucker.csf import prefix_counts
+
+    rng = np.random.default_rng(4)
+    nnz, P = 3000, 5
+    coords = np.stack([rng.integers(0, 40, nnz), rng.integers(0, 30, nnz), rng.integers(0, 20, nnz),
+                       rng.integers(0, 10, nnz)], axis=1)
+    owner = rng.integers(0, P, nnz)
+    for dims in ((40, 30, 20, 10), (2 ** 40, 2 ** 30, 2 ** 20, 10)):
+        got = prefix_counts(coords, dims, 1, owner, P)
+        assert sorted(got) == [(0,), (0, 2), (0, 3), (2,), (2, 3), (3,)]
+        for S, counts in got.items():
+            want = [len({(int(coords[e, 1]),) + tuple(int(coords[e, j]) for j in S)
+                         for e in np.flatnonzero(owner == p)}) for p in range(P)]
+            assert list(counts) == want, (dims, S)
+
+
 def test_csf_empty_plan_bad_input_and_kind():
     T = random_tensor(3, dims=(5, 4, 3), nnz=30)
     F = _factors(T.dims, (2, 2, 2))
