@@ -23,6 +23,7 @@ from typing import ClassVar
 
 from spbench.cache_root import data_dir
 
+from . import conversion_progress
 from .dataset import Dataset, LoadedDataset
 from .errors import DatasetError
 from .fetch import download, verify_file
@@ -151,14 +152,20 @@ def standin_store(name: str, dst=None, *, progress=None, **kw) -> Path:
     if dst.exists():
         raise DatasetError(f"{dst}: already exists; remove it or choose another output folder")
     dims, shares, target = _standin_recipe(name, kw.get("nnz"), kw.get("dim_scale"), None)
-    with StoreWriter(dst, len(dims), dims=dims) as writer:
-        for cols, values in standin_chunks(dims, shares, target, kw.get("seed", 0), label=name):
-            writer.append(cols, values)
-            if progress:
-                progress("generating", writer.nnz, target)
-        writer.commit(checksum=checksum, duplicates={"rule": "never drawn", "removed": 0},
-                      source={"kind": "standin", "tensor": name, "params": kw, "max_share": list(shares),
-                              "label": standin_label(name, **kw), "version": STANDIN_VERSION})
+    shown = conversion_progress.current(name) if progress is None else None   # inside a sweep: on stderr
+    progress = progress or shown
+    try:
+        with StoreWriter(dst, len(dims), dims=dims) as writer:
+            for cols, values in standin_chunks(dims, shares, target, kw.get("seed", 0), label=name):
+                writer.append(cols, values)
+                if progress:
+                    progress("generating", writer.nnz, target)
+            writer.commit(checksum=checksum, duplicates={"rule": "never drawn", "removed": 0},
+                          source={"kind": "standin", "tensor": name, "params": kw, "max_share": list(shares),
+                                  "label": standin_label(name, **kw), "version": STANDIN_VERSION})
+    finally:
+        if shown is not None:
+            shown.end()
     return dst
 
 

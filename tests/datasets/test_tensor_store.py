@@ -171,8 +171,8 @@ def test_bad_line_far_down_named_exactly(tmp_path, monkeypatch):
 
 
 def test_conversion_progress_shown_in_a_sweep_and_hidden_by_quiet(tmp_path, monkeypatch):
-    """A .tns data set converted on first use by `spbench run` shows bytes, lines, rate on stderr;
-    --quiet shows nothing."""
+    """A .tns data set converted on first use by `spbench run` shows bytes, lines, rate on stderr
+    (a stand-in drawn on first use shows its nonzeros); --quiet shows nothing."""
     monkeypatch.setattr(conversion_progress, "SILENT_SECONDS", 0.0)
     monkeypatch.setattr(conversion_progress, "LOG_EVERY", 0.0)
     outputs = {}
@@ -187,6 +187,9 @@ def test_conversion_progress_shown_in_a_sweep_and_hidden_by_quiet(tmp_path, monk
     shown = [line for line in outputs[""].splitlines() if line.startswith("prog: reading ")]
     assert shown and "300 lines" in shown[-1] and "MB/s" in shown[-1] and "lines/s" in shown[-1]
     assert "reading" not in outputs["--quiet"]
+    cfg.write_text(cfg.read_text().replace(f"{{path: {src}}}", "{enron: {nnz: 2000, dim_scale: 0.05, standin: true}}"))
+    res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(tmp_path / "standin")])
+    assert res.exit_code == 0 and "enron: generating 2,000 of 2,000 (100%)" in res.output, res.output
     stream = io.StringIO()
     with conversion_progress.reporting(stream, enabled=False):
         convert_tns(write_tns(tmp_path / "q.tns", _random_tensor(nnz=30)), tmp_path / "q")
