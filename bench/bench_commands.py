@@ -15,17 +15,13 @@ from pathlib import Path
 
 import click
 
-from spbench.cli_errors import UsageFailure
+from spbench.cli_errors import OneLineCommand, UsageFailure
 
 
-class BenchCommand(click.Command):
+class BenchCommand(OneLineCommand):
     """A benchmark subcommand whose option errors are one line (no usage block)."""
 
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            raise UsageFailure(f"spbench bench {self.name}: {exc.format_message()}") from None
+    prefix = "spbench bench"
 
 
 class BenchGroup(click.Group):

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from spbench import machine
+from spbench.bench_row_kind import BenchRows
 from spbench.results import ResultStore
 from spbench.row_schema import SCHEMA_VERSION
 
@@ -30,7 +31,10 @@ UNITS = {
     "gflops": "GFLOP/s", "flops": "flop", "elements_per_s": "1/s", "maxrss_mb": "MiB", "peak_mb": "MiB",
     "peak_rss_mb_max": "MB", "mem_total_mb_max": "MB", "size_mb": "MiB", "words_per_rank_max": "words",
     "residual": "1", "max_rel_diff": "1", "chained": "1", "slope": "1", "fit": "1",
-    "lanczos_residual_max": "1", "theorem_slack": "1",
+    "lanczos_residual_max": "1", "theorem_slack": "1", "predicted_time": "s", "rel_error": "1",
+    "hooi_time": "s", "speedup": "1", "largest_terms": "s",
+    **{f"{w}_{k}": "1" if w == "rel_error" else "s" for k in ("hooi_time", "ttm_time", "svd_time", "comm_time")
+       for w in ("measured", "predicted", "rel_error")},
 }
 #: the sources a benchmark's numbers depend on, beyond an experiment's run sources: modules
 BENCH_SOURCES = {"ingest": ("spbench.datasets.tns_ingest", "spbench.datasets.tensor_store",
@@ -108,7 +112,7 @@ def store_items(store: ResultStore, benchmark: str, options: dict, items: list[d
                     "options": options, "repeat": repeat}
         blob = json.dumps({"p": identity, "code": version, "schema": SCHEMA_VERSION}, sort_keys=True, default=str)
         row = {"run_id": hashlib.sha256(blob.encode()).hexdigest()[:20], "schema_version": SCHEMA_VERSION,
-               "experiment": "bench", "benchmark": benchmark, "config": f"bench-{benchmark}",
+               "experiment": BenchRows.name, "benchmark": benchmark, "config": f"bench-{benchmark}",
                "execution": "measured", "dataset_source": "synthetic", "repeat": repeat,
                "invocation": invocation, "item_index": index, "status": "ok", "error": None, "started_at": started_at,
                "git_sha": git.get("sha"), "git_dirty": git.get("dirty"), "host": facts["host"],

@@ -9,11 +9,55 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .cli_errors import UsageFailure
+from .cli_errors import OneLineCommand, UsageFailure
 from .experiment_registry import EXPERIMENTS
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _datasets_group() -> click.Group:
+    from .dataset_commands import datasets
+    from .standin_commands import standin_search
+
+    datasets.add_command(standin_search)
+    return datasets
+
+
+def _bench_group() -> click.Group:
+    from .bench_commands import bench
+    from .model_bench_commands import MODEL_COMMANDS
+
+    for command in MODEL_COMMANDS:
+        bench.add_command(command)
+    return bench
+
+
+class TopGroup(click.Group):
+    """The `spbench` group: the command groups kept in their own modules are imported when called
+    (``LAZY``: name -> loader and the short help `spbench --help` shows), so `--help` loads neither
+    them nor what they import (scipy, pandas, an experiment)."""
+
+    LAZY = {"bench": (_bench_group, "Benchmarks measured side by side; rows land in results/bench-NAME/ "
+                                    "(spbench profile/compare read them)."),
+            "datasets": (_datasets_group, "The papers' data sets: SuiteSparse matrices, generators, FROSTT "
+                                          "tensors and their stand-ins.")}
+
+    def list_commands(self, ctx):
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx, name):
+        if name in self.LAZY and name not in self.commands:
+            self.add_command(self.LAZY[name][0](), name)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx, formatter):
+        limit = formatter.width - 6 - max(map(len, self.list_commands(ctx)))
+        rows = [(name, self.commands[name].get_short_help_str(limit) if name in self.commands
+                 else click.Command(name, short_help=self.LAZY[name][1]).get_short_help_str(limit))
+                for name in self.list_commands(ctx) if name in self.LAZY or not self.commands[name].hidden]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=TopGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="spbench")
 def main():
     """Benchmarks for sparse HPC kernels: distributed sparse Tucker and parallel SpTrSV."""
@@ -46,8 +90,10 @@ def main():
 @click.option("--slurm-array", "slurm_array", type=int, default=None, metavar="N",
               help="Print the sbatch command running this sweep as a job array of N shards, and exit.")
 @click.option("--submit", is_flag=True, help="With --slurm-array: submit the array job instead of printing it.")
+@click.option("--batch-job", is_flag=True, help="Print, as shell assignments, what a batch job of this config needs "
+              "(NAME: the results folder's name; FLAGS: the experiment's run flags; its environment), and exit.")
 def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launcher, oversubscribe, timeout,
-        scale, resume, dry_run, wait, quiet, shard, slurm_array, submit):
+        scale, resume, dry_run, wait, quiet, shard, slurm_array, submit, batch_job):
     """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run.
 
     Exit code: 0 when every point is ok (or stored before), 1 when any ended error, timeout or
@@ -65,6 +111,9 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
                                                           scale=scale)
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
+    if batch_job:
+        click.echo("\n".join(batch_job_lines(config)))
+        return
     points = expand(config)
     if slurm_array is not None:
         _slurm_array(config, config_file, points, slurm_array, submit)
@@ -126,6 +175,20 @@ def _slurm_array(config, config_file, points, count, submit):
         click.echo(submit_job(command) if submit else render(command))
     except ValueError as exc:
         raise UsageFailure(str(exc)) from None
+
+
+def batch_job_lines(config) -> list[str]:
+    """Shell lines configs/slurm/spbench.sbatch evaluates: NAME (the results folder's name, a scale's
+    suffix included), FLAGS (the experiment's `spbench run` flags, before the job's own) and the
+    experiment's environment for the job (:meth:`spbench.experiment.Experiment.batch_job`)."""
+    import os
+    import shlex
+
+    from .experiment_registry import get_experiment
+
+    flags, env = get_experiment(config.experiment).batch_job(os.environ)
+    return [f"NAME={shlex.quote(config.name)}", f"FLAGS=({' '.join(map(shlex.quote, flags))})",
+            *(f"export {key}={shlex.quote(str(value))}" for key, value in env.items())]
 
 
 #: distinct error messages the closing lines of `spbench run` show
@@ -232,40 +295,54 @@ def info(as_json):
     click.echo("\n".join(lines))
 
 
-@main.command()
+@main.command(cls=OneLineCommand)
 @click.option("--experiment", type=click.Choice(EXPERIMENTS), default=EXPERIMENTS[0], show_default=True,
               help="The experiment whose cost model to calibrate.")
 @click.option("--cores", default="1,2", show_default=True, help="SpTrSV: core counts to calibrate, comma separated.")
 @click.option("--quick", is_flag=True, help="Small inputs and few repeats (seconds).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Calibration file (default $SPBENCH_DATA/calibration/<experiment>-<host>.json).")
-def calibrate(experiment, cores, quick, out_path):
+@click.option("--costs", "costs_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Use this calibration instead of measuring one (with --validate: validate it).")
+@click.option("--validate", type=click.IntRange(min=1), default=None, metavar="SIZE",
+              help="Then put the model beside measurement (spbench bench sptrsv-model --grid SIZE, or "
+                   "tucker-model --nnz SIZE; their other options there) and store the rows.")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="With --validate: results folder (default results/bench-<validation>/).")
+@click.option("--quiet", "-q", is_flag=True, help="With --validate: no progress on stderr.")
+@click.pass_context
+def calibrate(ctx, experiment, cores, quick, out_path, costs_path, validate, results_dir, quiet):
     """Measure this machine's costs for the cost model `execution: simulate` uses: SpTrSV (per row /
     nonzero, barrier, weak barrier, P2P wait) or Tucker (TTM, oracle, Lanczos, MPI latency and
-    per-word cost from a 2-rank micro-benchmark)."""
+    per-word cost from a 2-rank micro-benchmark); --validate SIZE then stores the model's
+    validation rows (`spbench profile` reads them)."""
     from .experiment_registry import get_experiment
 
     chosen = get_experiment(experiment)
-    try:
-        cores_list = tuple(int(c) for c in cores.split(","))
-        measured = chosen.measure_calibration(quick, cores_list)
-    except ValueError as exc:
-        raise UsageFailure(f"--cores: {exc}") from None
-    path = chosen.save_calibration(measured, out_path or chosen.calibration_path())
+    if costs_path is not None and out_path is not None:
+        raise UsageFailure("spbench calibrate: --costs reads a calibration and --out writes one; give one of them")
+    if validate is None and results_dir is not None:
+        raise UsageFailure("spbench calibrate: --results: only with --validate (where its rows go)")
+    if costs_path is not None:
+        try:
+            measured, path = chosen.read_calibration(costs_path), costs_path
+        except (OSError, ValueError) as exc:
+            raise UsageFailure(f"spbench calibrate: --costs: {exc}") from None
+    else:
+        try:
+            cores_list = tuple(int(c) for c in cores.split(","))
+            measured = chosen.measure_calibration(quick, cores_list)
+        except ValueError as exc:
+            raise UsageFailure(f"--cores: {exc}") from None
+        path = chosen.save_calibration(measured, out_path or chosen.calibration_path())
     for name, value in chosen.calibration_summary(measured):
         click.echo(f"{name:<10} {value}")
-    click.echo(f"calibration written to {path}")
+    click.echo(f"calibration {'read from' if costs_path else 'written to'} {path}")
+    if validate is not None:
+        name, size_option = chosen.validation
+        ctx.invoke(_bench_group().commands[name], calibration=Path(path), out_dir=results_dir, quiet=quiet,
+                   **{size_option: validate})
 
-
-def _attach_datasets():
-    from .bench_commands import bench
-    from .dataset_commands import datasets
-
-    main.add_command(datasets)
-    main.add_command(bench)
-
-
-_attach_datasets()
 
 if __name__ == "__main__":
     main()

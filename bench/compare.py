@@ -17,21 +17,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from spbench.experiment_registry import EXPERIMENTS, get_experiment
+from spbench.experiment_registry import ROW_KINDS, get_row_kind
 from spbench.profile.intervals import (CONFIDENCE, RESAMPLES, SEED, geomean_interval, mann_whitney,
                                        point_samples, ratio_of_medians)
 from spbench.profile.labels import dataset_display
 from spbench.profile.tables import format_markdown, write_csv, write_text
 
-#: the metric compared when none is asked for, for rows that are no registered experiment's (an
-#: experiment declares its own: Experiment.compare_metrics); the first one present is used
-DEFAULT_METRICS = {"bench": ("time",)}
 #: a metric whose rows keep their raw repetitions in another column
 RAW_COLUMNS = {"solve_time": "solve_times", "time": "times"}
 #: metrics where a larger value is better (every time, volume and memory is smaller-is-better)
 HIGHER_IS_BETTER = frozenset({"fit", "bandwidth", "gflops", "elements_per_s"})
-#: axis columns a point may have when meta.json holds no config to name them
-FALLBACK_AXES = ("algorithm", "kernel", "cores", "ranks", "K", "ttm")
 #: machine facts that must agree for timings to compare
 MACHINE_KEYS = ("host", "cpu", "arch")
 
@@ -64,7 +59,11 @@ class Folder:
 
     def axes(self) -> list[str]:
         sweep = (self.meta.get("config") or {}).get("sweep")
-        return list(sweep) if isinstance(sweep, dict) else [a for a in FALLBACK_AXES if a in self.rows.columns]
+        if isinstance(sweep, dict):
+            return list(sweep)
+        if self.experiment not in ROW_KINDS:  # no declared axes: data set and execution name a point
+            return []
+        return [a for a in get_row_kind(self.experiment).identity_axes() if a in self.rows.columns]
 
     def commits(self) -> str:
         shas = sorted(set(self.rows["git_sha"].dropna().astype(str).str[:10])) if "git_sha" in self.rows else []
@@ -127,13 +126,16 @@ def pick_metric(base: Folder, new: Folder, metric: str | None) -> str:
 
 
 def _default_metrics(experiment: str) -> tuple:
-    """The metrics compared when none is asked for: the experiment's declared ones."""
-    if experiment in EXPERIMENTS:
-        return get_experiment(experiment).compare_metrics
-    if experiment in DEFAULT_METRICS:
-        return DEFAULT_METRICS[experiment]
-    raise CompareError(f"rows of experiment {experiment!r}; expected one of {', '.join(EXPERIMENTS)} "
-                       f"(or pass --metric)")
+    """The metrics compared when none is asked for: those the rows' kind declares."""
+    return _row_kind(experiment).compare_metrics
+
+
+def _row_kind(experiment: str):
+    """The kind of rows (:mod:`spbench.experiment_registry`); CompareError when none is registered."""
+    if experiment not in ROW_KINDS:
+        raise CompareError(f"rows of experiment {experiment!r}; expected one of {', '.join(ROW_KINDS)} "
+                           f"(or pass --metric)")
+    return get_row_kind(experiment)
 
 
 def _has_values(rows: pd.DataFrame, metric: str) -> bool:

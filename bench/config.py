@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from .experiment_registry import EXPERIMENTS, get_experiment
+from .experiment_registry import EXPERIMENTS, ROW_KINDS, get_experiment
 
 #: every execution some experiment supports (each experiment declares its own)
 EXECUTIONS = ("measured", "simulate", "schedule")
@@ -186,8 +186,11 @@ def parse_config(data: Any, src: str = "<config>", base_dir: Path | None = None)
     if not isinstance(name, str) or not name or any(c in name for c in "/\\") or name.startswith("."):
         raise ConfigError(f"{src}: key 'name': expected a non-empty string usable as a folder name, got {name!r}")
     if experiment is None:
+        value = data["experiment"]
+        rows_only = (f" (the rows {ROW_KINDS[value]().written_by} writes: no sweep runs them)"
+                     if isinstance(value, str) and value in ROW_KINDS else "")
         raise ConfigError(f"{src}: key 'experiment': expected one of {', '.join(EXPERIMENTS)}, "
-                          f"got {data['experiment']!r}")
+                          f"got {value!r}{rows_only}")
     scalars = _check_scalars(src, experiment, {k: data[k] for k in ("repeats", "runs", "execution", "fallback",
                                                                      "seed", "costs") if k in data})
     options = {k: decl.default for k, decl in experiment.options.items()}

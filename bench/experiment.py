@@ -6,7 +6,9 @@ An experiment declares its sweep axes, its own top-level config keys (:class:`Co
 algorithms (:class:`Algorithm`: name, figure label, parameters, SpTrSV's kernel), its row fields,
 its default compared metrics; it resolves and shrinks its data sets, prepares one data set, runs
 one point (or a batch of them), measures and stores its calibration, profiles its rows and sizes a
-Slurm task. ``spbench.experiment_registry`` maps names to implementations. This module is a leaf
+Slurm task. What every kind of stored rows declares (its profile, compared metrics, identity axes,
+row fields) is :class:`RowKind`, which the rows of `spbench bench …` implement too without being
+runnable. ``spbench.experiment_registry`` maps names to implementations. This module is a leaf
 of the package (it imports only :mod:`spbench.parameters`, when checking parameters): experiment
 packages import it, it imports none of them.
 """
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["RunError", "ConfigKey", "Algorithm", "Experiment", "choice", "positive_int"]
+__all__ = ["RunError", "ConfigKey", "Algorithm", "RowKind", "Experiment", "choice", "positive_int"]
 
 
 class RunError(RuntimeError):
@@ -72,12 +74,36 @@ class Algorithm:
         return check_parameters(f"{self.kind} {self.name!r}", self.parameters, params)
 
 
-class Experiment(ABC):
-    """One experiment as the generic pipeline sees it (see the module docstring)."""
+class RowKind(ABC):
+    """A kind of stored rows (a row's ``experiment``), as `spbench profile` and `spbench compare`
+    read them: its profile, default compared metrics, the axes a point's identity adds to data set
+    and execution, and the fields its rows add to the common ones."""
 
-    #: the config's ``experiment:`` value, and how messages and reports name it
+    #: the rows' ``experiment`` value, and how messages and reports name it
     name: str = ""
     title: str = ""
+    #: what writes these rows (a message refusing a config that names a kind no sweep runs says it)
+    written_by: str = "`spbench run`"
+    #: the executions it supports (config ``execution:``); none: no `spbench run` sweep makes these rows
+    executions: tuple = ()
+    #: metrics `spbench compare` uses when none is asked for (the first present in both folders)
+    compare_metrics: tuple = ()
+    #: the row fields this kind adds to the common ones, name -> type(s) (:mod:`spbench.row_schema`)
+    row_fields: dict = {}
+
+    def identity_axes(self) -> tuple:
+        """Columns naming a point besides data set and execution, for `spbench compare` when a
+        folder's meta.json holds no config naming its sweep axes."""
+        return ()
+
+    @abstractmethod
+    def write_profile(self, df, out_dir) -> list[Path]:
+        """Tables, figures and REPORT.md of one folder's rows; the paths written."""
+
+
+class Experiment(RowKind):
+    """One experiment as the generic pipeline sees it (see the module docstring)."""
+
     #: sweep axes every sweep sets; all but ``algorithm`` take integers >= 1
     axes: tuple = ()
     #: sweep axes a sweep may add, with their allowed values
@@ -88,11 +114,6 @@ class Experiment(ABC):
     executions: tuple = ("measured", "simulate")
     #: ``--scale small``: stand-in data sets shrink by this factor
     small_factor: float = 1.0
-    #: metrics `spbench compare` uses when none is asked for (the first present in both folders)
-    compare_metrics: tuple = ()
-    #: the row fields this experiment adds to the common ones, name -> type(s)
-    #: (:mod:`spbench.row_schema`)
-    row_fields: dict = {}
 
     def __init__(self):
         self.calibration = None  # the calibration file simulated rows use, as read (meta.json records it)
@@ -153,15 +174,30 @@ class Experiment(ABC):
     def save_calibration(self, measured: dict, path) -> Path:
         """Store a measured calibration (:mod:`spbench.calibration`'s format)."""
 
+    @abstractmethod
+    def read_calibration(self, path) -> dict:
+        """A stored calibration as :meth:`measure_calibration` returned it (OSError, or ValueError
+        with one line, when it cannot be read)."""
+
+    #: `spbench calibrate --validate SIZE`: the `spbench bench` command putting the calibrated model
+    #: beside measurement, and the option of it SIZE sets
+    validation: tuple[str, str] = ()
+
     def calibration_summary(self, measured: dict) -> list[tuple[str, str]]:
         """(quantity, value) lines `spbench calibrate` prints; default none."""
         return []
 
-    # -- results -----------------------------------------------------------------------------
-    @abstractmethod
-    def write_profile(self, df, out_dir) -> list[Path]:
-        """Tables, figures and REPORT.md of one sweep's rows; the paths written."""
+    # -- results and batch jobs ----------------------------------------------------------------
+    def identity_axes(self) -> tuple:
+        """Its sweep axes, the optional ones after."""
+        return (*self.axes, *self.optional_axes)
 
     @abstractmethod
     def slurm_resources(self, points) -> list[str]:
         """sbatch options sizing one array task for the largest of ``points``."""
+
+    def batch_job(self, environ) -> tuple[list[str], dict]:
+        """What a batch job of this experiment adds (``spbench run CONFIG --batch-job``, read by
+        configs/slurm/spbench.sbatch): `spbench run` flags and environment variables, from the job's
+        environment ``environ``; default none."""
+        return [], {}

@@ -1,11 +1,14 @@
-"""The experiments spbench runs, by the name a config gives (``experiment:``), DESIGN.md §1.
+"""The experiments spbench runs, by the name a config gives (``experiment:``), and every kind of
+stored rows `spbench profile` and `spbench compare` read, by the rows' ``experiment`` (DESIGN.md §1).
 
 Each is imported on first use, so `spbench --help` loads none. Adding an experiment is one
-package implementing :class:`spbench.experiment.Experiment` plus one line in ``REGISTRY``.
+package implementing :class:`spbench.experiment.Experiment` plus one line in ``REGISTRY``; a kind
+of rows no sweep runs (those of `spbench bench …`) is a :class:`spbench.experiment.RowKind` and
+one line in ``ROW_KINDS``.
 """
 from __future__ import annotations
 
-from .experiment import Experiment
+from .experiment import Experiment, RowKind
 
 
 def _sptrsv() -> Experiment:
@@ -18,15 +21,36 @@ def _tucker() -> Experiment:
     return TuckerExperiment()
 
 
+def _benchmarks() -> RowKind:
+    from .bench_row_kind import BenchRows
+    return BenchRows()
+
+
 #: experiment name -> a function making its implementation
 REGISTRY = {"sptrsv": _sptrsv, "tucker": _tucker}
 EXPERIMENTS = tuple(REGISTRY)
+#: every kind of stored rows: the experiments', then those of commands that are no sweep
+ROW_KINDS = {**REGISTRY, "bench": _benchmarks}
 
 
 def get_experiment(name: str) -> Experiment:
-    """A fresh instance of experiment ``name``; KeyError listing the known ones otherwise."""
+    """A fresh instance of experiment ``name``; KeyError listing the known ones otherwise (a kind of
+    rows no sweep runs is refused, saying what writes them)."""
     try:
         make = REGISTRY[name]
     except (KeyError, TypeError):
-        raise KeyError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}") from None
+        known = f"known: {', '.join(EXPERIMENTS)}"
+        if isinstance(name, str) and name in ROW_KINDS:
+            raise KeyError(f"experiment {name!r} names the rows {ROW_KINDS[name]().written_by} writes, which "
+                           f"no sweep runs; {known}") from None
+        raise KeyError(f"unknown experiment {name!r}; {known}") from None
+    return make()
+
+
+def get_row_kind(name: str) -> RowKind:
+    """The kind of rows whose ``experiment`` is ``name``; KeyError listing the known ones otherwise."""
+    try:
+        make = ROW_KINDS[name]
+    except (KeyError, TypeError):
+        raise KeyError(f"rows of experiment {name!r}; expected one of {', '.join(ROW_KINDS)}") from None
     return make()

@@ -87,7 +87,7 @@ def _m(name, group, n, nnz, wavefront, problem, recipe) -> SuiteSparseMatrix:
     return SuiteSparseMatrix(name, group, n, nnz, wavefront, problem, family, synthetic.check_params(family, params))
 
 
-# Recipes found by `python -m spbench.datasets.standin_search NAME` (element and dofs chosen from the
+# Recipes found by `spbench datasets standin-search NAME` (element and dofs chosen from the
 # matrix's problem, mesh and tiles searched); README "SpTrSV stand-ins" lists what they measure.
 SUITESPARSE: dict[str, SuiteSparseMatrix] = {m.name: m for m in [
     _m("af_0_k101", "Schenk_AFE", 503625, 9027150, 74, "sheet metal forming (shell, 4 dofs)",

@@ -1,6 +1,6 @@
 """How the stand-in recipes were found: search a mesh shape and tile widths for one paper matrix.
 
-``python -m spbench.datasets.standin_search NAME [NAME ...]`` keeps the element, dofs per node and
+``spbench datasets standin-search NAME [NAME ...]`` keeps the element, dofs per node and
 porosity of NAME's recipe (chosen from the real matrix's problem and nonzeros per row) and tries
 box aspects and block-multicolour tile widths for the stand-in's rows and the paper's average
 wavefront (Table A.1). It works on the node graph: with dense dof blocks numbered node by node,
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -74,18 +73,7 @@ def search(name: str) -> list[tuple]:
     return sorted(found)
 
 
-def main(argv: list[str]) -> int:
-    for name in argv:
-        m = SUITESPARSE.get(name) or METIS_ONLY.get(name)
-        if m is None or m.standin != "fem-mesh":
-            print(f"{name}: no fem-mesh stand-in to search", file=sys.stderr)
-            return 2
-        print(f"{name}: {m.standin_params['element']}, {m.standin_params['dof']} dofs, rows {m.standin_rows()}, "
-              f"nnz/row {m.nnz / m.n:.1f}, average wavefront {m.avg_wavefront if name in SUITESPARSE else '-'}")
-        for candidate in search(name)[:3]:
-            print("   ", candidate)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def fem_mesh_matrix(name: str):
+    """The paper matrix ``name`` when its stand-in is a fem mesh (what :func:`search` tunes), else None."""
+    m = SUITESPARSE.get(name) or METIS_ONLY.get(name)
+    return m if m is not None and m.standin == "fem-mesh" else None

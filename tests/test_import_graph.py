@@ -155,10 +155,26 @@ def test_generic_modules_name_no_experiment_module(module):
 
 
 def test_help_loads_no_experiment():
-    """`spbench --help` finds the experiments through the registry without importing one."""
+    """`spbench --help` finds the experiments through the registry without importing one, and lists
+    the command groups of their own modules without importing them (nor scipy, pandas or numpy)."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "spbench.cli", "--help"], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
     assert "spbench.experiment_registry" in imported
     assert not {m for m in imported if m.startswith(("spbench.sptrsv", "spbench.tucker"))}
+    assert not {m for m in imported if m.split(".")[0] in ("scipy", "pandas", "numpy")}
+    assert not {"spbench.dataset_commands", "spbench.bench_commands", "spbench.datasets"} & imported
+    assert "datasets" in done.stdout and "bench" in done.stdout
+
+
+def test_help_lists_each_lazy_group_as_it_describes_itself():
+    """The short help `spbench --help` shows without importing a group is the group's own."""
+    from click import Context
+
+    from spbench.cli import TopGroup, main
+
+    ctx = Context(main)
+    for name, (load, text) in TopGroup.LAZY.items():
+        assert load().get_short_help_str(limit=1000) == text, name
+        assert main.get_command(ctx, name).name == name

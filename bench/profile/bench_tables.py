@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from spbench.profile.model_bench_tables import sptrsv_model_table, tucker_model_table, tucker_speedup_table
+
 __all__ = ["TABLES", "bench_table"]
 
 
@@ -214,7 +216,8 @@ def ingest_table(rows: list[dict]) -> str:
 #: benchmark name → its table
 TABLES = {"serial": serial_table, "barrier": barrier_table, "schedulers": schedulers_table, "slope": slope_table,
           "order": order_table, "lite": lite_table, "hooi": hooi_table, "ttm": ttm_table,
-          "tucker-scale": scale_table, "ingest": ingest_table}
+          "tucker-scale": scale_table, "ingest": ingest_table, "sptrsv-model": sptrsv_model_table,
+          "tucker-model": tucker_model_table, "tucker-speedup": tucker_speedup_table}
 
 
 def bench_table(rows: list[dict]) -> str:

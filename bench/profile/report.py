@@ -1,6 +1,6 @@
-"""``spbench profile`` for one sweep: the rows' experiment writes its tables, figures and REPORT.md
-(:meth:`spbench.experiment.Experiment.write_profile`); rows of `spbench bench …` get
-:mod:`spbench.profile.bench_report`."""
+"""``spbench profile`` for one results folder: the rows' kind writes its tables, figures and REPORT.md
+(:meth:`spbench.experiment.RowKind.write_profile`: an experiment's sweep, or the rows of
+`spbench bench …`)."""
 from __future__ import annotations
 
 import os
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from spbench.experiment_registry import EXPERIMENTS, get_experiment
+from spbench.experiment_registry import ROW_KINDS, get_row_kind
 
 
 def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
@@ -20,10 +20,7 @@ def write_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
     if "experiment" not in df.columns:
         raise ValueError("result rows without an 'experiment' column; expected rows as `spbench run` writes them")
     experiments = sorted(set(df["experiment"].dropna().astype(str)))
-    if experiments == ["bench"]:
-        from spbench.profile.bench_report import write_bench_profile
-        return write_bench_profile(df, out_dir)
-    if len(experiments) != 1 or experiments[0] not in EXPERIMENTS:
+    if len(experiments) != 1 or experiments[0] not in ROW_KINDS:
         raise ValueError(f"rows of experiment(s) {experiments}; expected the rows of one sweep of one of "
-                         f"{', '.join(EXPERIMENTS)}")
-    return get_experiment(experiments[0]).write_profile(df, out_dir)
+                         f"{', '.join(ROW_KINDS)}")
+    return get_row_kind(experiments[0]).write_profile(df, out_dir)

@@ -26,14 +26,12 @@ threads on a small VM were seen to share one CPU for a while, making a superstep
 switch (3x slower solves) in some runs and not in others.
 
 ``calibrate()`` returns a JSON-serialisable dict; :func:`save_costs`/:func:`load_costs` store it in
-the calibration format of every experiment (:mod:`spbench.calibration`).
-Run ``python -m spbench.sptrsv.calibrate --help``.
+the calibration format of every experiment (:mod:`spbench.calibration`). Run ``spbench calibrate
+--experiment sptrsv [--validate GRID]`` (the validation: ``spbench bench sptrsv-model``).
 """
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -295,47 +293,3 @@ def summary(costs: dict) -> list[tuple[str, str]]:
                                    f"weak barrier {e['weak_barrier'] * ns:.0f} ns, "
                                    f"p2p per dependency {e['p2p_dep'] * ns:.0f} ns"))
     return rows
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spbench.sptrsv.calibrate", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cores", default="1,2", help="core counts to calibrate, comma separated")
-    parser.add_argument("--quick", action="store_true", help="small matrices, few repeats (~10 s)")
-    parser.add_argument("--out", help="write the calibration JSON here")
-    parser.add_argument("--costs", help="use this calibration instead of measuring one")
-    parser.add_argument("--validate", type=int, metavar="GRID",
-                        help="then compare measured and predicted solves on lap2d-5pt[grid=GRID]")
-    parser.add_argument("--algorithms", default="serial,wavefront,growlocal,elastic_divide,spmp")
-    parser.add_argument("--repeats", type=int, default=50, help="timed solves per measured point")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="interleaved rounds per measured point")
-    args = parser.parse_args(argv)
-    cores = [int(c) for c in args.cores.split(",")]
-    costs = load_costs(args.costs) if args.costs else calibrate(cores, quick=args.quick)
-    if args.out:
-        save_costs(costs, args.out)
-    print("| quantity | value |\n|---|---|")
-    for k, v in summary(costs):
-        print(f"| {k} | {v} |")
-    if args.validate:
-        from spbench.datasets.synthetic import generate
-        from spbench.sptrsv.model import validate_model
-
-        L = prepare_lower(generate("lap2d-5pt", {"grid": args.validate}))
-        df = validate_model(L, args.algorithms.split(","), cores, costs, repeats=args.repeats,
-                            rounds=args.rounds)
-        print()
-        print(f"lap2d-5pt[grid={args.validate}]: measured = median over {args.rounds} interleaved "
-              f"rounds of the median of {args.repeats} timed solves")
-        print("| algorithm | cores | kernel | supersteps | measured (ms) | predicted (ms) "
-              "| rel. error |")
-        print("|---|---|---|---|---|---|---|")
-        for r in df.itertuples():
-            print(f"| {r.algorithm} | {r.cores} | {r.kernel} | {r.supersteps} "
-                  f"| {r.measured * 1e3:.3f} | {r.predicted * 1e3:.3f} | {r.rel_error:+.1%} |")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -86,6 +86,12 @@ class SptrsvExperiment(Experiment):
         from .calibrate import save_costs
         return save_costs(measured, path)
 
+    def read_calibration(self, path) -> dict:
+        from .calibrate import load_costs
+        return load_costs(path)
+
+    validation = ("sptrsv-model", "grid")  # measured vs predicted solves on a lap2d-5pt grid
+
     def calibration_summary(self, measured: dict) -> list[tuple[str, str]]:
         from .calibrate import summary
         return summary(measured)
@@ -98,6 +104,10 @@ class SptrsvExperiment(Experiment):
         """One task with as many CPUs as the largest `cores`."""
         cores = max((int(p.axes.get("cores", 1)) for p in points), default=1)
         return ["--ntasks=1", f"--cpus-per-task={cores}"]
+
+    def batch_job(self, environ) -> tuple[list[str], dict]:
+        """In-process on the job's CPUs: as many OpenMP threads as the task has CPUs."""
+        return [], {"OMP_NUM_THREADS": environ.get("SLURM_CPUS_PER_TASK") or "1"}
 
     def _barrier_sweep(self, prepared, cores: int, params: dict) -> list:
         """ElasticDivide's schedule under the BSP and SSP models with the barrier latency varied

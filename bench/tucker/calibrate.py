@@ -503,15 +503,3 @@ def model_costs(calibration: dict) -> dict:
 def load(path) -> dict:
     """Read a calibration written by :func:`save`, as :func:`calibrate` returned it."""
     return model_costs(load_calibration(path))
-
-
-if __name__ == "__main__":   # python -m spbench.tucker.calibrate [--quick] [OUT.json]
-    args = sys.argv[1:]
-    quick = "--quick" in args
-    rest = [a for a in args if a != "--quick"]
-    result = calibrate(quick=quick)
-    if rest:
-        save(result, rest[0])
-    print(json.dumps({"costs": result["costs"], "fits": result["fits"],
-                      "mpi": {k: v for k, v in result["mpi"].items() if k != "raw"},
-                      "seconds": result["calibration_seconds"]}, indent=1, default=str))

@@ -304,7 +304,7 @@ def predict_hooi(tensor, dist, K, costs: dict, *, queries=None, invocations: int
                               invocations=invocations, lanczos=lanczos, ttm=ttm)
 
 
-# ---- command line -------------------------------------------------------------------------
+# ---- at the papers' scale ------------------------------------------------------------------
 def speedup_table(costs: dict, tensors=("nell1", "nell2"), ranks=(32, 512), K: int = 10, lanczos: str = "paper",
                   top: int = 4) -> list[dict]:
     """Modelled Lite HOOI time at each rank count from ideal loads at the tensors' REAL sizes
@@ -327,9 +327,3 @@ def speedup_table(costs: dict, tensors=("nell1", "nell2"), ranks=(32, 512), K: i
                      "speedup": preds[ranks[0]]["hooi_time"] / last["hooi_time"],
                      "largest_terms": {k: v for k, v in largest}})
     return rows
-
-
-if __name__ == "__main__":   # python -m spbench.tucker.model speedup|validate CAL.json (spbench.tucker.model_cli)
-    from .model_cli import main
-
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """The cost model (:mod:`.model`) against the measured MPI worker: the README's validation table.
 
-    python -m spbench.tucker.model validate CAL.json [--tensor nell2] [--nnz 200000] [--ranks 1,2]
+    spbench bench tucker-model [--calibration CAL.json] [--tensor nell2] [--nnz 200000] [--ranks 1,2]
         [--schemes coarse,medium,lite] [-K 10] [--lanczos paper] [--ttm csf] [--repeats 3] [--csv OUT.csv]
 
 runs the real worker (``mpiexec -n R python -m mpi4py -m spbench.tucker.worker SPEC.json``) on a
@@ -90,14 +90,3 @@ def validate(tensor_specs, schemes, ranks_list, costs: dict, *, K=10, seed: int 
                 row["rel_error"] = row["rel_error_hooi_time"]
                 rows.append(row)
     return pd.DataFrame(rows)
-
-
-def print_table(df) -> None:
-    """The validation table as the README shows it."""
-    import pandas as pd
-
-    with pd.option_context("display.width", 250, "display.max_columns", 40):
-        cols = ["scheme", "ranks"] + [f"{w}_{k}" for k in TIME_KEYS for w in ("measured", "predicted")]
-        print(df[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
-        print(df[["scheme", "ranks", "queries"] + [f"rel_error_{k}" for k in TIME_KEYS]]
-              .to_string(index=False, float_format=lambda x: f"{x:+.2f}"))

@@ -142,6 +142,21 @@ class TuckerExperiment(Experiment):
         from .calibrate import save
         return save(measured, path)
 
+    def read_calibration(self, path) -> dict:
+        from .calibrate import load
+        return load(path)
+
+    def calibration_summary(self, measured: dict) -> list[tuple[str, str]]:
+        """Every cost term, the fits' diagnostics, the MPI part (or why it was skipped), the seconds taken."""
+        import json
+
+        mpi = {k: v for k, v in measured["mpi"].items() if k != "raw"}
+        return [*((k, f"{v:.4g}") for k, v in measured["costs"].items()),
+                ("fits", json.dumps(measured["fits"], default=str)), ("mpi", json.dumps(mpi, default=str)),
+                ("seconds", f"{measured['calibration_seconds']:.1f}")]
+
+    validation = ("tucker-model", "nnz")  # the MPI worker vs the model on a stand-in of this many nonzeros
+
     def write_profile(self, df, out_dir) -> list[Path]:
         from spbench.profile.tucker_figures import write_tucker_profile
         return write_tucker_profile(df, out_dir)
@@ -150,6 +165,11 @@ class TuckerExperiment(Experiment):
         """As many MPI tasks as the largest `ranks`."""
         ranks = max((int(p.axes.get("ranks", 1)) for p in points), default=1)
         return [f"--ntasks={ranks}"]
+
+    def batch_job(self, environ) -> tuple[list[str], dict]:
+        """Measured, one `srun -n {ranks}` per (tensor, ranks) inside the allocation ($SPBENCH_LAUNCHER
+        another launcher)."""
+        return ["--execution", "measured", "--launcher", environ.get("SPBENCH_LAUNCHER") or "srun -n {ranks}"], {}
 
     def check_points(self, config, points) -> None:
         """Measured runs: refuse, before anything starts, rank counts this machine cannot host."""

@@ -1,0 +1,167 @@
+"""``spbench bench sptrsv-model|tucker-model|tucker-speedup``: the cost models against measurement
+(and the Tucker model at the papers' scale), stored as rows like any benchmark.
+
+``sptrsv-model`` puts measured and predicted SpTrSV solves side by side on a lap2d-5pt grid;
+``tucker-model`` runs the MPI worker on a stand-in tensor beside the modelled times
+(:mod:`spbench.tucker.model_validation`); ``tucker-speedup`` models Lite's HOOI at the tensors'
+real sizes from ideal loads (rows ``execution: simulated``: nothing is measured). Each reads a
+calibration (``--calibration``, default this machine's, as `spbench calibrate --experiment NAME`
+writes it); `spbench calibrate --validate SIZE` calls the experiment's one after calibrating.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from spbench.bench_commands import BenchCommand, _common, _cores, _ints, _measure, _names
+from spbench.cli_errors import UsageFailure
+
+#: the Tucker cost model's options (spbench.tucker.lanczos.LANCZOS_MODES, spbench.tucker.model.TTM_COSTS),
+#: spelled here so that building the command line imports no experiment
+LANCZOS = ("paper", "converged")
+TTM = ("csf", "paper")
+SPTRSV_ALGORITHMS = "serial,wavefront,growlocal,elastic_divide,spmp"
+
+
+def _calibration_option(fn):
+    return click.option("--calibration", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                        help="Calibration file (default this machine's, from spbench calibrate).")(fn)
+
+
+def _read_calibration(name: str, experiment: str, path):
+    """The calibration as the experiment's cost model reads it, and its path; one line when it cannot be."""
+    from spbench.experiment_registry import get_experiment
+
+    chosen = get_experiment(experiment)
+    path = path or chosen.calibration_path()
+    try:
+        return chosen.read_calibration(path), str(path)
+    except (OSError, ValueError) as exc:
+        raise UsageFailure(f"spbench bench {name}: --calibration: {exc}") from None
+
+
+@click.command("sptrsv-model", cls=BenchCommand)
+@click.option("--grid", type=click.IntRange(min=2), default=300, show_default=True, help="lap2d-5pt grid side.")
+@click.option("--cores", default=None, help="Comma-separated core counts (default: the calibrated ones).")
+@click.option("--algorithms", default=SPTRSV_ALGORITHMS, show_default=True)
+@click.option("--repeats", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Timed solves per measured point.")
+@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Interleaved rounds per measured point.")
+@_calibration_option
+@_common
+def sptrsv_model(grid, cores, algorithms, repeats, rounds, calibration, out_dir, fresh, quiet):
+    """Measured against predicted SpTrSV solves on lap2d-5pt (the calibration's validation)."""
+    from spbench.sptrsv.schedulers import REGISTRY, SERIAL
+
+    name = "sptrsv-model"
+    chosen = _names(name, "--algorithms", algorithms, (SERIAL.name, *REGISTRY))
+    costs, path = _read_calibration(name, "sptrsv", calibration)
+    counts = _ints(name, "--cores", cores) if cores else sorted(int(c) for c in costs["cores"])
+    uncalibrated = [c for c in counts if str(c) not in costs["cores"]]
+    if uncalibrated:
+        raise UsageFailure(f"spbench bench {name}: --cores: {path} calibrates {', '.join(costs['cores'])} cores, "
+                           f"not {', '.join(map(str, uncalibrated))}")
+    for c in counts:
+        _cores(name, c)
+
+    def measure(say):
+        from spbench.datasets.synthetic import generate
+        from spbench.sptrsv.execute import prepare_lower
+        from spbench.sptrsv.model import validate_model
+
+        say(f"lap2d-5pt grid {grid}: {', '.join(chosen)} at {counts} cores, {rounds} rounds of {repeats} solves")
+        df = validate_model(prepare_lower(generate("lap2d-5pt", {"grid": grid})), chosen, counts, costs,
+                            repeats=repeats, rounds=rounds)
+        return [{"item": f"{r['algorithm']} {r['cores']} cores", "dataset": f"lap2d-5pt[grid={grid}]",
+                 "algorithm": r["algorithm"], "cores": int(r["cores"]), "kernel": r["kernel"],
+                 "supersteps": int(r["supersteps"]), "time": float(r["measured"]),
+                 "predicted_time": float(r["predicted"]), "rel_error": float(r["rel_error"])}
+                for r in df.to_dict("records")]
+
+    options = {"grid": grid, "cores": counts, "algorithms": chosen, "repeats": repeats, "rounds": rounds,
+               "calibration": path}
+    _measure(name, options, "sptrsv", measure, out_dir, fresh, quiet)
+
+
+@click.command("tucker-model", cls=BenchCommand)
+@click.option("--tensor", default="nell2", show_default=True, help="The paper tensor whose stand-in runs.")
+@click.option("--nnz", type=click.IntRange(min=1), default=200_000, show_default=True)
+@click.option("--ranks", default="1,2", show_default=True, help="Comma-separated rank counts.")
+@click.option("--schemes", default="coarse,medium,lite", show_default=True)
+@click.option("-K", "--K", "K", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--lanczos", type=click.Choice(LANCZOS), default="paper", show_default=True)
+@click.option("--ttm", type=click.Choice(TTM), default="csf", show_default=True)
+@click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the validation table here as CSV.")
+@_calibration_option
+@_common
+def tucker_model(tensor, nnz, ranks, schemes, K, lanczos, ttm, repeats, csv_path, calibration, out_dir, fresh,
+                 quiet):
+    """Measured (the MPI worker) against modelled Tucker times on a stand-in tensor."""
+    from spbench.datasets.tensor_registry import TENSORS
+    from spbench.tucker.schemes import SCHEMES
+
+    name = "tucker-model"
+    if tensor not in TENSORS:
+        raise UsageFailure(f"spbench bench {name}: --tensor: expected one of {', '.join(TENSORS)}, got {tensor!r}")
+    counts = _ints(name, "--ranks", ranks)
+    chosen = _names(name, "--schemes", schemes, SCHEMES)
+    costs, path = _read_calibration(name, "tucker", calibration)
+
+    def measure(say):
+        from spbench.datasets.tensor_registry import standin, standin_label
+        from spbench.tucker.model_validation import TIME_KEYS, validate
+
+        label = standin_label(tensor, nnz=nnz)
+        say(f"{label}: {', '.join(chosen)} at {counts} ranks, {repeats} repeats each")
+        df = validate({label: standin(tensor, nnz=nnz)}, chosen, counts, costs, K=K, lanczos=lanczos, ttm=ttm,
+                      repeats=repeats)
+        if csv_path is not None:
+            df.to_csv(csv_path, index=False)
+        return [{"item": f"{r['scheme']} P={r['ranks']}", "dataset": label, "scheme": r["scheme"],
+                 "ranks": int(r["ranks"]), "K": int(r["K"]), "lanczos": r["lanczos"], "ttm": r["ttm"],
+                 "queries": [int(q) for q in r["queries"]], "time": float(r["measured_hooi_time"]),
+                 **{f"{w}_{k}": float(r[f"{w}_{k}"]) for k in TIME_KEYS
+                    for w in ("measured", "predicted", "rel_error")}}
+                for r in df.to_dict("records")]
+
+    options = {"tensor": tensor, "nnz": nnz, "ranks": counts, "schemes": chosen, "K": K, "lanczos": lanczos,
+               "ttm": ttm, "repeats": repeats, "calibration": path}
+    _measure(name, options, "tucker", measure, out_dir, fresh, quiet)
+
+
+@click.command("tucker-speedup", cls=BenchCommand)
+@click.option("--tensors", default="nell1,nell2", show_default=True)
+@click.option("--ranks", default="32,512", show_default=True, help="Comma-separated rank counts (first to last).")
+@click.option("-K", "--K", "K", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--lanczos", type=click.Choice(LANCZOS), default="paper", show_default=True)
+@_calibration_option
+@_common
+def tucker_speedup(tensors, ranks, K, lanczos, calibration, out_dir, fresh, quiet):
+    """Modelled Lite HOOI times and speed-up at the tensors' real sizes (ideal loads, ttm: paper)."""
+    from spbench.datasets.tensor_registry import TENSORS
+
+    name = "tucker-speedup"
+    chosen = _names(name, "--tensors", tensors, TENSORS)
+    counts = _ints(name, "--ranks", ranks)
+    costs, path = _read_calibration(name, "tucker", calibration)
+
+    def measure(say):
+        from spbench.tucker.model import speedup_table
+
+        say(f"{', '.join(chosen)} at {counts} ranks")
+        return [{"item": r["tensor"], "dataset": r["tensor"], "execution": "simulated", "dataset_source": "real",
+                 "dims": list(r["dims"]), "nnz": int(r["nnz"]), "K": r["K"], "lanczos": r["lanczos"],
+                 "ttm": r["ttm"], "ranks": counts, "hooi_time": [float(r[f"hooi_time_{P}"]) for P in counts],
+                 "speedup": float(r["speedup"]), "largest_terms": dict(r["largest_terms"])}
+                for r in speedup_table(costs, chosen, tuple(counts), K, lanczos)]
+
+    _measure(name, {"tensors": chosen, "ranks": counts, "K": K, "lanczos": lanczos, "calibration": path},
+             "tucker", measure, out_dir, fresh, quiet)
+
+
+#: the commands `spbench bench` adds to its own
+MODEL_COMMANDS = (sptrsv_model, tucker_model, tucker_speedup)

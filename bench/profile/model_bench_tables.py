@@ -1,0 +1,59 @@
+"""The tables of `spbench bench sptrsv-model|tucker-model|tucker-speedup`: the cost models beside
+measurement (the README's validation tables) and Lite's modelled speed-up at the papers' scale."""
+from __future__ import annotations
+
+__all__ = ["sptrsv_model_table", "tucker_model_table", "tucker_speedup_table"]
+
+#: the Tucker times the model predicts, as tucker-model rows carry them
+TUCKER_TIMES = ("hooi_time", "ttm_time", "svd_time", "comm_time")
+
+
+def sptrsv_model_table(rows: list[dict]) -> str:
+    """Measured (median of interleaved rounds of median solves) against predicted solve times."""
+    p = rows[0]["params"]
+    lines = [f"{rows[0]['dataset']}: measured = median over {p['rounds']} interleaved rounds of the median of "
+             f"{p['repeats']} timed solves; calibration {p['calibration']}", "",
+             "| algorithm | cores | kernel | supersteps | measured (ms) | predicted (ms) | rel. error |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["status"] != "ok":
+            lines.append(f"| {r['item']} | {r['status']}: {r.get('error') or ''} |" + " |" * 5)
+            continue
+        lines.append(f"| {r['algorithm']} | {r['cores']} | {r['kernel']} | {r['supersteps']} | "
+                     f"{r['time'] * 1e3:.3f} | {r['predicted_time'] * 1e3:.3f} | {r['rel_error']:+.1%} |")
+    return "\n".join(lines)
+
+
+def tucker_model_table(rows: list[dict]) -> str:
+    """Measured (the MPI worker, medians over repeats) against modelled times, and their relative errors."""
+    p = rows[0]["params"]
+    head = " | ".join(f"{w} {k}" for k in TUCKER_TIMES for w in ("measured", "predicted"))
+    lines = [f"{rows[0]['dataset']}, K = {p['K']}, lanczos {p['lanczos']}, ttm {p['ttm']}, medians of "
+             f"{p['repeats']} runs; calibration {p['calibration']}", "",
+             f"| scheme | ranks | {head} | queries | " + " | ".join(f"rel. error {k}" for k in TUCKER_TIMES) + " |",
+             "|---" * (3 + 3 * len(TUCKER_TIMES)) + "|"]
+    for r in rows:
+        if r["status"] != "ok":
+            lines.append(f"| {r['item']} | {r['status']}: {r.get('error') or ''} |"
+                         + " |" * (1 + 3 * len(TUCKER_TIMES)))
+            continue
+        times = " | ".join(f"{r[f'{w}_{k}']:.4f}" for k in TUCKER_TIMES for w in ("measured", "predicted"))
+        errors = " | ".join(f"{r[f'rel_error_{k}']:+.2f}" for k in TUCKER_TIMES)
+        lines.append(f"| {r['scheme']} | {r['ranks']} | {times} | {r['queries']} | {errors} |")
+    return "\n".join(lines)
+
+
+def tucker_speedup_table(rows: list[dict]) -> str:
+    """Lite's modelled HOOI time per rank count at the tensors' real sizes, the speed-up from the first
+    count to the last and the largest modelled terms at the last (simulated, not measured)."""
+    ranks = rows[0]["params"]["ranks"]
+    lines = ["Modelled (execution: simulated) from ideal loads, ttm: paper; calibration "
+             f"{rows[0]['params']['calibration']}", "",
+             "| tensor | dims | nnz | K | " + " | ".join(f"P = {P} (s)" for P in ranks)
+             + f" | speed-up | largest terms at P = {ranks[-1]} |", "|---" * (6 + len(ranks)) + "|"]
+    for r in rows:
+        times = " | ".join(f"{t:.3f}" for t in r["hooi_time"])
+        terms = ", ".join(f"{k} {v:.3f} s" for k, v in sorted(r["largest_terms"].items(), key=lambda kv: -kv[1]))
+        lines.append(f"| {r['item']} | {'x'.join(map(str, r['dims']))} | "
+                     f"{r['nnz']:,} | {r['K']} | {times} | {r['speedup']:.1f}x | {terms} |")
+    return "\n".join(lines)
