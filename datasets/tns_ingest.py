@@ -10,8 +10,8 @@ for the duplicate check (``store_duplicates.HashSpill``) while they are in memor
 parser refuses that has comments (``#`` to the end of the line), tabs or repeated, leading or
 trailing blanks is rewritten by a filter and parsed again, so the file reads as ``read_tns``
 reads it. Peak memory is bounded by ``memory_mb`` whatever the file size: a fixed reserve for
-the parser's threads, three blocks of text (one being read, one waiting, one parsed) and the
-parsed block's columns, the duplicate check's partitions and one byte per index of each mode.
+the parser's threads, four blocks of text (being read, waiting, being parsed, being stored) and
+two parsed blocks' columns, the duplicate check's partitions and one byte per index of each mode.
 
 Errors are one line naming the file and the line: a bad line is diagnosed by ``frostt``'s line
 scanner once pyarrow or the checks on its output refuse a block; a truncated gzip names the
@@ -49,8 +49,8 @@ _GZIP_ERRORS = (EOFError, OSError, zlib.error)
 
 
 def block_size_for(memory_bytes: int) -> int:
-    """Text block size: three blocks of text in flight, the parsed block ~2x its text in Arrow
-    columns and ~1x again in numpy columns and hashes."""
+    """Text block size: four blocks of text in flight (being read, waiting, being parsed, being
+    stored), two parsed blocks of ~1x their text in Arrow columns and ~0.6x in numpy columns."""
     return int(min(64 << 20, max(1 << 20, memory_bytes // 8)))
 
 
@@ -59,7 +59,7 @@ class _TextBlocks:
     by a thread; the file's own bytes hashed on the way. ``skip``: bytes of leading comment lines."""
 
     def __init__(self, path: Path, block_bytes: int, hash_source: bool = True, skip: int = 0):
-        self.path, self.block_bytes, self.skip = path, block_bytes, skip
+        self.block_bytes, self.skip = block_bytes, skip
         self.raw = _HashingReader(open(path, "rb"), hashlib.sha256() if hash_source else None)
         self.stream = self.raw
         if path.name.endswith(".gz"):            # C++ inflate, no GIL held (Python's gzip holds it between pieces)
