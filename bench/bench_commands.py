@@ -39,7 +39,7 @@ def bench():
     """Benchmarks measured side by side; rows land in results/bench-NAME/ (spbench profile/compare read them)."""
 
 
-def _common(fn):
+def common_options(fn):
     """--out, --fresh and --quiet, shared by every benchmark."""
     fn = click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")(fn)
     fn = click.option("--fresh", is_flag=True, help="Forget the rows stored in the folder first "
@@ -52,7 +52,7 @@ def _command(name: str):
     return bench.command(name, cls=BenchCommand)
 
 
-def _ints(name: str, option: str, text: str, minimum: int = 1) -> list[int]:
+def parse_ints(name: str, option: str, text: str, minimum: int = 1) -> list[int]:
     """``"1,2,4"`` → [1, 2, 4]; a UsageFailure naming the option otherwise."""
     try:
         values = [int(v) for v in text.split(",")]
@@ -64,7 +64,7 @@ def _ints(name: str, option: str, text: str, minimum: int = 1) -> list[int]:
     return values
 
 
-def _names(name: str, option: str, text: str, known) -> list[str]:
+def parse_names(name: str, option: str, text: str, known) -> list[str]:
     values = [v for v in text.split(",") if v]
     unknown = [v for v in values if v not in known]
     if not values or unknown:
@@ -73,7 +73,7 @@ def _names(name: str, option: str, text: str, known) -> list[str]:
     return values
 
 
-def _cores(name: str, cores: int) -> int:
+def check_cores(name: str, cores: int) -> int:
     from spbench.machine import usable_cores
 
     if cores > usable_cores():
@@ -82,7 +82,7 @@ def _cores(name: str, cores: int) -> int:
     return cores
 
 
-def _measure(name: str, options: dict, code: str, measure, out_dir, fresh: bool, quiet: bool) -> None:
+def measure_and_store(name: str, options: dict, code: str, measure, out_dir, fresh: bool, quiet: bool) -> None:
     """Lock the folder, measure (``measure(say)`` → items), store the rows, print the table."""
     from spbench.bench_rows import bench_folder, store_items
     from spbench.profile.bench_tables import bench_table
@@ -114,13 +114,13 @@ def _measure(name: str, options: dict, code: str, measure, out_dir, fresh: bool,
 @click.option("--repeats", type=click.IntRange(min=1), default=100, show_default=True, help="Timed solves.")
 @click.option("--dram-mib", type=click.IntRange(min=1), default=256, show_default=True,
               help="Buffer of the DRAM copy bandwidth.")
-@_common
+@common_options
 def serial(grid, repeats, dram_mib, out_dir, fresh, quiet):
     """Our serial kernel against scipy's spsolve_triangular, its traffic against copy bandwidth."""
     from spbench.sptrsv.kernel_bench import bench_serial
 
-    _measure("serial", {"grid": grid, "repeats": repeats, "dram_mib": dram_mib}, "sptrsv",
-             lambda say: bench_serial(grid, repeats, dram_mib * 2**20, say), out_dir, fresh, quiet)
+    measure_and_store("serial", {"grid": grid, "repeats": repeats, "dram_mib": dram_mib}, "sptrsv",
+                      lambda say: bench_serial(grid, repeats, dram_mib * 2**20, say), out_dir, fresh, quiet)
 
 
 def _grid_options(rounds: int):
@@ -132,14 +132,14 @@ def _grid_options(rounds: int):
                 click.option("--repeats", type=click.IntRange(min=1), default=100, show_default=True),
                 click.option("--rounds", type=click.IntRange(min=1), default=rounds, show_default=True))):
             fn = option(fn)
-        return _common(fn)
+        return common_options(fn)
     return add
 
 
 def _grid_bench(name: str, measure, grid, cores, repeats, rounds, out_dir, fresh, quiet) -> None:
-    _cores(name, cores)
-    _measure(name, {"grid": grid, "cores": cores, "repeats": repeats, "rounds": rounds}, "sptrsv",
-             lambda say: measure(grid, cores, repeats, rounds, say), out_dir, fresh, quiet)
+    check_cores(name, cores)
+    measure_and_store(name, {"grid": grid, "cores": cores, "repeats": repeats, "rounds": rounds}, "sptrsv",
+                      lambda say: measure(grid, cores, repeats, rounds, say), out_dir, fresh, quiet)
 
 
 @_command("barrier")
@@ -163,16 +163,16 @@ def schedulers(**options):
 @_command("slope")
 @click.option("--grids", default="100,200,350,550", show_default=True, help="Comma-separated grid sides.")
 @click.option("--trials", type=click.IntRange(min=1), default=7, show_default=True)
-@_common
+@common_options
 def slope(grids, trials, out_dir, fresh, quiet):
     """Scheduling time of each scheduler against nnz and its log-log slope (sptrsv-elasticity Fig. 6.2)."""
     from spbench.sptrsv.kernel_bench import bench_slope
 
-    sides = _ints("slope", "--grids", grids, minimum=2)
+    sides = parse_ints("slope", "--grids", grids, minimum=2)
     if len(set(sides)) < 2:
         raise UsageFailure(f"spbench bench slope: --grids: a slope needs two different grids, got {grids!r}")
-    _measure("slope", {"grids": sides, "trials": trials}, "sptrsv",
-             lambda say: bench_slope(sides, trials, say), out_dir, fresh, quiet)
+    measure_and_store("slope", {"grids": sides, "trials": trials}, "sptrsv",
+                      lambda say: bench_slope(sides, trials, say), out_dir, fresh, quiet)
 
 
 @_command("order")
@@ -180,7 +180,7 @@ def slope(grids, trials, out_dir, fresh, quiet):
 @click.option("--rounds", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option("--datasets", default="", help="Comma-separated data sets instead of the generated grids, e.g. "
               "Flan_1565,thermal2+metis (stand-ins when not cached) or 'lap2d-5pt[grid=200]'.")
-@_common
+@common_options
 def order(repeats, rounds, datasets, out_dir, fresh, quiet):
     """The serial kernel in natural, wavefront and SpMP order, and the wavefront schedule, at one core."""
     from spbench.datasets.errors import DatasetError
@@ -202,8 +202,8 @@ def order(repeats, rounds, datasets, out_dir, fresh, quiet):
             items += bench_matrix(m, params, repeats, rounds)
         return items
 
-    _measure("order", {"repeats": repeats, "rounds": rounds, "datasets": names}, "sptrsv", measure,
-             out_dir, fresh, quiet)
+    measure_and_store("order", {"repeats": repeats, "rounds": rounds, "datasets": names}, "sptrsv", measure,
+                      out_dir, fresh, quiet)
 
 
 def _split_datasets(text: str) -> list[str]:
@@ -224,16 +224,16 @@ def _split_datasets(text: str) -> list[str]:
 @click.option("--dims", default="100000,50000,2000000", show_default=True, help="Comma-separated mode lengths.")
 @click.option("--ranks", type=click.IntRange(min=1), default=512, show_default=True)
 @click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True)
-@_common
+@common_options
 def lite(nnz, dims, ranks, repeats, out_dir, fresh, quiet):
     """Lite against CoarseG and MediumG on a power-law tensor, with Lite's Theorem 6.1 slack."""
     from spbench.tucker.scheme_bench import EXPONENTS, bench_schemes
 
-    lengths = _ints("lite", "--dims", dims)
+    lengths = parse_ints("lite", "--dims", dims)
     if len(lengths) > len(EXPONENTS):
         raise UsageFailure(f"spbench bench lite: --dims: at most {len(EXPONENTS)} modes, got {dims!r}")
-    _measure("lite", {"nnz": nnz, "dims": lengths, "ranks": ranks, "repeats": repeats}, "tucker",
-             lambda say: bench_schemes(nnz, tuple(lengths), ranks, repeats, say), out_dir, fresh, quiet)
+    measure_and_store("lite", {"nnz": nnz, "dims": lengths, "ranks": ranks, "repeats": repeats}, "tucker",
+                      lambda say: bench_schemes(nnz, tuple(lengths), ranks, repeats, say), out_dir, fresh, quiet)
 
 
 @_command("hooi")
@@ -245,17 +245,17 @@ def lite(nnz, dims, ranks, repeats, out_dir, fresh, quiet):
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=1800.0, show_default=True,
               help="Seconds per child process.")
 @click.option("--reps", type=click.IntRange(min=1), default=3, show_default=True, help="TTM throughput repetitions.")
-@_common
+@common_options
 def hooi(threads, seed, cases, skip_pyttb_4way, skip_pyttb, timeout, reps, out_dir, fresh, quiet):
     """One HOOI invocation of spbench against pyttb.tucker_als, and the TTM kernel's throughput."""
     from spbench.tucker.hooi_bench import CASES, bench_hooi
 
-    chosen = _names("hooi", "--cases", cases, CASES)
+    chosen = parse_names("hooi", "--cases", cases, CASES)
     options = {"threads": threads, "seed": seed, "cases": chosen, "skip_pyttb_4way": skip_pyttb_4way,
                "skip_pyttb": skip_pyttb, "timeout": timeout, "reps": reps}
-    _measure("hooi", options, "tucker",
-             lambda say: bench_hooi(chosen, threads, seed, skip_pyttb, skip_pyttb_4way, timeout, reps, say),
-             out_dir, fresh, quiet)
+    measure_and_store("hooi", options, "tucker",
+                      lambda say: bench_hooi(chosen, threads, seed, skip_pyttb, skip_pyttb_4way, timeout, reps, say),
+                      out_dir, fresh, quiet)
 
 
 @_command("ttm")
@@ -264,16 +264,16 @@ def hooi(threads, seed, cases, skip_pyttb_4way, skip_pyttb, timeout, reps, out_d
 @click.option("--nell2-nnz", type=click.IntRange(min=1), default=5_000_000, show_default=True)
 @click.option("--reps", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@_common
+@common_options
 def ttm(threads, cases, nell2_nnz, reps, seed, out_dir, fresh, quiet):
     """The csf TTM against the paper's element-wise TTM on every mode, interleaved rounds."""
     from spbench.tucker.ttm_bench import CASES, bench_ttm
 
-    counts = _ints("ttm", "--threads", threads)
-    chosen = _names("ttm", "--cases", cases, CASES)
+    counts = parse_ints("ttm", "--threads", threads)
+    chosen = parse_names("ttm", "--cases", cases, CASES)
     options = {"threads": counts, "cases": chosen, "nell2_nnz": nell2_nnz, "reps": reps, "seed": seed}
-    _measure("ttm", options, "tucker", lambda say: bench_ttm(chosen, counts, nell2_nnz, reps, seed, say),
-             out_dir, fresh, quiet)
+    measure_and_store("ttm", options, "tucker", lambda say: bench_ttm(chosen, counts, nell2_nnz, reps, seed, say),
+                      out_dir, fresh, quiet)
 
 
 @_command("tucker-scale")
@@ -285,15 +285,15 @@ def ttm(threads, cases, nell2_nnz, reps, seed, out_dir, fresh, quiet):
 @click.option("--lanczos", type=click.Choice(["paper", "converged"]), default="paper", show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
               help="Seconds per MPI job.")
-@_common
+@common_options
 def tucker_scale(ranks, schemes, dims, nnz, K, lanczos, timeout, out_dir, fresh, quiet):
     """Per-rank memory, words and queries of the measured HOOI as P grows (MPI, oversubscribed)."""
     from spbench.tucker.scale_bench import bench_scale
     from spbench.tucker.schemes import SCHEMES
 
-    counts = _ints("tucker-scale", "--ranks", ranks)
-    chosen = _names("tucker-scale", "--schemes", schemes, SCHEMES)
-    lengths = _ints("tucker-scale", "--dims", dims, minimum=2)
+    counts = parse_ints("tucker-scale", "--ranks", ranks)
+    chosen = parse_names("tucker-scale", "--schemes", schemes, SCHEMES)
+    lengths = parse_ints("tucker-scale", "--dims", dims, minimum=2)
     options = {"ranks": counts, "schemes": chosen, "dims": lengths, "nnz": nnz, "K": K, "lanczos": lanczos,
                "timeout": timeout}
 
@@ -306,7 +306,7 @@ def tucker_scale(ranks, schemes, dims, nnz, K, lanczos, timeout, out_dir, fresh,
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
-    _measure("tucker-scale", options, "tucker", measure, out_dir, fresh, quiet)
+    measure_and_store("tucker-scale", options, "tucker", measure, out_dir, fresh, quiet)
 
 
 @_command("ingest")
@@ -315,7 +315,7 @@ def tucker_scale(ranks, schemes, dims, nnz, K, lanczos, timeout, out_dir, fresh,
 @click.option("--file", "tns_file", type=click.Path(dir_okay=False), default=None,
               help="An existing .tns file instead of the generated one.")
 @click.option("--memory", default="1GB", show_default=True, help="The conversion's memory setting.")
-@_common
+@common_options
 def ingest(nnz, tns_file, memory, out_dir, fresh, quiet):
     """.tns text into a tensor store (convert_tns) against pandas' reader (read_tns) and cat."""
     from spbench.dataset_commands import parse_memory
@@ -328,5 +328,5 @@ def ingest(nnz, tns_file, memory, out_dir, fresh, quiet):
     if tns_file is not None and not Path(tns_file).is_file():
         raise UsageFailure(f"spbench bench ingest: --file: {tns_file}: no such file")
     options = {"nnz": nnz, "file": tns_file, "memory": memory}
-    _measure("ingest", options, "ingest", lambda say: bench_ingest(tns_file, nnz, memory, memory_mb, say),
-             out_dir, fresh, quiet)
+    measure_and_store("ingest", options, "ingest", lambda say: bench_ingest(tns_file, nnz, memory, memory_mb, say),
+                      out_dir, fresh, quiet)

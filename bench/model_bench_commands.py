@@ -14,7 +14,8 @@ from pathlib import Path
 
 import click
 
-from spbench.bench_commands import BenchCommand, _common, _cores, _ints, _measure, _names
+from spbench.bench_commands import (BenchCommand, check_cores, common_options, measure_and_store, parse_ints,
+                                    parse_names)
 from spbench.cli_errors import UsageFailure
 
 #: the Tucker cost model's options (spbench.tucker.lanczos.LANCZOS_MODES, spbench.tucker.model.TTM_COSTS),
@@ -50,21 +51,21 @@ def _read_calibration(name: str, experiment: str, path):
 @click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True,
               help="Interleaved rounds per measured point.")
 @_calibration_option
-@_common
+@common_options
 def sptrsv_model(grid, cores, algorithms, repeats, rounds, calibration, out_dir, fresh, quiet):
     """Measured against predicted SpTrSV solves on lap2d-5pt (the calibration's validation)."""
     from spbench.sptrsv.schedulers import REGISTRY, SERIAL
 
     name = "sptrsv-model"
-    chosen = _names(name, "--algorithms", algorithms, (SERIAL.name, *REGISTRY))
+    chosen = parse_names(name, "--algorithms", algorithms, (SERIAL.name, *REGISTRY))
     costs, path = _read_calibration(name, "sptrsv", calibration)
-    counts = _ints(name, "--cores", cores) if cores else sorted(int(c) for c in costs["cores"])
+    counts = parse_ints(name, "--cores", cores) if cores else sorted(int(c) for c in costs["cores"])
     uncalibrated = [c for c in counts if str(c) not in costs["cores"]]
     if uncalibrated:
         raise UsageFailure(f"spbench bench {name}: --cores: {path} calibrates {', '.join(costs['cores'])} cores, "
                            f"not {', '.join(map(str, uncalibrated))}")
     for c in counts:
-        _cores(name, c)
+        check_cores(name, c)
 
     def measure(say):
         from spbench.datasets.synthetic import generate
@@ -82,7 +83,7 @@ def sptrsv_model(grid, cores, algorithms, repeats, rounds, calibration, out_dir,
 
     options = {"grid": grid, "cores": counts, "algorithms": chosen, "repeats": repeats, "rounds": rounds,
                "calibration": path}
-    _measure(name, options, "sptrsv", measure, out_dir, fresh, quiet)
+    measure_and_store(name, options, "sptrsv", measure, out_dir, fresh, quiet)
 
 
 @click.command("tucker-model", cls=BenchCommand)
@@ -97,7 +98,7 @@ def sptrsv_model(grid, cores, algorithms, repeats, rounds, calibration, out_dir,
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the validation table here as CSV.")
 @_calibration_option
-@_common
+@common_options
 def tucker_model(tensor, nnz, ranks, schemes, K, lanczos, ttm, repeats, csv_path, calibration, out_dir, fresh,
                  quiet):
     """Measured (the MPI worker) against modelled Tucker times on a stand-in tensor."""
@@ -107,8 +108,8 @@ def tucker_model(tensor, nnz, ranks, schemes, K, lanczos, ttm, repeats, csv_path
     name = "tucker-model"
     if tensor not in TENSORS:
         raise UsageFailure(f"spbench bench {name}: --tensor: expected one of {', '.join(TENSORS)}, got {tensor!r}")
-    counts = _ints(name, "--ranks", ranks)
-    chosen = _names(name, "--schemes", schemes, SCHEMES)
+    counts = parse_ints(name, "--ranks", ranks)
+    chosen = parse_names(name, "--schemes", schemes, SCHEMES)
     costs, path = _read_calibration(name, "tucker", calibration)
 
     def measure(say):
@@ -130,7 +131,7 @@ def tucker_model(tensor, nnz, ranks, schemes, K, lanczos, ttm, repeats, csv_path
 
     options = {"tensor": tensor, "nnz": nnz, "ranks": counts, "schemes": chosen, "K": K, "lanczos": lanczos,
                "ttm": ttm, "repeats": repeats, "calibration": path}
-    _measure(name, options, "tucker", measure, out_dir, fresh, quiet)
+    measure_and_store(name, options, "tucker", measure, out_dir, fresh, quiet)
 
 
 @click.command("tucker-speedup", cls=BenchCommand)
@@ -139,14 +140,14 @@ def tucker_model(tensor, nnz, ranks, schemes, K, lanczos, ttm, repeats, csv_path
 @click.option("-K", "--K", "K", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option("--lanczos", type=click.Choice(LANCZOS), default="paper", show_default=True)
 @_calibration_option
-@_common
+@common_options
 def tucker_speedup(tensors, ranks, K, lanczos, calibration, out_dir, fresh, quiet):
     """Modelled Lite HOOI times and speed-up at the tensors' real sizes (ideal loads, ttm: paper)."""
     from spbench.datasets.tensor_registry import TENSORS
 
     name = "tucker-speedup"
-    chosen = _names(name, "--tensors", tensors, TENSORS)
-    counts = _ints(name, "--ranks", ranks)
+    chosen = parse_names(name, "--tensors", tensors, TENSORS)
+    counts = parse_ints(name, "--ranks", ranks)
     costs, path = _read_calibration(name, "tucker", calibration)
 
     def measure(say):
@@ -159,8 +160,8 @@ def tucker_speedup(tensors, ranks, K, lanczos, calibration, out_dir, fresh, quie
                  "speedup": float(r["speedup"]), "largest_terms": dict(r["largest_terms"])}
                 for r in speedup_table(costs, chosen, tuple(counts), K, lanczos)]
 
-    _measure(name, {"tensors": chosen, "ranks": counts, "K": K, "lanczos": lanczos, "calibration": path},
-             "tucker", measure, out_dir, fresh, quiet)
+    measure_and_store(name, {"tensors": chosen, "ranks": counts, "K": K, "lanczos": lanczos, "calibration": path},
+                      "tucker", measure, out_dir, fresh, quiet)
 
 
 #: the commands `spbench bench` adds to its own
