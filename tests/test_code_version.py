@@ -32,8 +32,8 @@ sweep:
 """
 
 #: modules a run may import whose edits must not supersede rows: the calibration is recorded in
-#: meta.json (its numbers, not its code, decide a simulated row)
-NOT_RUN_CODE = {"calibrate"}
+#: meta.json (its numbers, not its code, decide a simulated row); cost_fit is its fitting helpers
+NOT_RUN_CODE = {"calibrate", "cost_fit"}
 
 
 def _names(experiment):

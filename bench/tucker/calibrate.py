@@ -1,7 +1,8 @@
 """Calibration of the Tucker cost model (:mod:`.model`) on this machine.
 
 :func:`calibrate` times the real code paths of one distributed HOOI, one process, one thread
-(the worker's setting: ``OMP_NUM_THREADS=1``, BLAS held at one thread), and fits:
+(the worker's setting: ``OMP_NUM_THREADS=1``, BLAS held at one thread), and fits (the two TTM
+fits live in :mod:`.calibrate_ttm`, the fitting helpers in :mod:`.cost_fit`):
 
 * TTM (the Cython kernel :func:`.ttm.ttm` over a :class:`.ttm.TTMPlan`) on generated tensors
   of N = 3 and 4 modes (uniform coordinates, and the power-law stand-ins of nell1, enron,
@@ -56,7 +57,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["calibrate", "save", "load", "calibrate_ttm", "calibrate_ttm_csf", "calibrate_oracle",
+from .cost_fit import median_time, nnls_relative
+
+__all__ = ["calibrate", "save", "load", "calibrate_oracle",
            "calibrate_lanczos", "calibrate_oracle_index", "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS",
            "SCHEMA_VERSION"]
 
@@ -69,168 +72,6 @@ COMPUTE_KEYS = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_kha
                 "lanczos_local_query", "dist_oracle_call", "dist_oracle_row")
 MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce",
             "alpha_alltoallv", "beta_alltoallv", "alpha_allgatherv", "beta_allgatherv")
-
-
-def _median_time(fn, reps: int) -> float:
-    fn()                                   # warm-up (page faults, plan caches)
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
-
-
-def _nnls_rel(X: np.ndarray, t: np.ndarray, scale: np.ndarray | None = None) -> tuple[np.ndarray, float]:
-    """Non-negative least squares on errors relative to ``scale`` (default ``t``); returns
-    (coefficients, median |rel err|)."""
-    from scipy.optimize import nnls
-    w = 1.0 / np.maximum(t if scale is None else scale, 1e-12)
-    coef, _ = nnls(X * w[:, None], t * w)
-    pred = X @ coef
-    return coef, float(np.median(np.abs(pred - t) / t))
-
-
-def _uniform_tensor(rng, dims, nnz):
-    """Uniform coordinates, duplicates summed, elements in random order (as the worker holds
-    them: in the order of the input, not sorted by any mode; sorted ones run faster)."""
-    from spbench.datasets.sparse_tensor import SparseTensor
-    coords = np.stack([rng.integers(0, L, size=nnz) for L in dims], axis=1)
-    T = SparseTensor(coords, rng.random(nnz) + 0.5, dims)
-    order = rng.permutation(T.nnz)
-    return SparseTensor(T.coords[order], T.values[order], dims, sum_duplicates=False, check=False)
-
-
-def _standin(name, nnz, seed):
-    from spbench.datasets.tensor_registry import standin
-    return standin(name, nnz=nnz, seed=seed)
-
-
-# ---- TTM ------------------------------------------------------------------------------------
-def _ttm_cases(quick: bool) -> tuple[list, int]:
-    """(generator, nnz, Ks) of the TTM fits and the repetitions: uniform coordinates and power-law
-    stand-ins of FROSTT tensors other than nell2 (the validation tensor stays out of sample)."""
-    if quick:
-        cases = [((3000, 800, 60), 20_000, (5, 10, 20)), ((300, 120, 40, 12), 8_000, (5, 10)),
-                 ("nell1", 30_000, (5, 10, 20))]
-        reps = 2
-    else:
-        cases = [((20000, 3000, 150), 100_000, (5, 10, 20)), ((2000, 400, 60), 200_000, (5, 10, 20)),
-                 ((2000, 300, 80, 20), 50_000, (5, 10, 20)), ((600, 100, 40, 10), 100_000, (5, 10)),
-                 ("nell1", 200_000, (5, 10, 20)), ("enron", 100_000, (5, 10, 20)),
-                 ("delicious", 100_000, (5, 10)), ((400_000, 300_000, 1_000_000), 2_000_000, (10,)),
-                 ("nell1", 2_000_000, (10,)), ((20000, 3000, 150), 2_000_000, (10,)),
-                 ((400_000, 300_000, 1_000_000), 100_000, (10,))]
-        reps = 3
-    return cases, reps
-
-
-def _case_tensors(quick: bool, seed: int):
-    """The tensors of :func:`_ttm_cases` in turn, with their K values."""
-    rng = np.random.default_rng(seed)
-    for dims, nnz, Ks in _ttm_cases(quick)[0]:
-        yield (_standin(dims, nnz, seed) if isinstance(dims, str) else _uniform_tensor(rng, dims, nnz)), Ks
-
-
-def _l2_bytes() -> float:
-    """The per-core L2 cache of cpu0 from sysfs (1 MiB when the system does not say)."""
-    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
-    try:
-        text = Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip()
-        return float(int(text.rstrip("KMG")) * units.get(text[-1], 1))
-    except (OSError, ValueError):
-        return float(2 ** 20)
-
-
-def _cold_seconds(tensor, plan, F, kh: int, scratch, reps: int, evict: np.ndarray) -> float:
-    """Median of ``reps`` cold TTM calls, as in a one-invocation HOOI: ``evict`` (8 / 32 MB) written
-    before each, a fresh Z each."""
-    from .ttm import ttm
-
-    ts = []
-    for _ in range(reps):
-        evict += 1.0
-        Z = np.empty((plan.nrows, kh))
-        t0 = time.perf_counter()
-        ttm(tensor, plan, F, out=Z, scratch=scratch)
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
-
-
-def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
-    """Fit of the element-wise TTM kernel (``ttm: paper``) per mode on generated tensors (see
-    the module docstring)."""
-    from threadpoolctl import threadpool_limits
-
-    from .factor_start import init_factors
-    from .ttm import TTMPlan, khat, ttm_scratch_len
-    from spbench.datasets.sparse_tensor import SparseTensor
-
-    reps = _ttm_cases(quick)[1]
-    evict = np.ones((8 if quick else 32) * 2 ** 17)
-    rows, samples = [], []
-    with threadpool_limits(limits=1):
-        for T0, Ks in _case_tensors(quick, seed):
-            N, E = T0.nmodes, T0.nnz
-            # uni-policy layout (one copy, plan over all of it) and the multi-policy worker's
-            # layout (N copies concatenated, mode n's plan over the n-th copy: dist_hooi)
-            TN = SparseTensor(np.concatenate([T0.coords] * N), np.concatenate([T0.values] * N), T0.dims,
-                              sum_duplicates=False, check=False)
-            layouts = [(T0, [TTMPlan.build(T0, n) for n in range(N)]),
-                       (TN, [TTMPlan.build(TN, n, np.arange(n * E, (n + 1) * E)) for n in range(N)])]
-            for T, plans in layouts:
-                for k in Ks:
-                    K = [k] * N
-                    F = init_factors(T, K, "random", seed)
-                    scratch = np.empty((1, max(ttm_scratch_len(K, n) for n in range(N))))
-                    for n in range(N):
-                        kh, R = khat(K, n), plans[n].nrows
-                        rows.append([E, E * kh, R * kh, (T.nnz - E) * kh, R])
-                        samples.append(_cold_seconds(T, plans[n], F, kh, scratch, reps, evict))
-    X, t = np.array(rows, dtype=float), np.array(samples)
-    coef, err = _nnls_rel(X, t)
-    return {"ttm_elem": float(coef[0]), "ttm_elem_khat": float(coef[1]), "ttm_row_khat": float(coef[2]),
-            "ttm_local_khat": float(coef[3]), "ttm_row": float(coef[4]),
-            "_fit": {"samples": len(t), "median_rel_error": err,
-                     "max_rel_error": float(np.max(np.abs(X @ coef - t) / t)),
-                     "large_rel_errors": [float(v) for v in ((X @ coef - t) / t)[X[:, 0] >= 1e6]]}}
-
-
-def calibrate_ttm_csf(quick: bool = False, seed: int = 0) -> dict:
-    """Fit of the CSF TTM kernel (``ttm: csf``) per mode on the tensors of :func:`calibrate_ttm`,
-    trees built per K as the worker builds them (module docstring)."""
-    from threadpoolctl import threadpool_limits
-
-    from .csf import CSFPlan, gathers_beyond_cache, tree_work
-    from .factor_start import init_factors
-    from .ttm import khat, ttm_scratch_len
-    from spbench.datasets.sparse_tensor import unique_sorted
-
-    reps = _ttm_cases(quick)[1]
-    evict = np.ones((8 if quick else 32) * 2 ** 17)
-    cache = _l2_bytes()
-    rows, samples = [], []
-    with threadpool_limits(limits=1):
-        for T, Ks in _case_tensors(quick, seed):
-            N = T.nmodes
-            held = [unique_sorted(T.coords[:, j]).size for j in range(N)]     # rows read at random
-            for k in Ks:
-                K = [k] * N
-                F = init_factors(T, K, "random", seed)
-                scratch = np.empty((1, max(ttm_scratch_len(K, n) for n in range(N))))
-                for n in range(N):
-                    plan = CSFPlan.build(T, n, K=K)
-                    kh, R = khat(K, n), plan.nrows
-                    rows.append([*tree_work(plan.order, plan.nodes, K), R * kh, R,
-                                 gathers_beyond_cache(plan.order, plan.nodes, K, held, cache)])
-                    samples.append(_cold_seconds(None, plan, F, kh, scratch, reps, evict))
-    X, t = np.array(rows, dtype=float), np.array(samples)
-    coef, err = _nnls_rel(X, t)
-    names = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row", "ttm_csf_miss")
-    rel = (X @ coef - t) / t
-    return {**{name: float(v) for name, v in zip(names, coef)}, "ttm_cache_bytes": cache,
-            "_fit": {"samples": len(t), "median_rel_error": err, "max_rel_error": float(np.max(np.abs(rel))),
-                     "large_rel_errors": [float(v) for v in rel[X[:, 0] >= 1e7]]}}
 
 
 # ---- oracle and GEMM ------------------------------------------------------------------------
@@ -249,15 +90,15 @@ def calibrate_oracle(quick: bool = False, seed: int = 0) -> dict:
             Z = rng.standard_normal((m, n))
             x, y = rng.standard_normal(n), rng.standard_normal(m)
             Y = rng.standard_normal((m, 10))
-            mv.append(_median_time(lambda: Z @ x, reps))
-            rmv.append(_median_time(lambda: Z.T @ y, reps))
-            gm.append(_median_time(lambda: Z.T @ Y, max(3, reps // 3)))
+            mv.append(median_time(lambda: Z @ x, reps))
+            rmv.append(median_time(lambda: Z.T @ y, reps))
+            gm.append(median_time(lambda: Z.T @ Y, max(3, reps // 3)))
             feats.append(m * n)
     X = np.stack([np.ones(len(feats)), np.array(feats, dtype=float)], axis=1)
-    c_mv, e_mv = _nnls_rel(X, np.array(mv))
-    c_rmv, e_rmv = _nnls_rel(X, np.array(rmv))
+    c_mv, e_mv = nnls_relative(X, np.array(mv))
+    c_rmv, e_rmv = nnls_relative(X, np.array(rmv))
     Xg = np.stack([np.ones(len(feats)), 10.0 * np.array(feats, dtype=float)], axis=1)
-    c_g, e_g = _nnls_rel(Xg, np.array(gm))
+    c_g, e_g = nnls_relative(Xg, np.array(gm))
     return {"oracle_call": float(0.5 * (c_mv[0] + c_rmv[0])), "oracle_matvec_entry": float(c_mv[1]),
             "oracle_rmatvec_entry": float(c_rmv[1]), "gemm_madd": float(c_g[1]),
             "_fit": {"shapes": shapes, "median_rel_error": {"matvec": e_mv, "rmatvec": e_rmv, "gemm": e_g}}}
@@ -328,7 +169,7 @@ def calibrate_lanczos(quick: bool = False, seed: int = 0) -> dict:
     coef[0] = float(np.median(t[g == "small"] / X[g == "small", 0]))          # seconds per query
     for group, cols in (("left", [1, 2, 3]), ("right", [4, 5])):
         sel = g == group
-        coef[cols], _ = _nnls_rel(X[np.ix_(sel, cols)], t[sel] - X[sel] @ coef, scale=t[sel])
+        coef[cols], _ = nnls_relative(X[np.ix_(sel, cols)], t[sel] - X[sel] @ coef, scale=t[sel])
     err = float(np.median(np.abs(X @ coef - t) / t))
     names = ("lanczos_query", "lanczos_left_word", "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word",
              "lanczos_right_row")
@@ -349,8 +190,8 @@ def _local_query(cases, coef, seed: int) -> float:
         for m, n, k, ncv in cases:
             Z = rng.standard_normal((m, n))
             x, y = rng.standard_normal(n), rng.standard_normal(m)
-            products = _median_time(lambda: Z @ x, 20) + _median_time(lambda: Z.T @ y, 20)
-            t = _median_time(lambda: lanczos_svd(None, None, (m, n), k, mode="paper", ncv=ncv, seed=seed,
+            products = median_time(lambda: Z @ x, 20) + median_time(lambda: Z.T @ y, 20)
+            t = median_time(lambda: lanczos_svd(None, None, (m, n), k, mode="paper", ncv=ncv, seed=seed,
                                                  local_matrix=Z), 5)
             basis = coef[1:] @ [m * ncv * (ncv - 1) / 2, m * ncv, m * ncv * k, n * ncv * (ncv + 1) / 2, n * ncv]
             per_query.append((t - ncv * products - basis) / (2 * ncv))
@@ -389,12 +230,12 @@ def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:
                 orc.alone = False                    # a rank of P > 1 (one process alone skips this work)
                 x, y = rng.standard_normal(2), rng.standard_normal(own.size)
                 yfull = np.zeros(R)
-                extra = 0.5 * (_median_time(lambda: orc.matvec(x), reps) - _median_time(lambda: Z @ x, reps)
-                               + _median_time(lambda: orc.rmatvec(y), reps) - _median_time(lambda: Z.T @ yfull, reps))
+                extra = 0.5 * (median_time(lambda: orc.matvec(x), reps) - median_time(lambda: Z @ x, reps)
+                               + median_time(lambda: orc.rmatvec(y), reps) - median_time(lambda: Z.T @ yfull, reps))
                 feats.append([1.0, R + recv.size])
                 secs.append(max(extra, 1e-9))
     X, t = np.array(feats), np.array(secs)
-    coef, err = _nnls_rel(X, t)
+    coef, err = nnls_relative(X, t)
     return {"dist_oracle_call": float(coef[0]), "dist_oracle_row": float(coef[1]),
             "_fit": {"rows": [int(f[1]) for f in feats], "seconds": secs, "median_rel_error": err}}
 
@@ -441,6 +282,8 @@ def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> 
 def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
     """Every cost of :mod:`.model` on this machine (quick: ≈ 10–30 s, full: a few minutes)."""
     from spbench.machine import machine_facts
+
+    from .calibrate_ttm import calibrate_ttm, calibrate_ttm_csf
 
     t0 = time.perf_counter()
     costs, fits = {}, {}
