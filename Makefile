@@ -95,6 +95,14 @@ bench-ttm: install
 bench-ingest: install
 	$(SPBENCH) bench ingest --nnz 50000000 --memory 1GB --out $(RESULTS)/bench-ingest
 
+# the cost models against measurement: each calibrates this machine, then stores the validation rows
+.PHONY: bench-sptrsv-model bench-tucker-model
+bench-sptrsv-model: install
+	$(SPBENCH) calibrate --validate 300 --results $(RESULTS)/bench-sptrsv-model
+
+bench-tucker-model: install
+	$(SPBENCH) calibrate --experiment tucker --validate 200000 --results $(RESULTS)/bench-tucker-model
+
 # Simulated Tucker rows get modelled HOOI times (Figs. 10, 11, 14-16) from this machine's Tucker
 # calibration: made once when missing (`--quick` with SCALE=small).
 tucker-calibration: install
