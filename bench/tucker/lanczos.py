@@ -22,7 +22,10 @@ Two modes (config key ``lanczos``):
   relative residual ``tol``.
 
 Both bases are reorthogonalized by classical Gram–Schmidt applied twice; the second pass and the
-squared norm share one Allreduce (‖w − Bc‖² = ‖w‖² − ‖c‖² for orthonormal B). B = Uᵀ Z V is kept
+squared norm share one Allreduce (‖w − Bc‖² = ‖w‖² − ‖c‖² for orthonormal B). At one process
+holding Z whole (``local_matrix``) the steps and, for ``paper``, the SVD of B and the Ritz vectors
+run compiled (:mod:`spbench.kernels._lanczos`), the second pass there only when the DGKS test asks
+for it: the same vectors to rounding. B = Uᵀ Z V is kept
 as the Gram–Schmidt coefficients; with B = P Σ Qᵀ the residual of Ritz triplet i is β_k·|P[k−1, i]|.
 Breakdowns (α or β ≈ 0) continue with a random vector orthogonal to the basis; left ones are drawn
 by :func:`.counter_random.counter_normal` from the rows' global ids, so results do not depend on P.
@@ -35,10 +38,12 @@ this for K_n ≥ L_n (those columns contribute nothing to the TTMs, the core or 
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg.lapack import dgesdd
 
 from .counter_random import counter_normal
 
@@ -239,6 +244,41 @@ def _identity(a):
     return np.asarray(a, dtype=np.float64)
 
 
+@functools.lru_cache(maxsize=64)
+def _first_normals(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``v = np.random.default_rng(seed).standard_normal(n)`` and ``v / ‖v‖``, read-only, kept per
+    (seed, n); a draw of n normals is never 0."""
+    v = np.random.default_rng(seed).standard_normal(n)
+    unit = v / np.linalg.norm(v)
+    v.flags.writeable = unit.flags.writeable = False
+    return v, unit
+
+
+class _SeededNormals:
+    """The normal draws of ``np.random.default_rng(seed)``: the first from :func:`_first_normals`,
+    the generator made (replaying it) only for a later draw. A generator made right after a TTM
+    costs ~0.3 ms at one process, as much as a 3-mode HOOI's Lanczos steps on a 1000-row mode."""
+
+    def __init__(self, seed):
+        self.seed, self.first = seed, None
+        self.rng = None if isinstance(seed, (int, np.integer)) else np.random.default_rng(seed)
+
+    def first_unit(self, n: int) -> np.ndarray:
+        """The first draw (n normals) normalized, as the start vector."""
+        self.first = int(n)
+        return _first_normals(self.seed, self.first)[1]
+
+    def standard_normal(self, n: int) -> np.ndarray:
+        if self.rng is None and self.first is None:
+            self.first = int(n)
+            return _first_normals(self.seed, self.first)[0].copy()
+        if self.rng is None:
+            self.rng = np.random.default_rng(self.seed)
+            if self.first is not None:
+                self.rng.standard_normal(self.first)
+        return self.rng.standard_normal(n)
+
+
 def _compiled_steps(Z, rows: RowLayout, n: int, ncv: int):
     """(the compiled step function, its work array, its right-breakdown status) when ``Z`` is
     given and holds every row of the layout, else Nones."""
@@ -250,6 +290,22 @@ def _compiled_steps(Z, rows: RowLayout, n: int, ncv: int):
     if Z.shape != (rows.local, n) or rows.local != rows.m or Z.dtype != np.float64 or not Z.flags.c_contiguous:
         raise ValueError(f"local_matrix must be the whole C-contiguous float64 ({rows.m}, {n}) matrix")
     return _lanczos.gkl_steps, np.empty(Z.shape[0] + n + 2 * (ncv + 1)), _lanczos.RIGHT_BREAKDOWN
+
+
+def _compiled_ritz(U, V, B, beta: float, tol: float, nsv: int, queries: int) -> LanczosResult:
+    """The end of a ``paper`` run whose steps ran compiled: the SVD of B and the Ritz vectors in
+    one compiled call too (``_lanczos.ritz_vectors``: the same dgesdd and products as below). At one
+    process each numpy call right after a TTM that emptied the caches costs tens of µs; this
+    end made ~20 of them per SVD."""
+    from spbench.kernels import _lanczos
+
+    nd, ni = _lanczos.ritz_work(U.shape[1])
+    Uk, Vk = np.empty((U.shape[0], nsv)), np.empty((V.shape[0], nsv))
+    s, rel = np.empty(nsv), np.empty(nsv)
+    info, nconv = _lanczos.ritz_vectors(U, V, B, beta, tol, Uk, Vk, s, rel, np.empty(nd), np.empty(ni, np.intc))
+    if info:
+        raise np.linalg.LinAlgError(f"Lanczos: the SVD of B failed (LAPACK dgesdd info {info})")
+    return LanczosResult(Uk, s, Vk, queries=queries, converged=min(nconv, nsv), residuals=rel)
 
 
 def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, mode: str = "converged", ncv: int | None = None,
@@ -283,16 +339,19 @@ def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, mode: str = "converged", nc
         return _dense(matvec, rmatvec, rows, n, nsv)
     if max_restarts is None:
         max_restarts = 0 if mode == "paper" else max(100, min(m, n) // ncv)
-    rng = np.random.default_rng(seed)
+    rng = _SeededNormals(seed)
     U = np.zeros((rows.local, ncv), order="F")
     V = np.zeros((n, ncv + 1), order="F")
     B = np.zeros((ncv, ncv))
-    v = rng.standard_normal(n) if v0 is None else np.asarray(v0, dtype=float).copy()
-    nrm = np.linalg.norm(v)
-    if nrm == 0:
-        v = rng.standard_normal(n)
+    if v0 is None and rng.rng is None:
+        V[:, 0] = rng.first_unit(n)
+    else:
+        v = rng.standard_normal(n) if v0 is None else np.asarray(v0, dtype=float).copy()
         nrm = np.linalg.norm(v)
-    V[:, 0] = v / nrm
+        if nrm == 0:
+            v = rng.standard_normal(n)
+            nrm = np.linalg.norm(v)
+        V[:, 0] = v / nrm
     queries = restarts = breakdowns = 0
     l = 0            # vectors kept from the last restart: U[:, :l], V[:, :l+1] valid
     anorm = 0.0      # running estimate of ‖Z‖ for breakdown tests
@@ -337,13 +396,15 @@ def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, mode: str = "converged", nc
             else:
                 V[:, j + 1] = w / beta
             j += 1
-        P, s, Qt = np.linalg.svd(B)
+        if steps is not None and mode == "paper":
+            return _compiled_ritz(U, V, B, beta, tol, nsv, queries)
+        P, s, Qt, info = dgesdd(B)
+        if info:
+            raise np.linalg.LinAlgError(f"Lanczos: the SVD of B failed (LAPACK dgesdd info {info})")
         res = beta * np.abs(P[ncv - 1, :])
         rel = res / np.maximum(s, 1e-300)
         ok = rel <= tol
-        nconv = 0
-        while nconv < ncv and ok[nconv]:
-            nconv += 1
+        nconv = ncv if ok.all() else int(np.argmin(ok))
         if mode == "paper" or nconv >= nsv or restarts >= max_restarts:
             if mode != "paper" and nconv < nsv:
                 raise RuntimeError(f"Lanczos: {nconv} of {nsv} triplets converged after "
