@@ -27,6 +27,9 @@ def _bench_group() -> click.Group:
 
     for command in MODEL_COMMANDS:
         bench.add_command(command)
+    from .splatt_bench_command import splatt
+
+    bench.add_command(splatt)
     return bench
 
 

@@ -148,10 +148,29 @@ def hooi_table(rows: list[dict]) -> str:
                      f"{_fmt(p.get('fit'), '.10g')} | {_fmt(s.get('maxrss_mb'), '.0f')} | "
                      f"{_fmt(p.get('maxrss_mb'), '.0f')} | {_fmt(b.get('maxrss_mb'), '.0f')} | "
                      f"{(p['maxrss_mb'] / s['maxrss_mb']) if ok else math.nan:.1f}× |")
-    lines += ["", "| TTM N | K | time s (all modes) | Melements/s | GFLOP/s | % of matmul peak |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "| TTM N | K | csf s (all modes) | Melements/s | csf GFLOP/s | % of matmul peak | paper s | "
+              "paper GFLOP/s | csf speed-up | flop reduction |", "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {t['N']} | {t['K']} | {t['time']:.3f} | {t['elements_per_s'] / 1e6:.2f} | {t['gflops']:.2f} | "
-              f"{100 * t['gflops'] / peak:.1f} |" for t in rows if t["item"].startswith("ttm ")]
+              f"{100 * t['gflops'] / peak:.1f} | {_fmt(t.get('paper_time'), '.3f')} | "
+              f"{_fmt(t.get('paper_gflops'), '.2f')} | {_fmt(t.get('speedup'), '.2f')}× | "
+              f"{_fmt(t.get('flop_reduction'), '.2f')}× |" for t in rows if t["item"].startswith("ttm ")]
+    return "\n".join(lines)
+
+
+def splatt_table(rows: list[dict]) -> str:
+    """SPLATT's Tucker beside ours per iteration, interleaved rounds (splatt_side)."""
+    first = rows[0]
+    p = first["params"]
+    lines = [f"SPLATT {p['binary']} (BLAS {first.get('splatt_blas') or '?'}); spbench BLAS "
+             f"{first.get('spbench_blas') or '?'}; {p['iterations']} iterations per round, median of {p['reps']} "
+             "rounds, seconds per iteration", "",
+             "| tensor | K | threads | SPLATT TTM s | csf TTM s | csf / SPLATT | SPLATT SVD s | spbench SVD s | "
+             "spbench / SPLATT |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        svd = r.get("spbench_svd")
+        lines.append(f"| {r['case']} {'×'.join(map(str, r['dims']))}, {r['nnz']:,} nnz | {r['K']} | {r['threads']} | "
+                     f"{r['splatt_ttm']:.4f} | {r['csf_ttm']:.4f} | {r['csf_ttm'] / r['splatt_ttm']:.2f} | "
+                     f"{r['splatt_svd']:.5f} | " + (f"{svd:.5f} | {svd / r['splatt_svd']:.2f} |" if svd else "- | - |"))
     return "\n".join(lines)
 
 
@@ -216,8 +235,9 @@ def ingest_table(rows: list[dict]) -> str:
 #: benchmark name → its table
 TABLES = {"serial": serial_table, "barrier": barrier_table, "schedulers": schedulers_table, "slope": slope_table,
           "order": order_table, "lite": lite_table, "hooi": hooi_table, "ttm": ttm_table,
-          "tucker-scale": scale_table, "ingest": ingest_table, "sptrsv-model": sptrsv_model_table,
-          "tucker-model": tucker_model_table, "tucker-speedup": tucker_speedup_table}
+          "tucker-scale": scale_table, "ingest": ingest_table, "splatt": splatt_table,
+          "sptrsv-model": sptrsv_model_table, "tucker-model": tucker_model_table,
+          "tucker-speedup": tucker_speedup_table}
 
 
 def bench_table(rows: list[dict]) -> str:

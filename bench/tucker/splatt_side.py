@@ -2,11 +2,14 @@
 §8: the CSF TTM of its reference [26], SPLATT; README "The local TTM").
 
 SPLATT is built from its public source (branch ``tucker``, not part of spbench); this module only
-runs its binary. Per case of :data:`.ttm_bench.CASES` and thread count, each of ``reps`` rounds
-runs ``splatt tucker -i 1 -r K -t T -v --nowrite -c N --seed 1 FILE.tns`` (``OMP_NUM_THREADS=T``,
-``OPENBLAS_NUM_THREADS=1``) and reads its ``TTM`` and ``SVD`` timer lines, then times our csf TTM
-of every mode once (plans built before the rounds, as SPLATT builds its CSF before its timers)
-and, at one thread, one HOOI's ``svd_time`` (``lanczos: paper``, same K); items carry the medians.
+runs its binary (``spbench bench splatt --binary PATH``). Per case of :data:`.ttm_bench.CASES` and
+thread count, each of ``reps`` rounds runs ``splatt tucker -i I --tol 0 -r K -t T -v --nowrite -c N
+--seed 1 FILE.tns`` (``OMP_NUM_THREADS=T``, ``OPENBLAS_NUM_THREADS=1``; ``--tol 0``: all I
+iterations) and reads its ``TTM`` and ``SVD`` timer lines (sums over the I iterations, printed in
+milliseconds: I iterations make its SVD tens of ms), then times our csf TTM of every mode once
+(plans built before the rounds, as SPLATT builds its CSF before its timers) and, at one thread,
+a HOOI of I invocations' ``svd_time`` (``lanczos: paper``, same K). Items carry the medians per
+iteration; ratios are the table's.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["splatt_timers", "write_tns", "splatt_rounds"]
+__all__ = ["splatt_timers", "write_tns", "splatt_rounds", "linked_blas", "our_blas"]
 
 
 def write_tns(tensor, path) -> Path:
@@ -31,19 +34,38 @@ def write_tns(tensor, path) -> Path:
     return Path(path)
 
 
-def splatt_timers(splatt: str, tns, nmodes: int, K: int, threads: int) -> dict:
-    """One ``splatt tucker`` iteration: its ``TTM`` and ``SVD`` timer lines, seconds."""
+def splatt_timers(splatt: str, tns, nmodes: int, K: int, threads: int, iterations: int = 1) -> dict:
+    """``splatt tucker`` for ``iterations`` iterations: its ``TTM`` and ``SVD`` timer lines, seconds
+    per iteration."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
-    cmd = [splatt, "tucker", "-i", "1", "-r", str(K), "-t", str(threads), "-v", "--nowrite", "-c", str(nmodes),
-           "--seed", "1", str(tns)]
+    cmd = [splatt, "tucker", "-i", str(iterations), "--tol", "0", "-r", str(K), "-t", str(threads), "-v",
+           "--nowrite", "-c", str(nmodes), "--seed", "1", str(tns)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
     timers = {}
     for name in ("TTM", "SVD"):
         found = re.search(rf"^\s+{name}\s+([0-9.]+)s\s*$", out, re.M)
         if found is None:
             raise RuntimeError(f"{splatt}: no '{name}' timer line in its output")
-        timers[name.lower()] = float(found.group(1))
+        timers[name.lower()] = float(found.group(1)) / iterations
     return timers
+
+
+def linked_blas(binary: str) -> str:
+    """The BLAS/LAPACK libraries ``binary`` links (``ldd``), or ``""`` when that cannot be told."""
+    try:
+        out = subprocess.run(["ldd", binary], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return ", ".join(line.split("=>")[-1].split("(")[0].strip() for line in out.splitlines()
+                     if re.search(r"blas|lapack", line, re.I))
+
+
+def our_blas() -> str:
+    """The BLAS libraries this process loaded (threadpoolctl): API, version, library."""
+    from threadpoolctl import threadpool_info
+
+    return ", ".join(f"{i.get('internal_api')} {i.get('version')} ({Path(i.get('filepath', '')).name})"
+                     for i in threadpool_info() if i.get("user_api") == "blas")
 
 
 def _csf_ttm_seconds(plans, factors, Z, scratch, threads: int) -> float:
@@ -56,10 +78,10 @@ def _csf_ttm_seconds(plans, factors, Z, scratch, threads: int) -> float:
 
 
 def splatt_rounds(splatt: str, cases: list[str], threads: list[int], reps: int, nell2_nnz: int, seed: int,
-                  workdir, say=lambda text: None) -> list[dict]:
-    """Items per case, K and thread count: SPLATT's TTM and SVD seconds, our csf TTM and (one
-    thread) HOOI SVD seconds, medians of ``reps`` interleaved rounds (module docstring); the .tns
-    files are written under ``workdir``."""
+                  workdir, say=lambda text: None, iterations: int = 1) -> list[dict]:
+    """Items per case, K and thread count: SPLATT's TTM and SVD seconds per iteration, our csf TTM
+    and (one thread) HOOI SVD seconds per iteration, medians of ``reps`` interleaved rounds of
+    ``iterations`` iterations (module docstring); the .tns files are written under ``workdir``."""
     from threadpoolctl import threadpool_limits
 
     from .factor_start import init_factors
@@ -68,11 +90,13 @@ def splatt_rounds(splatt: str, cases: list[str], threads: list[int], reps: int, 
     from .ttm_bench import CASES, _tensor
     from .bench_tensors import case_label
 
-    items = []
+    items, blas = [], {"splatt_blas": linked_blas(splatt), "spbench_blas": our_blas()}
     for case in cases:
         for spec in CASES[case]:
             T = _tensor(spec, nell2_nnz, seed)
-            tns = write_tns(T, Path(workdir) / f"{case}.tns")
+            tns = Path(workdir) / f"{case}.tns"
+            if spec is CASES[case][0]:
+                write_tns(T, tns)
             N, K = T.nmodes, spec["K"]
             Ks = [K] * N
             F = init_factors(T, Ks, "random", seed)
@@ -85,17 +109,17 @@ def splatt_rounds(splatt: str, cases: list[str], threads: list[int], reps: int, 
                 with threadpool_limits(limits=t):
                     _csf_ttm_seconds(plans, F, Z, scratch, t)                   # untimed
                 for _ in range(reps):
-                    timers = splatt_timers(splatt, tns, N, K, t)
+                    timers = splatt_timers(splatt, tns, N, K, t, iterations)
                     rounds["splatt_ttm"].append(timers["ttm"])
                     rounds["splatt_svd"].append(timers["svd"])
                     with threadpool_limits(limits=t):
                         rounds["csf_ttm"].append(_csf_ttm_seconds(plans, F, Z, scratch, t))
                     if t == 1:
                         with threadpool_limits(limits=1):
-                            rounds["spbench_svd"].append(hooi(T, Ks, lanczos="paper", seed=seed).times["svd_time"])
+                            run = hooi(T, Ks, lanczos="paper", seed=seed, invocations=iterations)
+                        rounds["spbench_svd"].append(run.times["svd_time"] / iterations)
                 med = {k: float(np.median(v)) if v else None for k, v in rounds.items()}
                 items.append({"dataset": case_label(T.dims, T.nnz), "item": f"splatt K={K} threads={t}",
-                              "case": case, "K": K, "threads": t, **med, "rounds": rounds,
-                              "ttm_ratio": med["csf_ttm"] / med["splatt_ttm"],
-                              "svd_ratio": (med["spbench_svd"] / med["splatt_svd"]) if med["spbench_svd"] else None})
+                              "case": case, "dims": list(T.dims), "nnz": int(T.nnz), "K": K, "threads": t,
+                              "iterations": iterations, **med, "rounds": rounds, **blas})
     return items
