@@ -1,10 +1,14 @@
-"""Shared fixtures: a writer for small config files and the path of the installed CLI."""
+"""Shared fixtures: a writer for small config files, the path of the installed CLI, small random
+tensors (``make_tensor``)."""
 import shutil
 import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from spbench.datasets.sparse_tensor import SparseTensor
 
 
 @pytest.fixture
@@ -32,3 +36,19 @@ def isolated_data_dir(tmp_path_factory, monkeypatch):
     """Every test gets its own $SPBENCH_DATA, so a user's cache or calibration never leaks in
     (tests that need a particular cache set it again)."""
     monkeypatch.setenv("SPBENCH_DATA", str(tmp_path_factory.mktemp("spbench-data")))
+
+
+def random_tensor(seed, dims=(9, 7, 5), nnz=120, skew=1.2):
+    """A small tensor with power-law slice sizes in every mode (duplicates summed)."""
+    rng = np.random.default_rng(seed)
+    cols = []
+    for L in dims:
+        w = np.arange(1, L + 1, dtype=float) ** -skew
+        cols.append(rng.permutation(L)[rng.choice(L, size=nnz, p=w / w.sum())])
+    return SparseTensor(np.stack(cols, axis=1), rng.random(nnz) + 0.5, dims)
+
+
+@pytest.fixture
+def make_tensor():
+    """``random_tensor(seed, dims, nnz, skew)``: the tests' small power-law tensors."""
+    return random_tensor

@@ -23,7 +23,7 @@ P words per sweep (homes with good slices only decide them alone, vectorized). A
 is its own sharer pairs, its home's pairs and O(P): the pairs go to their homes by one Alltoallv
 and the owners come back the same way.
 The balance (largest number of words a rank receives per Z·x) stays within 10% of one global
-greedy over all slices on the test tensors (tests/tucker/test_tucker_row_owners.py).
+greedy over all slices on the test tensors (tests/tucker/test_row_owners.py).
 
 Cost: good slices are vectorized; the greedy is a Python loop over the shared slices only, twice
 (``stats``: ``good`` and ``shared`` slices decided, greedy ``steps`` = sharers scanned, chain

@@ -15,10 +15,12 @@ from spbench.datasets import registry
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
-    """Point the cache at tmp_path and the SuiteSparse URL at a closed local port (never the internet)."""
+    """Point the cache at tmp_path and the SuiteSparse and FROSTT URLs at a closed local port (never the
+    internet)."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("SPBENCH_DATA", str(cache))
     monkeypatch.setenv("SPBENCH_SUITESPARSE_URL", "http://127.0.0.1:9/MM")
+    monkeypatch.setenv("SPBENCH_FROSTT_URL", "http://127.0.0.1:9/frostt")
     return cache
 
 

@@ -2,7 +2,6 @@
 paper's scale, part 1, items 3 and 5)."""
 import numpy as np
 import pytest
-from conftest import random_tensor
 
 from spbench.tucker import factor_start
 from spbench.tucker.counter_random import counter_normal
@@ -31,11 +30,11 @@ def test_counter_normal_depends_only_on_ids():
     assert not np.array_equal(counter_normal(8, 2, np.arange(10), 5), a[:10])
 
 
-def test_random_start_draws_only_non_empty_rows():
+def test_random_start_draws_only_non_empty_rows(make_tensor):
     """Rows of empty slices are 0; the drawn rows are orthonormalized; with fewer non-empty
     slices than K the extra columns are 0 (the padding rule). Rows split over ranks give the
-    same factor: tests/tucker/test_tucker_mpi.py compares 1, 2 and 3 ranks."""
-    T = random_tensor(3, dims=(8, 6, 5), nnz=60)
+    same factor: tests/tucker/test_worker.py compares 1, 2 and 3 ranks."""
+    T = make_tensor(3, dims=(8, 6, 5), nnz=60)
     keep = T.coords[:, 0] != 7
     from spbench.datasets.sparse_tensor import SparseTensor
     T = SparseTensor(T.coords[keep], T.values[keep], T.dims)
@@ -50,9 +49,9 @@ def test_random_start_draws_only_non_empty_rows():
     np.testing.assert_allclose(Q @ np.linalg.lstsq(Q, A, rcond=None)[0], A, atol=1e-10)   # same span
 
 
-def test_hosvd_refuses_a_tensor_rank0_cannot_hold(monkeypatch):
+def test_hosvd_refuses_a_tensor_rank0_cannot_hold(monkeypatch, make_tensor):
     monkeypatch.setattr(factor_start, "_available_bytes", lambda: 1000)
-    T = random_tensor(2, dims=(10, 9, 8), nnz=200)
+    T = make_tensor(2, dims=(10, 9, 8), nnz=200)
     with pytest.raises(ValueError, match="init: hosvd.*use init: random"):
         factor_start.hosvd_rows(LocalComm(), T.coords, T.values, T.dims, 3,
                                 [np.arange(10), np.arange(9), np.arange(8)], 0, 1e-8)

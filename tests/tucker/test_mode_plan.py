@@ -2,7 +2,6 @@
 into the local tensor (the multi-policy peak at one rank); plans and HOOI's fit are unchanged."""
 import numpy as np
 import pytest
-from conftest import random_tensor
 
 from spbench.tucker.distribute import distribute, split_block
 from spbench.tucker.hooi import hooi_distributed
@@ -10,17 +9,17 @@ from spbench.tucker.mode_plan import build_plans
 from spbench.tucker.mpi import LocalComm
 
 
-def _distributed(scheme):
+def _distributed(scheme, make_tensor):
     comm = LocalComm()
-    return comm, distribute(comm, split_block(random_tensor(5, dims=(30, 25, 20), nnz=800), comm), scheme)
+    return comm, distribute(comm, split_block(make_tensor(5, dims=(30, 25, 20), nnz=800), comm), scheme)
 
 
 @pytest.mark.parametrize("scheme", ["coarse", "medium"])
-def test_sets_released_after_renumbering_plans_unchanged(scheme):
-    comm, kept = _distributed(scheme)
+def test_sets_released_after_renumbering_plans_unchanged(scheme, make_tensor):
+    comm, kept = _distributed(scheme, make_tensor)
     lt_kept, plans_kept = build_plans(comm, kept, "csf", [4, 4, 4])
     assert all(s.coords is not None and s.gids is not None for s in kept.sets)
-    comm, dropped = _distributed(scheme)
+    comm, dropped = _distributed(scheme, make_tensor)
     lt, plans = build_plans(comm, dropped, "csf", [4, 4, 4], release=True)
     assert all(s.coords is None and s.gids is None and s.values is not None for s in dropped.sets)
     assert [f.tolist() for f in lt.factor_ids] == [f.tolist() for f in lt_kept.factor_ids]
@@ -29,10 +28,10 @@ def test_sets_released_after_renumbering_plans_unchanged(scheme):
 
 
 @pytest.mark.parametrize("scheme,init", [("coarse", "random"), ("lite", "random"), ("coarse", "hosvd")])
-def test_hooi_fit_same_with_the_input_released(scheme, init):
+def test_hooi_fit_same_with_the_input_released(scheme, init, make_tensor):
     fits = []
     for release in (False, True):
-        comm, dt = _distributed(scheme)
+        comm, dt = _distributed(scheme, make_tensor)
         res = hooi_distributed(comm, dt, 4, invocations=2, init=init, seed=1, release_input=release)
         fits.append(res.fits)
         assert all((s.coords is None) == release for s in dt.sets)

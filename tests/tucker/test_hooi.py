@@ -1,12 +1,10 @@
 """Single-process HOOI (paper §2.2 Figure 2) against the dense numpy HOOI."""
 import numpy as np
 import pytest
-from conftest import random_tensor
 
 from spbench.tucker.factor_start import init_factors
 from spbench.tucker.hooi import hooi
 from spbench.tucker.hooi_reference import hooi_dense, ttm_dense as _ttm_dense
-from spbench.tucker.ttm import unfold
 from spbench.datasets.sparse_tensor import SparseTensor
 
 
@@ -25,9 +23,9 @@ def _assert_same_subspaces(res, ref, gap=1e-6):
         np.testing.assert_allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-12)
 
 
-def _hollow_tensor(seed, dims, nnz):
+def _hollow_tensor(seed, dims, nnz, make_tensor):
     """Random tensor with some empty slices in every mode."""
-    T = random_tensor(seed, dims=dims, nnz=nnz)
+    T = make_tensor(seed, dims=dims, nnz=nnz)
     keep = np.ones(T.nnz, dtype=bool)
     for n, L in enumerate(dims):
         keep &= T.coords[:, n] != L - 1           # the last slice of every mode is empty
@@ -36,8 +34,8 @@ def _hollow_tensor(seed, dims, nnz):
 
 @pytest.mark.parametrize("dims,K", [((30, 25, 20), (4, 3, 5)), ((14, 12, 10, 9), (3, 2, 3, 2))])
 @pytest.mark.parametrize("init", ["random", "hosvd"])
-def test_hooi_matches_dense(dims, K, init):
-    T = random_tensor(7, dims=dims, nnz=600)
+def test_hooi_matches_dense(dims, K, init, make_tensor):
+    T = make_tensor(7, dims=dims, nnz=600)
     res = hooi(T, K, invocations=2, init=init, seed=3, tol=1e-12, lanczos="converged")
     ref = hooi_dense(T, K, invocations=2, init=init, seed=3)
     np.testing.assert_allclose(res.fits, ref.fits, rtol=1e-10)
@@ -51,8 +49,8 @@ def test_hooi_matches_dense(dims, K, init):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_hooi_default_tolerance_and_threads(threads):
-    T = random_tensor(11, dims=(40, 30, 20), nnz=900)
+def test_hooi_default_tolerance_and_threads(threads, make_tensor):
+    T = make_tensor(11, dims=(40, 30, 20), nnz=900)
     res = hooi(T, 5, threads=threads, seed=1, lanczos="converged")
     ref = hooi_dense(T, 5, seed=1)
     np.testing.assert_allclose(res.fit, ref.fit, rtol=1e-10)
@@ -61,11 +59,11 @@ def test_hooi_default_tolerance_and_threads(threads):
 
 @pytest.mark.parametrize("dims,K", [((6, 5, 4), (6, 5, 4)), ((6, 5, 4), (8, 2, 4)),
                                     ((5, 4, 3, 3), (5, 4, 3, 3)), ((12, 10, 9, 8), (12, 3, 2, 2))])
-def test_hooi_k_at_least_l_and_empty_slices(dims, K):
+def test_hooi_k_at_least_l_and_empty_slices(dims, K, make_tensor):
     """K_n ≥ L_n (dense fallback, zero padding) with empty slices: same ‖G‖ as the dense HOOI.
     The fit 1 − √(‖T‖² − ‖G‖²)/‖T‖ is ill-conditioned near 1 (√ of a cancellation), so it is
     compared absolutely at 1e-7, ‖G‖ relatively at 1e-10."""
-    T = _hollow_tensor(5, dims, nnz=80)
+    T = _hollow_tensor(5, dims, 80, make_tensor)
     res = hooi(T, K, invocations=2, seed=2, lanczos="converged")
     ref = hooi_dense(T, K, invocations=2, seed=2)
     np.testing.assert_allclose(np.linalg.norm(res.core), np.linalg.norm(ref.core), rtol=1e-10)
@@ -78,8 +76,8 @@ def test_hooi_k_at_least_l_and_empty_slices(dims, K):
         np.testing.assert_allclose(G, np.diag(nz.astype(float)), atol=1e-12)
 
 
-def test_init_factors_random_is_seeded_orthonormal():
-    T = random_tensor(1, dims=(9, 7, 5), nnz=100)
+def test_init_factors_random_is_seeded_orthonormal(make_tensor):
+    T = make_tensor(1, dims=(9, 7, 5), nnz=100)
     a = init_factors(T, (3, 8, 2), "random", seed=4)
     b = init_factors(T, (3, 8, 2), "random", seed=4)
     for F, G in zip(a, b):
@@ -90,10 +88,10 @@ def test_init_factors_random_is_seeded_orthonormal():
         init_factors(T, (3, 3, 3), "nope")
 
 
-def test_hooi_paper_lanczos_runs_2k_steps():
+def test_hooi_paper_lanczos_runs_2k_steps(make_tensor):
     """``lanczos: paper`` (§7.1): 2K_n Lanczos steps, Q_n = 4K_n queries, no restart, the
     leading triplets' relative residuals reported; its fit is close to the converged one."""
-    T = random_tensor(2, dims=(60, 50, 40), nnz=1500)
+    T = make_tensor(2, dims=(60, 50, 40), nnz=1500)
     res = hooi(T, 3, seed=0)
     conv = hooi(T, 3, seed=0, lanczos="converged", tol=1e-10)
     assert res.queries == [12, 12, 12] and res.restarts == [0, 0, 0]
@@ -105,10 +103,10 @@ def test_hooi_paper_lanczos_runs_2k_steps():
 
 
 @pytest.mark.parametrize("dims,K", [((30, 25, 20), 3), ((12, 10, 9, 8), (3, 2, 3, 2))])
-def test_hooi_matches_pyttb_tucker_als(dims, K):
+def test_hooi_matches_pyttb_tucker_als(dims, K, make_tensor):
     """Same initial factors, one invocation: the same fit as pyttb's tucker_als."""
     ttb = pytest.importorskip("pyttb")
-    T = random_tensor(4, dims=dims, nnz=500)
+    T = make_tensor(4, dims=dims, nnz=500)
     Ks = [K] * len(dims) if np.ndim(K) == 0 else list(K)
     F0 = init_factors(T, Ks, "random", seed=6)
     X = ttb.sptensor(T.coords, T.values[:, None], tuple(T.dims))

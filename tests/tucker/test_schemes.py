@@ -1,5 +1,5 @@
 """CoarseG, MediumG, HyperG and the registry: valid policies, grids, determinism, declared
-parameters, and the parallel forms on a LocalComm (the MPI runs are in test_tucker_mpi.py)."""
+parameters, and the parallel forms on a LocalComm (the MPI runs are in test_worker.py)."""
 import importlib
 import math
 
