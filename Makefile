@@ -90,6 +90,13 @@ bench-hooi: install
 bench-ttm: install
 	$(SPBENCH) bench ttm --threads 1,2 --reps 5 --out $(RESULTS)/bench-ttm
 
+# SPLATT's Tucker beside ours (issue 16's four tensors): SPLATT=path/to/splatt built from its public
+# source (branch tucker; see the README), not shipped here
+.PHONY: bench-splatt
+bench-splatt: install
+	@test -n "$(SPLATT)" || { echo "make bench-splatt: set SPLATT=path/to/splatt (the README says how to build it)"; exit 2; }
+	$(SPBENCH) bench splatt --binary "$(SPLATT)" --threads 1,2 --iterations 10 --reps 5 --out $(RESULTS)/bench-splatt
+
 # .tns text into a tensor store: a 5e7-nonzero nell2-shaped file (generated once into $SPBENCH_DATA/bench),
 # converted at the default memory setting, against pandas' reader and `cat FILE > /dev/null`
 bench-ingest: install
