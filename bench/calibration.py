@@ -13,10 +13,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["KIND", "VERSION", "write_calibration", "read_calibration"]
+__all__ = ["KIND", "VERSION", "default_path", "write_calibration", "read_calibration"]
 
 KIND = "spbench-calibration"
 VERSION = 1
+
+
+def default_path(experiment: str) -> Path:
+    """Where `spbench calibrate --experiment NAME` keeps this machine's calibration:
+    ``$SPBENCH_DATA/calibration/<experiment>-<host>.json``."""
+    import socket
+
+    from .cache_root import data_dir
+    return data_dir() / "calibration" / f"{experiment}-{socket.gethostname()}.json"
 
 
 def write_calibration(path, experiment: str, terms: dict, *, machine: dict, created: str, quick: bool,

@@ -166,18 +166,26 @@ class Experiment(RowKind):
     def measure_calibration(self, quick: bool, cores: tuple) -> dict:
         """Measure the cost model's terms on this machine (ValueError for core counts it cannot use)."""
 
-    @abstractmethod
+    #: the module holding the experiment's calibration: ``default_calibration_path()``, ``save(measured,
+    #: path)`` and ``load(path)`` over :mod:`spbench.calibration`'s format (imported when used)
+    calibration_module: str = ""
+
+    def _calibration(self):
+        import importlib
+        return importlib.import_module(self.calibration_module)
+
     def calibration_path(self) -> Path:
         """Where `spbench calibrate` keeps this machine's calibration by default."""
+        return self._calibration().default_calibration_path()
 
-    @abstractmethod
     def save_calibration(self, measured: dict, path) -> Path:
         """Store a measured calibration (:mod:`spbench.calibration`'s format)."""
+        return self._calibration().save(measured, path)
 
-    @abstractmethod
     def read_calibration(self, path) -> dict:
         """A stored calibration as :meth:`measure_calibration` returned it (OSError, or ValueError
         with one line, when it cannot be read)."""
+        return self._calibration().load(path)
 
     #: `spbench calibrate --validate SIZE`: the `spbench bench` command putting the calibrated model
     #: beside measurement, and the option of it SIZE sets

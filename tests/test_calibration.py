@@ -22,7 +22,7 @@ MEASURED = {
                "quick": True, "threads": 1, "machine": MACHINE, "costs": {"ttm_elem": 1e-9}, "fits": {},
                "mpi": {"skipped": "mpi=False"}, "calibration_seconds": 1.5},
 }
-MODULES = {"sptrsv": (sptrsv_calibration.save_costs, sptrsv_calibration.load_costs),
+MODULES = {"sptrsv": (sptrsv_calibration.save, sptrsv_calibration.load),
            "tucker": (tucker_calibration.save, tucker_calibration.load)}
 
 
@@ -67,7 +67,7 @@ def _foreign(path):
 
 
 def _newer(path):
-    sptrsv_calibration.save_costs(MEASURED["sptrsv"], path)
+    sptrsv_calibration.save(MEASURED["sptrsv"], path)
     path.write_text(json.dumps({**json.loads(path.read_text()), "version": VERSION + 1}))
 
 
@@ -83,7 +83,7 @@ def test_other_files_are_one_line(tmp_path, write, said):
     path = tmp_path / "cal.json"
     write(path)
     with pytest.raises(ValueError) as err:
-        sptrsv_calibration.load_costs(path)
+        sptrsv_calibration.load(path)
     assert said in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
 
 

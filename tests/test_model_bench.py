@@ -19,9 +19,9 @@ MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
 @pytest.fixture
 def sptrsv_cal(tmp_path):
-    from spbench.sptrsv.calibrate import KIND, SCHEMA_VERSION, save_costs
+    from spbench.sptrsv.calibrate import KIND, SCHEMA_VERSION, save
 
-    return save_costs({"schema_version": SCHEMA_VERSION, "kind": KIND, "date": "2026-01-01T00:00:00+00:00",
+    return save({"schema_version": SCHEMA_VERSION, "kind": KIND, "date": "2026-01-01T00:00:00+00:00",
                        "quick": True, "machine": MACHINE, "serial": SPTRSV_RATES,
                        "cores": {"1": SPTRSV_RATES}}, tmp_path / "sptrsv.json")
 
@@ -67,14 +67,14 @@ def test_calibrate_validate_stores_the_validation_rows(sptrsv_cal, tmp_path):
 
 def test_calibrate_validate_after_measuring(sptrsv_cal, tmp_path, monkeypatch):
     """Without --costs the calibration is measured, written, then validated."""
-    from spbench.sptrsv.calibrate import load_costs
+    from spbench.sptrsv.calibrate import load
     from spbench.sptrsv.runner import SptrsvExperiment
 
-    monkeypatch.setattr(SptrsvExperiment, "measure_calibration", lambda self, quick, cores: load_costs(sptrsv_cal))
+    monkeypatch.setattr(SptrsvExperiment, "measure_calibration", lambda self, quick, cores: load(sptrsv_cal))
     cal, out = tmp_path / "new.json", tmp_path / "val"
     res = invoke("calibrate", "--cores", "1", "--out", cal, "--validate", 6, "--results", out, "-q")
     assert res.exit_code == 0, res.output
-    assert load_costs(cal)["cores"] == {"1": SPTRSV_RATES} and len(load_rows(out)) == 5
+    assert load(cal)["cores"] == {"1": SPTRSV_RATES} and len(load_rows(out)) == 5
 
 
 def test_sptrsv_model_options(sptrsv_cal, tmp_path):

@@ -93,11 +93,11 @@ def _check_declared(rows):
 
 
 def _costs_file(tmp_path):
-    from spbench.sptrsv.calibrate import KIND, SCHEMA_VERSION as COSTS_VERSION, save_costs
+    from spbench.sptrsv.calibrate import KIND, SCHEMA_VERSION as COSTS_VERSION, save
 
     rates = {"t_row": 2e-9, "t_nnz": 1e-9, "t_chain": 0.0, "t_far": 0.0}
     sync = {"barrier": 1e-7, "barrier_omp": 2e-7, "weak_barrier": 5e-8, "p2p_dep": 2e-8}
-    return save_costs({"schema_version": COSTS_VERSION, "kind": KIND, "date": "2026-01-01T00:00:00+00:00",
+    return save({"schema_version": COSTS_VERSION, "kind": KIND, "date": "2026-01-01T00:00:00+00:00",
                        "quick": True, "machine": {"host": "h", "cpu": "c", "cores": 2},
                        "serial": rates, "cores": {"1": {**rates, **sync}, "2": {**rates, **sync}}},
                       tmp_path / "costs.json")

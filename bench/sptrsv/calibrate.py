@@ -25,7 +25,7 @@ Bind the threads (``OMP_PROC_BIND=close OMP_PLACES=cores``, as the paper does, Â
 threads on a small VM were seen to share one CPU for a while, making a superstep cost a context
 switch (3x slower solves) in some runs and not in others.
 
-``calibrate()`` returns a JSON-serialisable dict; :func:`save_costs`/:func:`load_costs` store it in
+``calibrate()`` returns a JSON-serialisable dict; :func:`save`/:func:`load` store it in
 the calibration format of every experiment (:mod:`spbench.calibration`). Run ``spbench calibrate
 --experiment sptrsv [--validate GRID]`` (the validation: ``spbench bench sptrsv-model``).
 """
@@ -240,19 +240,17 @@ def calibrate(cores_list=(1, 2), quick: bool = False) -> dict:
     }
 
 
-def default_costs_path() -> Path:
-    """Where `spbench calibrate` keeps this machine's SpTrSV costs: $SPBENCH_DATA/calibration/."""
-    import socket
-
-    from spbench.cache_root import data_dir
-    return data_dir() / "calibration" / f"sptrsv-{socket.gethostname()}.json"
+def default_calibration_path() -> Path:
+    """Where `spbench calibrate` keeps this machine's SpTrSV costs (:func:`spbench.calibration.default_path`)."""
+    from spbench.calibration import default_path
+    return default_path("sptrsv")
 
 
 #: the keys of :func:`calibrate`'s dict the calibration file keeps in its envelope (the rest are terms)
 _ENVELOPE_KEYS = ("schema_version", "kind", "date", "quick", "machine")
 
 
-def save_costs(costs: dict, path) -> Path:
+def save(costs: dict, path) -> Path:
     """Write :func:`calibrate`'s dict in the calibration format of every experiment
     (:mod:`spbench.calibration`), atomically (parents created)."""
     from spbench.calibration import write_calibration
@@ -274,8 +272,8 @@ def model_costs(calibration: dict) -> dict:
             "quick": calibration["quick"], "machine": calibration["machine"], **calibration["terms"]}
 
 
-def load_costs(path) -> dict:
-    """Read a calibration written by :func:`save_costs`, as :func:`calibrate` returned it."""
+def load(path) -> dict:
+    """Read a calibration written by :func:`save`, as :func:`calibrate` returned it."""
     return model_costs(load_calibration(path))
 
 

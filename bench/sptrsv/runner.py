@@ -74,21 +74,11 @@ class SptrsvExperiment(Experiment):
     def dataset_fields(self, prepared) -> dict:
         return {**super().dataset_fields(prepared), "input_symmetric": prepared.symmetric}
 
+    calibration_module = "spbench.sptrsv.calibrate"
+
     def measure_calibration(self, quick: bool, cores: tuple) -> dict:
         from .calibrate import calibrate
         return calibrate(cores, quick=quick)
-
-    def calibration_path(self) -> Path:
-        from .calibrate import default_costs_path
-        return default_costs_path()
-
-    def save_calibration(self, measured: dict, path) -> Path:
-        from .calibrate import save_costs
-        return save_costs(measured, path)
-
-    def read_calibration(self, path) -> dict:
-        from .calibrate import load_costs
-        return load_costs(path)
 
     validation = ("sptrsv-model", "grid")  # measured vs predicted solves on a lap2d-5pt grid
 
@@ -126,8 +116,8 @@ class SptrsvExperiment(Experiment):
         if config.execution == "schedule":  # schedules only: any core count, nothing runs on the cores
             return
         if config.execution == "simulate":
-            from .calibrate import default_costs_path, load_calibration, model_costs
-            path = Path(config.costs) if config.costs else default_costs_path()
+            from .calibrate import default_calibration_path, load_calibration, model_costs
+            path = Path(config.costs) if config.costs else default_calibration_path()
             if not path.exists():
                 raise RunError(f"{config.source}: key 'costs': no calibration at {path}; run `spbench calibrate` "
                                f"first (it measures this machine's SpTrSV costs)")

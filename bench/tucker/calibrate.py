@@ -310,11 +310,10 @@ def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
 
 
 def default_calibration_path() -> Path:
-    """Where `spbench calibrate --experiment tucker` keeps this machine's costs."""
-    import socket
-
-    from spbench.cache_root import data_dir
-    return data_dir() / "calibration" / f"tucker-{socket.gethostname()}.json"
+    """Where `spbench calibrate --experiment tucker` keeps this machine's costs
+    (:func:`spbench.calibration.default_path`)."""
+    from spbench.calibration import default_path
+    return default_path("tucker")
 
 
 #: the keys of :func:`calibrate`'s dict the calibration file keeps in its envelope (the rest are terms)

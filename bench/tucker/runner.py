@@ -130,21 +130,11 @@ class TuckerExperiment(Experiment):
         from spbench.datasets.tensor_registry import resolve
         return resolve(entry)
 
+    calibration_module = "spbench.tucker.calibrate"
+
     def measure_calibration(self, quick: bool, cores: tuple) -> dict:
         from .calibrate import calibrate
         return calibrate(quick=quick)
-
-    def calibration_path(self) -> Path:
-        from .calibrate import default_calibration_path
-        return default_calibration_path()
-
-    def save_calibration(self, measured: dict, path) -> Path:
-        from .calibrate import save
-        return save(measured, path)
-
-    def read_calibration(self, path) -> dict:
-        from .calibrate import load
-        return load(path)
 
     def calibration_summary(self, measured: dict) -> list[tuple[str, str]]:
         """Every cost term, the fits' diagnostics, the MPI part (or why it was skipped), the seconds taken."""

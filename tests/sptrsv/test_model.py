@@ -160,11 +160,11 @@ def test_calibrate_quick(quick_costs, tmp_path):
             assert e[key] >= 0
         if int(P) > 1:
             assert e["barrier"] > 0 and e["weak_barrier"] > 0 and e["p2p_dep"] > 0
-    path = cal.save_costs(c, tmp_path / "costs.json")
-    assert cal.load_costs(path) == json.loads(json.dumps(c))
+    path = cal.save(c, tmp_path / "costs.json")
+    assert cal.load(path) == json.loads(json.dumps(c))
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="not an SpTrSV calibration"):
-        cal.load_costs(tmp_path / "bad.json")
+        cal.load(tmp_path / "bad.json")
 
 
 def test_calibration_reproduces_its_sync_measurements(quick_costs):
