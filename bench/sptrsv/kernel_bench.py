@@ -22,28 +22,18 @@ from spbench.datasets.synthetic import generate
 from spbench.kernels import _sptrsv
 from spbench.datasets.transforms import lower_triangle
 from spbench.sptrsv.execute import WARMUP_RUNS, solve_point
+from spbench.timing import median_time
 
 
 def _laplacian_lower(grid: int):
     return lower_triangle(generate("lap2d-5pt", {"grid": grid}))
 
 
-def _median_time(fn, repeats: int) -> float:
-    for _ in range(WARMUP_RUNS):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
-
 def copy_bandwidth(nbytes: int, repeats: int = 10) -> float:
     """Bytes/s of np.copyto counting read + write, median over repeats."""
     src = np.ones(max(1, nbytes // 8))
     dst = np.empty_like(src)
-    t = _median_time(lambda: np.copyto(dst, src), repeats)
+    t = median_time(lambda: np.copyto(dst, src), repeats, WARMUP_RUNS)
     return 2 * src.nbytes / t
 
 
@@ -75,7 +65,7 @@ def bench_serial(grid: int, repeats: int, dram_bytes: int = 256 * 2**20, say=_qu
     ours = solve_point(L, "serial", 1, repeats=repeats)
     b = np.ones(L.shape[0])
     say("scipy spsolve_triangular")
-    scipy_time = _median_time(lambda: spla.spsolve_triangular(L, b, lower=True), repeats)
+    scipy_time = median_time(lambda: spla.spsolve_triangular(L, b, lower=True), repeats, WARMUP_RUNS)
     x_ref = spla.spsolve_triangular(L, b, lower=True)
     x_ours = np.empty_like(b)
     _sptrsv.serial_solve(L.indptr, L.indices, L.data, b, x_ours)

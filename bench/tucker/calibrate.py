@@ -57,7 +57,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .cost_fit import median_time, nnls_relative
+from spbench.timing import median_time
+
+from .cost_fit import nnls_relative
 
 __all__ = ["calibrate", "save", "load", "calibrate_oracle",
            "calibrate_lanczos", "calibrate_oracle_index", "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS",
