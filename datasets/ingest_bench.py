@@ -9,13 +9,13 @@ time, lines/s, MB/s of text and peak memory (VmHWM) of each, and the speed-up ov
 """
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 from spbench.cache_root import data_dir
 
@@ -45,29 +45,31 @@ def _cat(path: Path) -> dict:
     return {"seconds": time.perf_counter() - start, "peak_mb": None}
 
 
-def _source_file(args) -> Path:
-    """The given file, or a nell2-shaped stand-in of ``--nnz`` nonzeros (generated once, reused)."""
-    if args.file:
-        return Path(args.file)
+def _source_file(file: str | None, nnz: int) -> Path:
+    """The given file, or a nell2-shaped stand-in of ``nnz`` nonzeros (generated once, reused)."""
+    if file:
+        return Path(file)
     from .tensor_registry import write_standin
-    path = data_dir() / "bench" / f"nell2-ingest-{args.nnz}.tns"
+    path = data_dir() / "bench" / f"nell2-ingest-{nnz}.tns"
     if not path.is_file():
         start = time.perf_counter()
-        print(f"generating {path} ({args.nnz:,} nonzeros) ...", file=sys.stderr, flush=True)
-        write_standin("nell2", path, nnz=args.nnz, dim_scale=1, seed=0)
+        print(f"generating {path} ({nnz:,} nonzeros) ...", file=sys.stderr, flush=True)
+        write_standin("nell2", path, nnz=nnz, dim_scale=1, seed=0)
         print(f"  {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return path
 
 
 def _lines(path: Path) -> int:
-    with open(path, "rb") as fh:
+    """Lines of the text (a .gz file's lines once inflated, not the newlines of its compressed bytes)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
         return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b""))
 
 
 def bench_ingest(file: str | None, nnz: int, memory: str, memory_mb: float, say=lambda text: None) -> list[dict]:
     """Items: reading the file's bytes (``cat``), converting it (``convert_tns`` at ``memory``) and
     parsing it (``read_tns``), each timed in its own process with its peak memory."""
-    path = _source_file(SimpleNamespace(file=file, nnz=nnz))
+    path = _source_file(file, nnz)
     facts = {"dataset": path.name, "file": str(path), "size_mb": path.stat().st_size / 2**20, "lines": _lines(path)}
     say("cat")
     rows = {"cat": _cat(path)}
