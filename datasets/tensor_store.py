@@ -270,18 +270,21 @@ def read_block(path, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     return coords, np.array(values[lo:hi], dtype=np.float64)
 
 
-def iter_chunks(path, chunk: int):
+def iter_chunks(path, chunk: int, *, values: bool = True):
     """``(lo, columns, values)`` for consecutive chunks of ``chunk`` nonzeros of the store at
-    ``path``, read with plain file reads (no mapping, so memory stays at one chunk)."""
+    ``path``, read with plain file reads (no mapping, so memory stays at one chunk and the page
+    cache is not counted in the reader's resident memory); ``values=False`` skips the values
+    (``None`` in their place)."""
     header = read_header(path)
-    yield from iter_columns(header.path, [np.dtype(d) for d in header.index_dtypes], header.nnz, chunk)
+    yield from iter_columns(header.path, [np.dtype(d) for d in header.index_dtypes], header.nnz, chunk,
+                            values=values)
 
 
-def iter_columns(folder, dtypes, nnz: int, chunk: int):
+def iter_columns(folder, dtypes, nnz: int, chunk: int, *, values: bool = True):
     """``iter_chunks`` over the column files of ``folder`` (also a writer's unfinished folder)."""
     folder = Path(folder)
-    files = [folder / f"coord{n}.npy" for n in range(len(dtypes))] + [folder / "values.npy"]
-    dtypes = list(dtypes) + [np.dtype(np.float64)]
+    files = [folder / f"coord{n}.npy" for n in range(len(dtypes))] + ([folder / "values.npy"] if values else [])
+    dtypes = list(dtypes) + ([np.dtype(np.float64)] if values else [])
     handles = [open(f, "rb") for f in files]
     try:
         for fh in handles:
@@ -290,7 +293,7 @@ def iter_columns(folder, dtypes, nnz: int, chunk: int):
         for lo in range(0, nnz, chunk):
             m = min(chunk, nnz - lo)
             parts = [np.fromfile(fh, dtype=dt, count=m) for fh, dt in zip(handles, dtypes)]
-            yield lo, parts[:-1], parts[-1]
+            yield (lo, parts[:-1], parts[-1]) if values else (lo, parts, None)
     finally:
         for fh in handles:
             fh.close()

@@ -1,13 +1,15 @@
 """The Tucker experiment as the sweep runner sees it (DESIGN.md §4).
 
-`execution: simulate`: for each (tensor, scheme, P) one process computes the scheme's exact
-policies for P ranks, timing that as `dist_time` (a serial run on this machine, not the paper's
-parallel distribution), then in ONE vectorized pass per mode the per-rank counts
-(:func:`.metrics.mode_counts`): they give the exact metrics of tucker-lite §4 and §7.3 (E_max,
-R_sum, R_max, SVD and factor-matrix volumes, memory per rank) for every K, and the per-rank loads
-of the cost model (:mod:`.model`), whose modelled HOOI times fill the time columns when a Tucker
-calibration exists (null otherwise, never a guess). The policies are dropped once counted: only
-the counts (arrays over ranks) stay cached, so memory does not grow with the points.
+`execution: simulate`: for each (tensor, scheme, P) the scheme decides per slice from the store's
+slice sizes and its policies are applied to the store chunk by chunk while the per-rank counts
+are taken (:func:`.stream_metrics.stream_counts`; no per-element array of the whole tensor, so a
+144M-nonzero tensor simulates in a few GB), timing the decisions and placements as `dist_time` (a
+serial run on this machine, not the paper's parallel distribution). The counts give the exact
+metrics of tucker-lite §4 and §7.3 (E_max, R_sum, R_max, SVD and factor-matrix volumes, memory per
+rank) for every K, and the per-rank loads of the cost model (:mod:`.model`), whose modelled HOOI
+times fill the time columns when a Tucker calibration exists (null otherwise, never a guess). A
+scheme without a streamed form (HyperG) partitions the whole tensor in memory. Only the counts
+(arrays over ranks) stay cached, so memory does not grow with the points.
 `execution: measured`: one MPI job per (tensor, ranks) (`launch.py`) runs the distributed HOOI.
 :class:`TuckerExperiment` is the Tucker experiment of :class:`spbench.experiment.Experiment`: its
 axes, keys, schemes, rows, calibration and profile.
@@ -72,6 +74,7 @@ class PreparedTensor:
     source: str  # real | synthetic
     label: str
     counts: dict = field(default_factory=dict)  # (scheme, P, seed, params) -> DistributionCounts
+    sizes: list | None = None                   # per mode, the slice sizes (:attr:`slice_sizes`)
 
     @property
     def tensor(self):
@@ -81,6 +84,19 @@ class PreparedTensor:
     @property
     def store(self):
         return self.loaded.store
+
+    @property
+    def header(self):
+        """dims, nnz and modes without reading a nonzero (the store's header)."""
+        return self.loaded.header
+
+    @property
+    def slice_sizes(self) -> list:
+        """Per mode, the elements of every slice (one streaming pass, cached beside the store)."""
+        from spbench.datasets.tensor_stats import slice_sizes
+        if self.sizes is None:
+            self.sizes = slice_sizes(self.store)
+        return self.sizes
 
     @property
     def stats(self) -> dict | None:
@@ -190,6 +206,11 @@ class TuckerExperiment(Experiment):
                            f"has {cores} cores; use --execution simulate for large rank counts, or "
                            f"--oversubscribe for a (slow) correctness run")
 
+    def estimate_points(self, config, points) -> list:
+        """Peak memory per point and the stores still to write, before anything loads (memory_estimate)."""
+        from .memory_estimate import estimate_points
+        return estimate_points(config, points)
+
     def batch_runner(self, config):
         """Measured points of one tensor run as MPI jobs, one per rank count (launch.run_mpi_batch)."""
         if config.execution != "measured":
@@ -202,20 +223,38 @@ class TuckerExperiment(Experiment):
         return PreparedTensor(loaded=loaded, checksum=loaded.checksum, source=loaded.source, label=loaded.label)
 
     def _counts(self, prepared: PreparedTensor, scheme: str, ranks: int, seed: int, params: dict) -> DistributionCounts:
-        """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K."""
-        from .metrics import mode_counts
+        """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K:
+        streamed from the store when the scheme has a streamed form, else from its policies of the
+        whole tensor in memory."""
         from .schemes import get_scheme
         from .schemes.hyper import partition_cache_dir
+        from .stream_metrics import store_chunks, stream_counts, tensor_chunks
 
         key = (scheme, ranks, seed, tuple(sorted(params.items())))
         if key not in prepared.counts:
-            if scheme == "hyper":  # partitions take minutes: cached by tensor, P and seed (Fig. 16 reports them apart)
-                params = {"cache_dir": str(partition_cache_dir()), **params}
+            header = prepared.header
+            sch = get_scheme(scheme)
             start = time.perf_counter()
-            dist = get_scheme(scheme)(prepared.tensor, ranks, seed=seed, **params)
-            seconds = dist.info.get("partition_seconds", time.perf_counter() - start)
-            counts, _ = mode_counts(prepared.tensor, dist, csf=self.costs is not None)  # csf: the TTM model's trees
-            prepared.counts[key] = DistributionCounts(counts, float(seconds), bool(dist.multi_policy), dict(dist.info))
+            if sch.streamed is not None:
+                stream = sch.stream(prepared.slice_sizes, ranks, seed=seed, **params)
+                chunks = store_chunks(prepared.store)
+            else:
+                if sch.name == "hyper":  # partitions take minutes: cached by tensor, P and seed (Fig. 16 reports them apart)
+                    params = {"cache_dir": str(partition_cache_dir()), **params}
+                dist = sch(prepared.tensor, ranks, seed=seed, **params)
+                stream, chunks = dist.stream(), tensor_chunks(prepared.tensor.coords)
+            decided = time.perf_counter() - start
+            timing: dict = {}
+            counts, _ = stream_counts(header.dims, header.nnz, chunks, stream, timing=timing)
+            seconds = stream.info.get("partition_seconds", decided + timing.get("fill_seconds", 0.0))
+            if self.costs is not None:   # the TTM model's tree shapes: a sort of the whole tensor in memory
+                from .csf import prefix_counts
+                dist = dist if sch.streamed is None else sch(prepared.tensor, ranks, seed=seed, **params)
+                for n in range(header.nmodes):
+                    counts[n]["csf_prefix_p"] = prefix_counts(prepared.tensor.coords, header.dims, n, dist.policy(n),
+                                                              ranks)
+            prepared.counts[key] = DistributionCounts(counts, float(seconds), bool(stream.multi_policy),
+                                                      dict(stream.info))
         return prepared.counts[key]
 
     def exact_metrics(self, point, prepared: PreparedTensor, config, queries=None) -> dict:
@@ -226,7 +265,7 @@ class TuckerExperiment(Experiment):
         axes = point.axes
         dc = self._counts(prepared, axes["algorithm"], axes["ranks"], config.seed,
                           config.params.get(axes["algorithm"], {}))
-        tensor = prepared.tensor
+        tensor = prepared.header
         metrics = metrics_from_counts(tensor.dims, tensor.nnz, axes["K"], queries, dc.multi_policy, dc.counts)
         out = {"modes": int(tensor.nmodes), "dims": [int(d) for d in tensor.dims], "nnz": int(tensor.nnz),
                "multi_policy": dc.multi_policy, "dist_cached": bool(dc.info.get("cached", False)),

@@ -222,18 +222,22 @@ def test_rank_loads_equal_slow_path(name, P, make_tensor):
         assert ld.Khat == int(np.prod([K[j] for j in range(3) if j != n]))
 
 
-def test_simulated_point_counts_once(make_tensor, monkeypatch):
-    """Per (scheme, P): the scheme and the one-pass counts run once, whatever the K values and the
+def test_simulated_point_counts_once(make_tensor, monkeypatch, tmp_path):
+    """Per (scheme, P): the scheme and the streamed counts run once, whatever the K values and the
     TTM kernel; the row's metrics and the model's loads come from that pass; the row names the
     TTM it models."""
-    import spbench.tucker.metrics as metrics
+    import spbench.tucker.stream_metrics as stream_metrics
+    from spbench.datasets.tensor_store import read_header, write_store
     from spbench.tucker.runner import PreparedTensor, TuckerExperiment
 
     calls = []
-    real = metrics.mode_counts
-    monkeypatch.setattr(metrics, "mode_counts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = stream_metrics.stream_counts
+    monkeypatch.setattr(stream_metrics, "stream_counts", lambda *a, **k: calls.append(1) or real(*a, **k))
     t = make_tensor(7, dims=(40, 30, 20), nnz=1500)
-    prep = PreparedTensor(loaded=SimpleNamespace(tensor=t), checksum="x", source="synthetic", label="t")
+    store = tmp_path / "store"
+    write_store(store, t.coords, t.values, t.dims, checksum="x", source={})
+    loaded = SimpleNamespace(tensor=t, store=store, header=read_header(store))
+    prep = PreparedTensor(loaded=loaded, checksum="x", source="synthetic", label="t")
     exp = TuckerExperiment()
     exp.costs = {"costs": ROUND_MPI}
     cfg = SimpleNamespace(params={}, seed=0, invocations=1, lanczos="paper", ttm="csf")

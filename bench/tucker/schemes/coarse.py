@@ -5,18 +5,24 @@ Along every mode n independently: shuffle the slice ids with a seeded permutatio
 counts (``contiguous_blocks``: each slice goes to the block holding its midpoint in the running
 element count). All slices are good (R_n^sum = L_n); E_n^max suffers from large slices.
 
-One core, :func:`coarse_policies`, for both forms: the slice sizes are an Allreduce of the local
-bincounts (a copy on :class:`..mpi.LocalComm`, which the serial form uses on the whole tensor);
-everything else is computed redundantly from the same seed.
+One core, :func:`coarse_slice_owners` (slice sizes → the owner of every slice), for the three
+forms: serial and parallel (:func:`coarse_policies`: the slice sizes are an Allreduce of the local
+bincounts, a copy on :class:`..mpi.LocalComm`; everything else is computed redundantly from the
+same seed) and streamed (:func:`coarse_stream`: the owners applied chunk by chunk).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..mpi import LocalComm, allreduce
-from .distribution import Distribution, contiguous_blocks, mode_rng
+from .distribution import Distribution, PolicyStream, contiguous_blocks, permuted_cut
 
-__all__ = ["coarse", "coarse_parallel", "coarse_policies"]
+__all__ = ["coarse", "coarse_parallel", "coarse_policies", "coarse_slice_owners", "coarse_stream"]
+
+
+def coarse_slice_owners(sizes: np.ndarray, mode: int, nparts: int, seed: int) -> np.ndarray:
+    """The owner (int32) of every slice of ``mode`` from the slice sizes (the whole tensor's)."""
+    return permuted_cut(sizes, mode, seed, lambda ordered: contiguous_blocks(ordered, nparts), np.int32)
 
 
 def coarse_policies(comm, coords: np.ndarray, dims, nparts: int, seed: int) -> list:
@@ -26,11 +32,30 @@ def coarse_policies(comm, coords: np.ndarray, dims, nparts: int, seed: int) -> l
     for n, length in enumerate(dims):
         index = coords[:, n]
         sizes = allreduce(comm, np.bincount(index, minlength=length).astype(np.int64))
-        perm = mode_rng(seed, n).permutation(length)
-        slice_owner = np.empty(length, dtype=np.int32)
-        slice_owner[perm] = contiguous_blocks(sizes[perm], nparts)
-        out.append(slice_owner[index])
+        out.append(coarse_slice_owners(sizes, n, nparts, seed)[index])
     return out
+
+
+class _CoarseStream(PolicyStream):
+    def __init__(self, slice_sizes: list, nparts: int, seed: int):
+        super().__init__("coarse", nparts, len(slice_sizes), True, {"seed": int(seed)})
+        self.owners = [coarse_slice_owners(np.asarray(s, dtype=np.int64), n, nparts, seed)
+                       for n, s in enumerate(slice_sizes)]
+        self._nonempty = [np.flatnonzero(np.asarray(s) > 0) for s in slice_sizes]
+
+    def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
+        for n, index in enumerate(cols):
+            np.take(self.owners[n], index, out=out[n, :len(index)])
+
+    def slice_pairs(self, mode: int):
+        """Whole slices: every non-empty slice has one sharer, its owner."""
+        ids = self._nonempty[mode]
+        return ids, self.owners[mode][ids]
+
+
+def coarse_stream(slice_sizes: list, nparts: int, *, seed: int = 0) -> PolicyStream:
+    """CoarseG applied chunk by chunk (``slice_sizes``: per mode, the tensor's slice sizes)."""
+    return _CoarseStream(slice_sizes, int(nparts), seed)
 
 
 def coarse(tensor, nparts: int, *, seed: int = 0) -> Distribution:

@@ -1,6 +1,10 @@
 """A distribution scheme's output (:class:`Distribution`: one owner policy per mode) and the helpers
 the scheme files share (contiguous balanced blocks, per-mode random streams), tucker-lite §5–§6.
 
+A scheme's policies can also be applied chunk by chunk in storage order (:class:`PolicyStream`),
+which is how a simulated point streams a tensor store without a per-element array of the whole
+tensor; :meth:`Distribution.stream` serves in-memory policies through the same interface.
+
 A leaf of :mod:`spbench.tucker.schemes`: the scheme files import it, the registry re-exports it.
 """
 from __future__ import annotations
@@ -9,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Distribution", "contiguous_blocks", "mode_rng"]
+__all__ = ["Distribution", "PolicyStream", "contiguous_blocks", "mode_rng", "permuted_cut"]
 
 
 @dataclass
@@ -33,6 +37,51 @@ class Distribution:
                 raise ValueError(f"{self.scheme}: policy of mode {n} has shape {pol.shape}, expected ({nnz},)")
             if nnz and (pol.min() < 0 or pol.max() >= self.nparts):
                 raise ValueError(f"{self.scheme}: policy of mode {n} has owners outside [0, {self.nparts})")
+
+    def stream(self) -> "PolicyStream":
+        """These policies served chunk by chunk (:class:`PolicyStream`)."""
+        return _HeldPolicies(self)
+
+
+class PolicyStream:
+    """A scheme's policies for ``nparts`` ranks, applied to consecutive chunks of the elements in
+    storage order (tucker-lite §5–§6: every scheme decides per slice from the slice sizes, then
+    places elements). ``rows`` policies are filled per chunk: one per mode (multi-policy) or one
+    for all modes (uni-policy). Stateful schemes restart at element 0 with :meth:`restart`."""
+
+    def __init__(self, scheme: str, nparts: int, nmodes: int, multi_policy: bool, info: dict | None = None):
+        self.scheme, self.nparts, self.nmodes = scheme, int(nparts), int(nmodes)
+        self.multi_policy, self.info = bool(multi_policy), dict(info or {})
+
+    @property
+    def rows(self) -> int:
+        return self.nmodes if self.multi_policy else 1
+
+    def restart(self) -> None:
+        """Start again at the first element (a new pass over the store)."""
+
+    def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
+        """``out[j, :m]`` = policy j of elements lo .. lo + m − 1, whose coordinates are ``cols``
+        (one array per mode); chunks come in storage order, each once per pass."""
+        raise NotImplementedError
+
+    def slice_pairs(self, mode: int):
+        """The distinct (slice, rank) pairs of ``mode`` sorted by slice then rank, when the scheme
+        knows them from its per-slice decisions (no pass over the elements); None otherwise."""
+        return None
+
+
+class _HeldPolicies(PolicyStream):
+    """A :class:`Distribution`'s policies, held in memory, served as a stream."""
+
+    def __init__(self, dist: Distribution):
+        super().__init__(dist.scheme, dist.nparts, len(dist.policies), dist.multi_policy, dist.info)
+        self._policies = dist.policies
+
+    def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
+        m = len(cols[0])
+        for j in range(self.rows):
+            out[j, :m] = self._policies[j][lo:lo + m]
 
 
 def contiguous_blocks(sizes_in_order: np.ndarray, parts: int) -> np.ndarray:
@@ -60,3 +109,13 @@ def contiguous_blocks(sizes_in_order: np.ndarray, parts: int) -> np.ndarray:
 def mode_rng(seed: int, mode: int, salt: int = 0) -> np.random.Generator:
     """An independent, reproducible random stream per (seed, mode)."""
     return np.random.default_rng([int(seed), int(mode), int(salt)])
+
+
+def permuted_cut(sizes: np.ndarray, mode: int, seed: int, cut, dtype) -> np.ndarray:
+    """The part of every index of ``mode`` when the indices, in the seeded random order of stream
+    ``(seed, mode)``, are cut by ``cut(sizes in that order)`` (CoarseG's blocks, MediumG's layers)."""
+    length = sizes.shape[0]
+    perm = mode_rng(seed, mode).permutation(length)
+    part = np.empty(length, dtype=dtype)
+    part[perm] = cut(sizes[perm])
+    return part

@@ -17,7 +17,9 @@ reaches P.
 
 One implementation for simulation and MPI (:func:`lite_owners`): the serial form
 (:func:`lite_mode`, any P) is the parallel one run on a :class:`..mpi.LocalComm` with ``nparts``
-= P, where every Allreduce/Exscan is a copy and the sample sort a local sort.
+= P, where every Allreduce/Exscan is a copy and the sample sort a local sort; the streamed form
+(:func:`lite_stream`) places the store's chunks with the same decisions, the Exscan of earlier
+ranks' counts replaced by a running count over earlier chunks.
 
 Choices where Figure 8 leaves room (documented, they do not affect Theorem 6.1):
 
@@ -43,9 +45,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..mpi import LocalComm, allreduce, block_range, exscan, sample_sort
-from .distribution import Distribution
+from .distribution import Distribution, PolicyStream
 
-__all__ = ["lite", "lite_parallel", "lite_mode", "lite_owners", "lite_plan", "LitePlan"]
+__all__ = ["lite", "lite_parallel", "lite_mode", "lite_owners", "lite_plan", "lite_stream", "LitePlan"]
 
 
 @dataclass(frozen=True)
@@ -148,11 +150,22 @@ def lite_plan(slice_sizes, nparts: int) -> LitePlan:
     return LitePlan(P, st.limit, st.ids, st.sizes, st.t_hat, st.bounds)
 
 
-def _lite(comm, index: np.ndarray, length: int, P: int, rng) -> tuple[np.ndarray, _SliceStage]:
-    index = np.asarray(index)
-    L = int(length)
-    st = _slice_stage(comm, allreduce(comm, np.bincount(index, minlength=L).astype(np.int64)), P, rng)
-    # one Allreduce spreads the slice decisions: owner+1 (stage 1) or −(stream start+1) (stage 2)
+@dataclass
+class _ModeDecisions:
+    """Figure 8's decisions for one mode, enough to place any block of elements given how many
+    elements of each stage-2 slice come before the block in storage order."""
+
+    stage: _SliceStage
+    stage1_owner: np.ndarray   # int32 per slice: its stage-1 processor, −1 (stage 2 or empty)
+    slice_k: np.ndarray        # per slice: the ordinal of a stage-2 slice, −1 otherwise
+    start2: np.ndarray         # per stage-2 slice: its first position in the stage-2 element stream
+
+
+def _decide(comm, sizes: np.ndarray, P: int, rng) -> _ModeDecisions:
+    """The slice stage (:func:`_slice_stage`) and one Allreduce spreading its decisions: owner+1
+    (stage 1) or −(stream start+1) (stage 2) per slice."""
+    L = sizes.shape[0]
+    st = _slice_stage(comm, sizes, P, rng)
     t = st.first + np.arange(st.ids.size, dtype=np.int64)
     s1 = t < st.t_hat
     sz2 = np.where(s1, 0, st.sizes)
@@ -161,29 +174,76 @@ def _lite(comm, index: np.ndarray, length: int, P: int, rng) -> tuple[np.ndarray
     code[st.ids[s1]] = t[s1] % P + 1
     code[st.ids[~s1]] = -(stream_start[~s1] + 1)
     code = allreduce(comm, code)
-    owners = (np.maximum(code, 0) - 1).astype(np.int32)[index]      # −1: stage-2 elements
     stage2_ids = np.flatnonzero(code < 0)                             # increasing id, every rank
     n2 = stage2_ids.size
-    if n2 == 0:
-        return owners, st
-    # rank of each element inside its stage-2 slice in global storage order (Figure 8's "any g
-    # elements"): an Exscan of per-slice local counts plus the rank among this block's elements
     kd = np.int16 if n2 < (1 << 15) - 1 else np.int64
     slice_k = np.full(L, -1, dtype=kd)
     slice_k[stage2_ids] = np.arange(n2, dtype=kd)
-    k = slice_k[index]
-    del slice_k
+    return _ModeDecisions(st, (np.maximum(code, 0) - 1).astype(np.int32), slice_k, -code[stage2_ids] - 1)
+
+
+def _place(dec: _ModeDecisions, index: np.ndarray, prior_of) -> np.ndarray:
+    """π_n (int32) of a block of elements (mode-n indices ``index``, in storage order):
+    stage-1 slices whole; the elements of a stage-2 slice in storage order fill the bins
+    (Figure 8's "any g elements"). ``prior_of(counts)``: the elements of each stage-2 slice before
+    this block, given this block's counts (an Exscan under MPI, a running count when streaming)."""
+    owners = dec.stage1_owner[index]
+    n2 = dec.start2.size
+    if n2 == 0:
+        return owners
+    k = dec.slice_k[index]
     e2 = np.flatnonzero(k >= 0)
     k = k[e2]
     counts = np.bincount(k, minlength=n2)
-    prior = exscan(comm, counts)
+    prior = prior_of(counts)
     order = np.argsort(k, kind="stable")
     within = np.empty(e2.size, dtype=np.int64)
     within[order] = np.arange(e2.size, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     pos = within
-    pos += (-code[stage2_ids] - 1 + prior)[k]
-    owners[e2] = (np.searchsorted(st.bounds, pos, side="right") - 1).astype(np.int32)
-    return owners, st
+    pos += (dec.start2 + prior)[k]
+    owners[e2] = (np.searchsorted(dec.stage.bounds, pos, side="right") - 1).astype(np.int32)
+    return owners
+
+
+def _lite(comm, index: np.ndarray, length: int, P: int, rng) -> tuple[np.ndarray, _SliceStage]:
+    index = np.asarray(index)
+    dec = _decide(comm, allreduce(comm, np.bincount(index, minlength=int(length)).astype(np.int64)), P, rng)
+    return _place(dec, index, lambda counts: exscan(comm, counts)), dec.stage
+
+
+class _LiteStream(PolicyStream):
+    def __init__(self, slice_sizes: list, nparts: int):
+        super().__init__("lite", nparts, len(slice_sizes), True)
+        self.modes = [_decide(LocalComm(), np.asarray(s, dtype=np.int64), self.nparts, None) for s in slice_sizes]
+        for dec in self.modes:
+            self.info.setdefault("limit", []).append(dec.stage.limit)
+            self.info.setdefault("stage1_slices", []).append(dec.stage.t_hat)
+            self.info.setdefault("stage2_slices", []).append(dec.stage.slices - dec.stage.t_hat)
+        self.restart()
+
+    def restart(self) -> None:
+        self._seen = [np.zeros(dec.start2.size, dtype=np.int64) for dec in self.modes]
+
+    def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
+        for n, index in enumerate(cols):
+            seen = self._seen[n]
+
+            def prior_of(counts, seen=seen):
+                before = seen.copy()
+                seen += counts
+                return before
+            out[n, :len(index)] = _place(self.modes[n], index, prior_of)
+
+    def slice_pairs(self, mode: int):
+        """Stage-1 slices whole, stage-2 slices cut along consecutive bins (:meth:`LitePlan.pieces`)."""
+        st = self.modes[mode].stage
+        ids, procs, _ = LitePlan(self.nparts, st.limit, st.ids, st.sizes, st.t_hat, st.bounds).pieces()
+        return ids, procs
+
+
+def lite_stream(slice_sizes: list, nparts: int, *, seed: int = 0) -> PolicyStream:
+    """Lite applied chunk by chunk (``slice_sizes``: per mode, the tensor's slice sizes)."""
+    return _LiteStream(slice_sizes, int(nparts))
 
 
 def lite_owners(comm, index: np.ndarray, length: int, *, nparts: int | None = None,

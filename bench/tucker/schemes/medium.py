@@ -9,8 +9,9 @@
    layers of balanced nonzero counts (``splatt_layers``; vectorized with searchsorted, since
    the greedy only acts at its q_n − 1 boundaries).
 3. Element → block (layer_1, …, layer_N) → processor Σ_n layer_n · Π_{j>n} q_j (row-major).
-One policy for all modes (uni-policy). One core, :func:`medium_policy`, for the serial form (on a
-:class:`..mpi.LocalComm`) and the parallel one (slice sizes by an Allreduce).
+One policy for all modes (uni-policy). One core, :func:`medium_layers` (slice sizes → the layer of
+every index), for the serial form (:func:`medium_policy` on a :class:`..mpi.LocalComm`), the
+parallel one (slice sizes by an Allreduce) and the streamed one (:func:`medium_stream`).
 """
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ import numpy as np
 
 from ..mpi import LocalComm, allreduce
 from ...parameters import Parameter
-from .distribution import Distribution, mode_rng
+from .distribution import Distribution, PolicyStream, permuted_cut
 
 __all__ = ["medium", "medium_parallel", "medium_policy", "splatt_grid", "splatt_layers", "prime_factors",
-           "MEDIUM_PARAMETERS"]
+           "MEDIUM_PARAMETERS", "medium_layers", "medium_grid", "medium_stream"]
 
 MEDIUM_PARAMETERS = {
     "grid": Parameter("ints", None, "processor grid q_1 x ... x q_N (one entry per mode, product = ranks); "
@@ -98,24 +99,53 @@ def splatt_layers(sizes_in_order, layers: int) -> np.ndarray:
     return np.searchsorted(np.asarray(ptrs[:q]), np.arange(L), side="right") - 1
 
 
-def medium_policy(comm, coords: np.ndarray, dims, nparts: int, seed: int, grid=None) -> tuple[np.ndarray, tuple]:
-    """The MediumG policy (int32) of the elements ``coords`` (this rank's share; the union over
-    ``comm`` is the tensor) for ``nparts`` processors, and the grid. Slice sizes are an Allreduce
-    of local bincounts (a copy on a LocalComm); the rest is computed redundantly."""
+def medium_grid(dims, nparts: int, grid=None) -> tuple:
+    """``grid`` checked against the modes and P, or SPLATT's grid when None."""
     P = int(nparts)
     q = tuple(int(x) for x in grid) if grid is not None else splatt_grid(dims, P)
     if len(q) != len(dims) or int(np.prod(q)) != P:
         raise ValueError(f"grid {q} does not match {len(dims)} modes and P = {P}")
+    return q
+
+
+def medium_layers(sizes: np.ndarray, mode: int, layers: int, seed: int) -> np.ndarray:
+    """The layer (int64) of every index of ``mode`` from the slice sizes (the whole tensor's)."""
+    return permuted_cut(sizes, mode, seed, lambda ordered: splatt_layers(ordered, layers), np.int64)
+
+
+def medium_policy(comm, coords: np.ndarray, dims, nparts: int, seed: int, grid=None) -> tuple[np.ndarray, tuple]:
+    """The MediumG policy (int32) of the elements ``coords`` (this rank's share; the union over
+    ``comm`` is the tensor) for ``nparts`` processors, and the grid. Slice sizes are an Allreduce
+    of local bincounts (a copy on a LocalComm); the rest is computed redundantly."""
+    q = medium_grid(dims, nparts, grid)
     owner = np.zeros(coords.shape[0], dtype=np.int64)
     for n, length in enumerate(dims):
         idx = coords[:, n]
         sizes = allreduce(comm, np.bincount(idx, minlength=length).astype(np.int64))
-        perm = mode_rng(seed, n).permutation(length)
-        layer = np.empty(length, dtype=np.int64)
-        layer[perm] = splatt_layers(sizes[perm], q[n])
         owner *= q[n]
-        owner += layer[idx]
+        owner += medium_layers(sizes, n, q[n], seed)[idx]
     return owner.astype(np.int32), q
+
+
+class _MediumStream(PolicyStream):
+    def __init__(self, slice_sizes: list, nparts: int, seed: int, grid):
+        dims = [len(s) for s in slice_sizes]
+        self.grid = medium_grid(dims, nparts, grid)
+        super().__init__("medium", nparts, len(dims), False, {"grid": list(self.grid), "seed": int(seed)})
+        self.layers = [medium_layers(np.asarray(s, dtype=np.int64), n, self.grid[n], seed).astype(np.int32)
+                       for n, s in enumerate(slice_sizes)]
+
+    def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
+        row = out[0, :len(cols[0])]
+        row[:] = 0
+        for n, index in enumerate(cols):
+            row *= self.grid[n]
+            row += self.layers[n][index]
+
+
+def medium_stream(slice_sizes: list, nparts: int, *, seed: int = 0, grid=None) -> PolicyStream:
+    """MediumG applied chunk by chunk (``slice_sizes``: per mode, the tensor's slice sizes)."""
+    return _MediumStream(slice_sizes, int(nparts), seed, grid)
 
 
 def medium(tensor, nparts: int, *, seed: int = 0, grid=None) -> Distribution:

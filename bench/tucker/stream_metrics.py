@@ -1,0 +1,252 @@
+"""The per-rank counts of a distribution, streamed from the tensor store in bounded memory
+(tucker-lite §4 metrics, §5 row-index mapping, §7.3 memory).
+
+What :func:`.metrics.metrics_from_counts` needs of mode n are two sets of distinct pairs: S_n,
+(slice l, rank p) when p holds an element of slice l under π_n (SVD redundancy, σ_n, the
+partial sums of Z·x), and D_n, (l, q) when q needs row l of F_n for the TTMs of the other modes
+(π_j, j ≠ n; D_n = S_n for a uni-policy scheme). Each is an L_n × P bitmap
+(``spbench.kernels._pair_sets``) marked chunk by chunk while the store streams past, so the only
+per-element arrays are one chunk's coordinates and policies: memory is O(chunk) + O(Σ L_n) +
+the bitmaps of one pass (L_n·⌈P/64⌉·8 bytes each, grouped into passes within a budget). A scheme
+that knows S_n from its per-slice decisions (:meth:`PolicyStream.slice_pairs`: CoarseG, Lite)
+skips that pass. σ_n is the greedy of :mod:`.comm` run on the bitmap's rows.
+
+:func:`stream_counts` returns exactly what :func:`.metrics.mode_counts` returns for the whole
+tensor in memory (the tests compare them element for element).
+"""
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .comm import SWEEPS
+
+__all__ = ["stream_counts", "store_chunks", "tensor_chunks", "bitmap_bytes", "passes", "BITMAP_BUDGET", "CHUNK",
+           "simulated_peak_bytes"]
+
+#: elements per chunk (coordinates and policies of one chunk are the per-element memory)
+CHUNK = 1 << 22
+#: bitmap bytes marked in one pass over the store (a larger set gets a pass of its own);
+#: ``SPBENCH_BITMAP_BUDGET`` (bytes) overrides
+BITMAP_BUDGET = 2 << 30
+
+
+def _budget() -> int:
+    value = os.environ.get("SPBENCH_BITMAP_BUDGET")
+    return int(value) if value else BITMAP_BUDGET
+
+
+def bitmap_bytes(length: int, nparts: int) -> int:
+    """Bytes of the L × P pair bitmap of one mode (⌈P/64⌉ 64-bit words per slice)."""
+    return int(length) * ((int(nparts) + 63) // 64) * 8
+
+
+def passes(sets: list, dims, nparts: int, budget: int) -> list:
+    """``sets`` (("S" or "D", mode) in processing order) grouped into passes whose bitmaps fit in
+    ``budget`` together (a set larger than the budget alone); S sets never share a pass with D sets."""
+    out: list = []
+    for kind in ("S", "D"):
+        group, size = [], 0
+        for s in (s for s in sets if s[0] == kind):
+            b = bitmap_bytes(dims[s[1]], nparts)
+            if group and size + b > budget:
+                out.append(group)
+                group, size = [], 0
+            group.append(s)
+            size += b
+        if group:
+            out.append(group)
+    return out
+
+
+def store_chunks(path, chunk: int = CHUNK):
+    """A callable giving ``(lo, columns)`` chunks of the store at ``path`` in storage order."""
+    from spbench.datasets.tensor_store import iter_chunks
+
+    def chunks():
+        for lo, cols, _ in iter_chunks(path, chunk, values=False):
+            yield lo, cols
+    return chunks
+
+
+def tensor_chunks(coords: np.ndarray, chunk: int = CHUNK):
+    """A callable giving ``(lo, columns)`` chunks of an in-memory (nnz, N) coordinate array."""
+    def chunks():
+        for lo in range(0, coords.shape[0], chunk):
+            yield lo, [np.ascontiguousarray(coords[lo:lo + chunk, n]) for n in range(coords.shape[1])]
+    return chunks
+
+
+def _pair_bitmap(length: int, nparts: int) -> np.ndarray:
+    return np.zeros(bitmap_bytes(length, nparts) // 8, dtype=np.uint64)
+
+
+def _mark_from_pairs(bits: np.ndarray, words: int, slices, procs) -> None:
+    from spbench.kernels._pair_sets import mark_pairs
+    mark_pairs(bits, words, np.ascontiguousarray(slices, dtype=np.int64),
+               np.ascontiguousarray(procs, dtype=np.int32).reshape(1, -1))
+
+
+def _peer_counts(peers: np.ndarray, P: int) -> np.ndarray:
+    """Distinct partners per rank from a P × P mark matrix (both directions count)."""
+    mark = peers.reshape(P, P).astype(bool)
+    mark |= mark.T
+    return np.count_nonzero(mark, axis=1).astype(np.int64)
+
+
+def _sharers(bits: np.ndarray, words: int, length: int, P: int, owners) -> dict:
+    """From S_n: sharers per slice, R_n^p, σ_n (the chain greedy of :mod:`.comm`, or ``owners``)
+    and the partial-sum traffic of one Z·x."""
+    from spbench.kernels import _pair_sets as k
+
+    cnt = np.zeros(length, dtype=np.int32)
+    r_p = np.zeros(P, dtype=np.int64)
+    k.row_counts(bits, words, cnt, r_p)
+    if owners is not None:
+        sigma = np.ascontiguousarray(owners, dtype=np.int32)
+    else:
+        sigma = np.empty(length, dtype=np.int32)
+        k.good_owners(bits, words, cnt, sigma)
+        shared = np.flatnonzero(cnt > 1)
+        if shared.size:
+            home = shared % P
+            order = shared[np.lexsort((shared, -cnt[shared], home))]
+            homes, starts = np.unique(order % P, return_index=True)
+            home_start = np.append(starts, order.size).astype(np.int64)
+            k.chain_owners(bits, words, P, cnt, order.astype(np.int64), home_start, SWEEPS, sigma,
+                           np.zeros((homes.size, P), dtype=np.int64), np.zeros(P, dtype=np.int64),
+                           np.zeros(P, dtype=np.int64))
+    own_p, x_recv_p = np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64)
+    peers = np.zeros(P * P, dtype=np.uint8)
+    k.sharer_stats(bits, words, P, cnt, sigma, own_p, x_recv_p, peers)
+    return {"cnt": cnt, "sigma": sigma, "r_p": r_p, "own_p": own_p, "x_send_p": r_p - own_p,
+            "x_recv_p": x_recv_p, "x_peers_p": _peer_counts(peers, P),
+            "slices": int(np.count_nonzero(cnt)), "bad_slices": int(np.count_nonzero(cnt > 1))}
+
+
+def _needs(bits, words: int, P: int, cnt: np.ndarray, sigma: np.ndarray) -> dict:
+    """From D_n and σ_n: factor rows held (needed ∪ owned), sent, received, peers, fm_rows."""
+    from spbench.kernels._pair_sets import need_stats
+
+    held, send, recv = (np.zeros(P, dtype=np.int64) for _ in range(3))
+    peers = np.zeros(P * P, dtype=np.uint8)
+    if bits is None:            # one mode: nobody needs F_n for another mode's TTM
+        held += np.bincount(sigma[cnt > 0], minlength=P)
+        size = owned = 0
+    else:
+        size, owned = need_stats(bits, words, P, cnt, sigma, held, send, recv, peers)
+    return {"held_p": held, "fm_send_p": send, "fm_recv_p": recv, "fm_peers_p": _peer_counts(peers, P),
+            "fm_rows": int(size - owned)}
+
+
+class _Pass:
+    """One pass over the elements: the policies of each chunk, the per-rank element counts (first
+    pass only) and the bitmaps of this pass's sets marked, one thread per bitmap."""
+
+    def __init__(self, stream, sets, dims, e_p):
+        self.stream, self.sets, self.e_p = stream, sets, e_p
+        self.fill_seconds = 0.0
+        self.words = (stream.nparts + 63) // 64
+        self.bits = {s: _pair_bitmap(dims[s[1]], stream.nparts) for s in sets}
+
+    def run(self, chunks, pool) -> None:
+        from spbench.kernels._pair_sets import mark_pairs
+
+        stream, P = self.stream, self.stream.nparts
+        stream.restart()
+        out = None
+        for lo, cols in chunks():
+            m = len(cols[0])
+            if out is None or out.shape[1] != m:      # C-contiguous (rows, m) for the kernel
+                out = np.empty((stream.rows, m), dtype=np.int32)
+            started = time.perf_counter()
+            stream.fill(lo, cols, out)
+            self.fill_seconds += time.perf_counter() - started
+            pol = out
+            if self.e_p is not None:
+                for j in range(stream.rows):
+                    self.e_p[j] += np.bincount(pol[j], minlength=P)
+            jobs = []
+            for kind, n in self.sets:
+                index = cols[n] if cols[n].dtype in (np.int32, np.int64) else cols[n].astype(np.int64)
+                if kind == "S":   # (l, π_n(e)); a uni-policy scheme has one row for all modes
+                    rows, skip = pol[n:n + 1] if stream.multi_policy else pol[:1], -1
+                else:             # (l, π_j(e)) for every j ≠ n
+                    rows, skip = pol, n
+                jobs.append((self.bits[(kind, n)], self.words, index, rows, skip))
+            list(pool.map(lambda job: mark_pairs(*job), jobs))
+
+
+def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | None = None,
+                  threads: int = 2, timing: dict | None = None) -> tuple[list, list]:
+    """Per mode the counts of :func:`.metrics.mode_counts` (``e_p``, ``r_p``, ``held_p``,
+    ``own_p``, ``x_*``, ``fm_*``, ``slices``, ``fm_rows``, ``bad_slices``) and σ per mode, for the
+    policies of ``stream`` (a :class:`.schemes.PolicyStream`) over the elements ``chunks()``
+    yields (``(lo, columns)`` in storage order). ``owners``: σ_n per mode (default: the
+    :mod:`.comm` rule). ``budget``: bitmap bytes per pass (default :data:`BITMAP_BUDGET`).
+    ``timing`` (a dict) receives ``fill_seconds`` (placing every element once: the policies'
+    share of the first pass), ``passes`` and ``seconds``."""
+    began = time.perf_counter()
+    N, P = len(dims), int(stream.nparts)
+    words = (P + 63) // 64
+    budget = _budget() if budget is None else int(budget)
+    e_p = [np.zeros(P, dtype=np.int64) for _ in range(stream.rows)]
+    known = {n: stream.slice_pairs(n) for n in range(N)}
+    s_sets = [("S", n) for n in range(N) if known[n] is None]
+    d_sets = [("D", n) for n in range(N) if stream.multi_policy and N > 1]
+    plan = passes(s_sets + d_sets, dims, P, budget) or [[]]
+    sharers, needs = [None] * N, [None] * N
+    first = True
+    with ThreadPoolExecutor(max(1, threads)) as pool:
+        for n in (n for n in range(N) if known[n] is not None):   # S_n from the scheme's decisions
+            bits = _pair_bitmap(dims[n], P)
+            _mark_from_pairs(bits, words, *known[n])
+            known[n] = None
+            sharers[n] = _sharers(bits, words, int(dims[n]), P, None if owners is None else owners[n])
+            del bits
+        for group in plan:
+            one = _Pass(stream, group, dims, e_p if first else None)
+            one.run(chunks, pool)
+            if first and timing is not None:
+                timing["fill_seconds"] = one.fill_seconds
+            first = False
+            for (kind, n), bits in one.bits.items():
+                if kind == "S":
+                    sharers[n] = _sharers(bits, words, int(dims[n]), P, None if owners is None else owners[n])
+                    if not stream.multi_policy:
+                        needs[n] = _needs(bits if N > 1 else None, words, P, sharers[n]["cnt"], sharers[n]["sigma"])
+                else:
+                    needs[n] = _needs(bits, words, P, sharers[n]["cnt"], sharers[n]["sigma"])
+            del one
+    counts, sigmas = [], []
+    for n in range(N):
+        sh = sharers[n]
+        nd = needs[n] if needs[n] is not None else _needs(None, words, P, sh["cnt"], sh["sigma"])
+        counts.append({
+            "e_p": e_p[n if stream.multi_policy else 0].copy(), "r_p": sh["r_p"], "own_p": sh["own_p"],
+            "held_p": nd["held_p"], "x_send_p": sh["x_send_p"], "x_recv_p": sh["x_recv_p"],
+            "x_peers_p": sh["x_peers_p"], "fm_send_p": nd["fm_send_p"], "fm_recv_p": nd["fm_recv_p"],
+            "fm_peers_p": nd["fm_peers_p"], "slices": sh["slices"], "fm_rows": nd["fm_rows"],
+            "bad_slices": sh["bad_slices"],
+        })
+        sigmas.append(sh["sigma"])
+    if timing is not None:
+        timing.update(passes=len(plan), seconds=time.perf_counter() - began)
+    return counts, sigmas
+
+
+def simulated_peak_bytes(dims, nnz: int, nparts: int, multi_policy: bool) -> int:
+    """Peak resident bytes of one simulated point (the memory law of :func:`stream_counts` and the
+    schemes' per-slice decisions): a fixed part, per-slice arrays, one chunk, the bitmaps of the
+    largest pass and the P × P peer marks."""
+    dims = [int(d) for d in dims]
+    P = int(nparts)
+    sets = ([("D", n) for n in range(len(dims))] if multi_policy else [("S", n) for n in range(len(dims))])
+    largest = max((sum(bitmap_bytes(dims[n], P) for _, n in g) for g in passes(sets, dims, P, _budget())),
+                  default=0)
+    per_slice = 40 * sum(dims)
+    per_chunk = min(int(nnz), CHUNK) * len(dims) * 16
+    return int(300e6 + per_slice + per_chunk + largest + 4 * P * P)
