@@ -16,6 +16,11 @@ ctypedef fused index_t:
 cdef extern from *:
     int popcount64 "__builtin_popcountll"(unsigned long long) nogil
     int ctz64 "__builtin_ctzll"(unsigned long long) nogil
+    void prefetch_write "__builtin_prefetch"(const void *, int, int) nogil
+
+# elements ahead whose bitmap row is prefetched (rows are hit at random: the marking is latency-bound)
+cdef enum:
+    AHEAD = 16
 
 
 def mark_pairs(uint64_t[::1] bits, Py_ssize_t words, const index_t[::1] index, const int32_t[:, ::1] policies,
@@ -26,6 +31,8 @@ def mark_pairs(uint64_t[::1] bits, Py_ssize_t words, const index_t[::1] index, c
     cdef uint64_t *row
     with nogil:
         for e in range(m):
+            if e + AHEAD < m:
+                prefetch_write(&bits[index[e + AHEAD] * words], 1, 0)
             row = &bits[index[e] * words]
             for j in range(rows):
                 if j != skip:

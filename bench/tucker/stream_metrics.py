@@ -80,6 +80,41 @@ def tensor_chunks(coords: np.ndarray, chunk: int = CHUNK):
     return chunks
 
 
+def _read_ahead(chunks):
+    """``chunks()``'s items, the next one read by a thread while the caller works on this one."""
+    import queue
+    import threading
+
+    box: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def read():
+        try:
+            for item in chunks():
+                while not stop.is_set():
+                    try:
+                        box.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            box.put(None)
+        except BaseException as exc:        # handed to the caller, raised there
+            box.put(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        while (item := box.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        reader.join()
+
+
 def _pair_bitmap(length: int, nparts: int) -> np.ndarray:
     return np.zeros(bitmap_bytes(length, nparts) // 8, dtype=np.uint64)
 
@@ -158,7 +193,7 @@ class _Pass:
         stream, P = self.stream, self.stream.nparts
         stream.restart()
         out = None
-        for lo, cols in chunks():
+        for lo, cols in _read_ahead(chunks):
             m = len(cols[0])
             if out is None or out.shape[1] != m:      # C-contiguous (rows, m) for the kernel
                 out = np.empty((stream.rows, m), dtype=np.int32)

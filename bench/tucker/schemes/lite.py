@@ -34,9 +34,9 @@ Choices where Figure 8 leaves room (documented, they do not affect Theorem 6.1):
   does not make p share the slice.
 * Figure 8 does not stop stage 1 when the slices run out; here stage 1 ends after the last slice.
 
-Cost per mode: one bincount over the elements, a sort of the non-empty slices by (size, id), two
-gathers over the elements, and a stable radix sort of the stage-2 elements by their (at most
-P + 1) stage-2 slice ordinal.
+Cost per mode: one bincount over the elements, a sort of the non-empty slices by (size, id), and
+one compiled pass over the elements (``spbench.kernels._lite_place``: a gather, and for a stage-2
+element a running count of its slice and a binary search among the P + 1 bin bounds).
 """
 from __future__ import annotations
 
@@ -157,7 +157,7 @@ class _ModeDecisions:
 
     stage: _SliceStage
     stage1_owner: np.ndarray   # int32 per slice: its stage-1 processor, −1 (stage 2 or empty)
-    slice_k: np.ndarray        # per slice: the ordinal of a stage-2 slice, −1 otherwise
+    slice_k: np.ndarray        # int32 per slice: the ordinal of a stage-2 slice, −1 otherwise
     start2: np.ndarray         # per stage-2 slice: its first position in the stage-2 element stream
 
 
@@ -175,40 +175,30 @@ def _decide(comm, sizes: np.ndarray, P: int, rng) -> _ModeDecisions:
     code[st.ids[~s1]] = -(stream_start[~s1] + 1)
     code = allreduce(comm, code)
     stage2_ids = np.flatnonzero(code < 0)                             # increasing id, every rank
-    n2 = stage2_ids.size
-    kd = np.int16 if n2 < (1 << 15) - 1 else np.int64
-    slice_k = np.full(L, -1, dtype=kd)
-    slice_k[stage2_ids] = np.arange(n2, dtype=kd)
+    slice_k = np.full(L, -1, dtype=np.int32)
+    slice_k[stage2_ids] = np.arange(stage2_ids.size, dtype=np.int32)
     return _ModeDecisions(st, (np.maximum(code, 0) - 1).astype(np.int32), slice_k, -code[stage2_ids] - 1)
 
 
-def _place(dec: _ModeDecisions, index: np.ndarray, prior_of) -> np.ndarray:
-    """π_n (int32) of a block of elements (mode-n indices ``index``, in storage order):
-    stage-1 slices whole; the elements of a stage-2 slice in storage order fill the bins
-    (Figure 8's "any g elements"). ``prior_of(counts)``: the elements of each stage-2 slice before
-    this block, given this block's counts (an Exscan under MPI, a running count when streaming)."""
-    owners = dec.stage1_owner[index]
-    n2 = dec.start2.size
-    if n2 == 0:
-        return owners
-    k = dec.slice_k[index]
-    e2 = np.flatnonzero(k >= 0)
-    k = k[e2]
-    counts = np.bincount(k, minlength=n2)
-    prior = prior_of(counts)
-    order = np.argsort(k, kind="stable")
-    within = np.empty(e2.size, dtype=np.int64)
-    within[order] = np.arange(e2.size, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    pos = within
-    pos += (dec.start2 + prior)[k]
-    owners[e2] = (np.searchsorted(dec.stage.bounds, pos, side="right") - 1).astype(np.int32)
-    return owners
+def _place(dec: _ModeDecisions, index: np.ndarray, seen: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """π_n (int32) of a block of elements (mode-n indices ``index``, in storage order): stage-1
+    slices whole; the elements of a stage-2 slice in storage order fill the bins (Figure 8's "any
+    g elements"). ``seen``: the elements of each stage-2 slice before this block (an Exscan
+    under MPI, a running count when streaming), advanced in place (``spbench.kernels._lite_place``)."""
+    from spbench.kernels._lite_place import place
+
+    index = np.ascontiguousarray(index) if index.dtype in (np.int32, np.int64) else index.astype(np.int64)
+    out = np.empty(index.shape[0], dtype=np.int32) if out is None else out
+    place(index, dec.stage1_owner, dec.slice_k, dec.start2, dec.stage.bounds, seen, out)
+    return out
 
 
 def _lite(comm, index: np.ndarray, length: int, P: int, rng) -> tuple[np.ndarray, _SliceStage]:
     index = np.asarray(index)
     dec = _decide(comm, allreduce(comm, np.bincount(index, minlength=int(length)).astype(np.int64)), P, rng)
-    return _place(dec, index, lambda counts: exscan(comm, counts)), dec.stage
+    k = dec.slice_k[index]
+    counts = np.bincount(k[k >= 0], minlength=dec.start2.size)    # this block's stage-2 elements per slice
+    return _place(dec, index, exscan(comm, counts)), dec.stage
 
 
 class _LiteStream(PolicyStream):
@@ -226,13 +216,7 @@ class _LiteStream(PolicyStream):
 
     def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
         for n, index in enumerate(cols):
-            seen = self._seen[n]
-
-            def prior_of(counts, seen=seen):
-                before = seen.copy()
-                seen += counts
-                return before
-            out[n, :len(index)] = _place(self.modes[n], index, prior_of)
+            _place(self.modes[n], index, self._seen[n], out[n])
 
     def slice_pairs(self, mode: int):
         """Stage-1 slices whole, stage-2 slices cut along consecutive bins (:meth:`LitePlan.pieces`)."""
