@@ -273,15 +273,22 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
     return counts, sigmas
 
 
-def simulated_peak_bytes(dims, nnz: int, nparts: int, multi_policy: bool) -> int:
-    """Peak resident bytes of one simulated point (the memory law of :func:`stream_counts` and the
-    schemes' per-slice decisions): a fixed part, per-slice arrays, one chunk, the bitmaps of the
-    largest pass and the P × P peer marks."""
+#: the process and its fixed buffers (interpreter, numpy, the read-ahead thread)
+FIXED_BYTES = 300e6
+#: per slice kept while the store streams: slice sizes, the scheme's decisions, sharers, σ
+KEPT_SLICE_BYTES = 40
+
+
+def simulated_peak_bytes(dims, nnz: int, nparts: int, multi_policy: bool, decision_slice_bytes: int = 80) -> int:
+    """Peak resident bytes of one simulated point, the larger of its two phases above a fixed part:
+    the scheme's per-slice decisions (``decision_slice_bytes`` per slice, :attr:`Scheme.slice_bytes`)
+    and the pass (per-slice arrays kept, a few chunks in flight, the bitmaps of the largest pass,
+    the P × P peer marks). Fitted on nell1's full-size stand-in at 32 and 512 ranks (docs)."""
     dims = [int(d) for d in dims]
     P = int(nparts)
     sets = ([("D", n) for n in range(len(dims))] if multi_policy else [("S", n) for n in range(len(dims))])
     largest = max((sum(bitmap_bytes(dims[n], P) for _, n in g) for g in passes(sets, dims, P, _budget())),
                   default=0)
-    per_slice = 40 * sum(dims)
     per_chunk = min(int(nnz), CHUNK) * len(dims) * 16
-    return int(300e6 + per_slice + per_chunk + largest + 4 * P * P)
+    passing = KEPT_SLICE_BYTES * sum(dims) + per_chunk + largest + 4 * P * P
+    return int(FIXED_BYTES + max(int(decision_slice_bytes) * sum(dims), passing))

@@ -47,6 +47,7 @@ class Scheme:
     description: str = ""
     parameters: dict = field(default_factory=dict)     # name -> Parameter
     streamed: Callable[..., PolicyStream] | None = None
+    slice_bytes: int = 80      # the streamed form's peak bytes per slice while deciding (the memory law)
 
     def validate(self, params: dict | None) -> dict:
         """``params`` checked against :attr:`parameters`; a ValueError names the scheme, the key,
@@ -63,12 +64,14 @@ class Scheme:
 
 SCHEMES: dict[str, Scheme] = {
     "lite": Scheme("lite", lite, lite_parallel, True, "Lite",
-                   "Lite (paper §6, Figure 8): sorted slices, round-robin then bin filling", streamed=lite_stream),
+                   "Lite (paper §6, Figure 8): sorted slices, round-robin then bin filling", streamed=lite_stream,
+                   slice_bytes=80),
     "coarse": Scheme("coarse", coarse, coarse_parallel, True, "CoarseG",
-                     "CoarseG: random slice order, contiguous balanced blocks per mode", streamed=coarse_stream),
+                     "CoarseG: random slice order, contiguous balanced blocks per mode", streamed=coarse_stream,
+                     slice_bytes=40),
     "medium": Scheme("medium", medium, medium_parallel, False, "MediumG",
                      "MediumG: SPLATT processor grid over randomly permuted indices", MEDIUM_PARAMETERS,
-                     streamed=medium_stream),
+                     streamed=medium_stream, slice_bytes=40),
     "hyper": Scheme("hyper", hyper, hyper_parallel, False, "HyperG",
                     "HyperG: fine-grained hypergraph partitioning (Mt-KaHyPar, KM1)", HYPER_PARAMETERS),
 }
