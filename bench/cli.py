@@ -85,7 +85,10 @@ def main():
               help="small: a quick pass (stand-ins ~1/8 the rows or 1/100 the nonzeros, at most 10 repeats, "
                    "1 run; results in results/<name>_small/).")
 @click.option("--resume/--fresh", default=True, help="Skip stored runs (default) or start over.")
-@click.option("--dry-run", is_flag=True, help="Print the points (marking those already stored) and exit.")
+@click.option("--dry-run", is_flag=True, help="Print the points (marking those already stored) with each one's "
+              "estimated peak memory and the disk its stores still take, and exit.")
+@click.option("--no-preflight", is_flag=True, help="Run even when a point's estimated peak memory exceeds the "
+              "free memory or the stores to generate exceed the free disk (also SPBENCH_NO_PREFLIGHT=1).")
 @click.option("--wait", is_flag=True, help="When another sweep is writing into the results folder, wait for it.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (the summary and errors still show).")
 @click.option("--shard", default=None, metavar="I/N",
@@ -96,12 +99,14 @@ def main():
 @click.option("--batch-job", is_flag=True, help="Print, as shell assignments, what a batch job of this config needs "
               "(NAME: the results folder's name; FLAGS: the experiment's run flags; its environment), and exit.")
 def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launcher, oversubscribe, timeout,
-        scale, resume, dry_run, wait, quiet, shard, slurm_array, submit, batch_job):
+        scale, resume, dry_run, no_preflight, wait, quiet, shard, slurm_array, submit, batch_job):
     """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run.
 
     Exit code: 0 when every point is ok (or stored before), 1 when any ended error, timeout or
-    invalid, 2 for a bad config or data set or a busy results folder (nothing written)."""
+    invalid, 2 for a bad config or data set, a point that would not fit in memory (or stores on
+    disk), or a busy results folder (nothing written)."""
     from .config import ConfigError, load_config
+    from .preflight import skipped
     from .results import ResultsBusy
     from .runner import RunError, run_sweep, stored_points
     from .shard import parse_shard
@@ -129,15 +134,7 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
         points = part.select(points)
     out = out_dir or Path("results") / config.name
     if dry_run:
-        try:
-            stored = stored_points(config, points, out) if resume else set()
-        except RunError as exc:
-            raise UsageFailure(str(exc)) from None
-        for i, p in enumerate(points, 1):
-            click.echo(f"{i:4d}  {p.label}" + ("  (stored)" if p in stored else ""))
-        click.echo(f"{len(points)} points ({len(stored)} already stored in {out}), "
-                   f"{config.repeats} timed runs each, execution {config.execution}"
-                   + (f", scale {config.scale}" if config.scale != "full" else ""))
+        _dry_run(config, points, out, resume)
         return
     terminated = []
 
@@ -147,7 +144,8 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        summary = run_sweep(config, out, fresh=not resume, quiet=quiet, wait=wait, shard=part)
+        summary = run_sweep(config, out, fresh=not resume, quiet=quiet, wait=wait, shard=part,
+                            check_resources=not skipped(no_preflight))
     except (RunError, ResultsBusy) as exc:
         raise UsageFailure(str(exc)) from None
     except KeyboardInterrupt:
@@ -160,6 +158,36 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
         click.echo(line, err=True)
     if summary.failed:
         sys.exit(1)
+
+
+def _dry_run(config, points, out, resume) -> None:
+    """`--dry-run`: the points (marking those stored) with each one's estimated peak memory, the
+    disk the stores still to generate take, and what this machine has free."""
+    from .preflight import available_memory, data_disk, size_text
+    from .runner import RunError, estimate_points, stored_points
+
+    try:
+        estimates = estimate_points(config, points)
+        stored = stored_points(config, points, out) if resume else set()
+    except RunError as exc:
+        raise UsageFailure(str(exc)) from None
+    available, where = available_memory()
+    peaks = {e.point: e for e in estimates if e.resource == "memory"}
+    for i, p in enumerate(points, 1):
+        peak = peaks.get(p)
+        over = available is not None and peak is not None and peak.nbytes > available
+        click.echo(f"{i:4d}  {p.label}" + ("  (stored)" if p in stored else "")
+                   + (f"  peak ~{size_text(peak.nbytes)} ({peak.basis})" if peak else "")
+                   + ("  OVER the free memory" if over else ""))
+    for disk in (e for e in estimates if e.resource == "disk"):
+        click.echo(f"      disk: {disk.name}: {size_text(disk.nbytes)} ({disk.basis})")
+    if estimates:
+        folder, free = data_disk()
+        click.echo(f"      memory available {size_text(available) if available is not None else '?'} ({where}); "
+                   f"disk free {size_text(free)} at {folder}")
+    click.echo(f"{len(points)} points ({len(stored)} already stored in {out}), "
+               f"{config.repeats} timed runs each, execution {config.execution}"
+               + (f", scale {config.scale}" if config.scale != "full" else ""))
 
 
 def _slurm_array(config, config_file, points, count, submit):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["RunError", "ConfigKey", "Algorithm", "RowKind", "Experiment", "choice", "positive_int"]
+__all__ = ["RunError", "ConfigKey", "Algorithm", "Estimate", "RowKind", "Experiment", "choice", "positive_int"]
 
 
 class RunError(RuntimeError):
@@ -54,6 +54,19 @@ def choice(values: tuple, default, identity: bool = False) -> ConfigKey:
 def positive_int(default: int, identity: bool = False) -> ConfigKey:
     """A key taking an integer >= 1."""
     return ConfigKey(default, "an integer >= 1", lambda v: _is_int(v) and v >= 1, identity)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a sweep will need before it runs (the pre-flight check): one point's peak memory
+    (``resource`` "memory", ``point`` set) or the disk a data set's store still takes to make
+    ("disk"), in bytes, with a few words on what the figure is made of."""
+
+    resource: str  # "memory" or "disk"
+    name: str  # the point's label, or the data set's name
+    nbytes: int
+    basis: str
+    point: object = None  # the sweep.Point of a memory estimate
 
 
 @dataclass(frozen=True)
@@ -160,6 +173,11 @@ class Experiment(RowKind):
         """None, or ``run(pending, prepared, config, store, progress)`` running one data set's
         points as one job, storing and yielding their rows."""
         return None
+
+    def estimate_points(self, config, points) -> list[Estimate]:
+        """Each point's peak memory and each data set's disk still to fill, from sizes known
+        without loading or generating anything; default none (nothing is checked or refused)."""
+        return []
 
     # -- calibration -------------------------------------------------------------------------
     @abstractmethod

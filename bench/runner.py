@@ -8,24 +8,29 @@ point means is the experiment's (:class:`spbench.experiment.Experiment`, from th
 checks the points, prepares each data set and runs each point; one whose points of one data set
 run together in one job (Tucker under MPI: one launch per (tensor, ranks)) returns
 `run(pending, prepared, config, store, progress)` from `batch_runner(config)`, which stores the
-rows itself and yields them.
+rows itself and yields them. Before anything is locked or loaded, the experiment's estimates of
+each point's peak memory and of the stores still to generate are checked against this machine
+(:mod:`.preflight`). Simulated points run in a child process per data set
+(:mod:`.point_process`), so one the operating system kills is an error row, not the sweep's end.
 """
 from __future__ import annotations
 
 import json
 import sys
 import time
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from spbench.datasets import conversion_progress
 
-from . import machine
+from . import machine, preflight
 from .code_version import code_version, run_sources  # noqa: F401  (run_sources: the sources code_version hashes)
 from .config import Config
 from .experiment import RunError
 from .experiment_registry import get_experiment
+from .point_process import run_apart
 from .results import FINAL_STATUSES, ResultStore
 from .shard import Shard, slurm_provenance
 from .sweep import SCHEMA_VERSION, Point, expand, run_id, run_parameters
@@ -97,13 +102,16 @@ class SweepSummary:
 
 
 def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = False,
-              stream=None, wait: bool = False, shard: Shard | None = None) -> SweepSummary:
+              stream=None, wait: bool = False, shard: Shard | None = None,
+              check_resources: bool = True) -> SweepSummary:
     """Run every point of the sweep (of its ``shard`` only, when given) that is not stored yet;
     return what happened.
 
     Nothing is written before every data set has loaded (a bad file is a RunError naming it), and
     the results folder is locked while the sweep writes into it (ResultsBusy, or ``wait``); the
-    shards of one sweep each lock their own part and write into the folder side by side."""
+    shards of one sweep each lock their own part and write into the folder side by side. A point
+    whose estimated peak memory exceeds what is free, or stores that do not fit on the disk, are a
+    RunError before any of that (unless ``check_resources`` is off)."""
     experiment = get_experiment(config.experiment)
     points = expand(config)
     if shard is not None:
@@ -112,6 +120,8 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
                            f"rows; remove {out_dir} once, then run the shards")
         points = shard.select(points)
     experiment.check_points(config, points)
+    if check_resources:
+        preflight.check(experiment.estimate_points(config, points), config.source)
     store = ResultStore(out_dir, shard=shard.tag if shard else None)
     progress = Progress(total=len(points), quiet=quiet, stream=stream)
     summary = SweepSummary(total=len(points))
@@ -164,25 +174,48 @@ def _run_ids(config: Config, points, prepared, version: str):
 
 
 def _run_pending(experiment, config: Config, store: ResultStore, progress: Progress, prepared, pending):
-    """Run one data set's pending points (as one batch when the experiment batches them); yield rows."""
+    """Run one data set's pending points (as one batch when the experiment batches them; simulated
+    ones in a child process); store and yield each row as it ends."""
     batch = experiment.batch_runner(config)
     if batch is not None and pending:
         yield from batch(pending, prepared, config, store, progress)
         return
-    for point, row in pending:
-        started = progress.begin(point)
-        row["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        try:
-            row.update(experiment.run(point, prepared, config))
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:
-            row.update(status="error", error=f"{type(exc).__name__}: {exc}")
-        row.setdefault("error", None)
-        row.setdefault("omp_threads", None)
-        store.write_row(row)
-        progress.end(started, row["status"], row["error"])
-        yield row
+
+    def compute(i: int) -> dict:
+        return _point_fields(experiment, pending[i][0], prepared, config)
+
+    events = run_apart(len(pending), compute) if config.execution == "simulate" else _run_here(len(pending), compute)
+    started: dict = {}
+    with closing(events):
+        for kind, i, fields in events:
+            point, row = pending[i]
+            if kind == "start":
+                started[i] = progress.begin(point)
+                row["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                continue
+            row.update(fields)
+            row.setdefault("error", None)
+            row.setdefault("omp_threads", None)
+            store.write_row(row)
+            progress.end(started[i], row["status"], row["error"])
+            yield row
+
+
+def _run_here(count: int, compute):
+    """``run_apart``'s events for points run in this process (measured ones: timing-sensitive)."""
+    for i in range(count):
+        yield "start", i, None
+        yield "row", i, compute(i)
+
+
+def _point_fields(experiment, point, prepared, config: Config) -> dict:
+    """One point's row fields; a Python exception is the point's error, not the sweep's."""
+    try:
+        return experiment.run(point, prepared, config)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        return {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
 
 
 class LoadedDatasets:
@@ -245,6 +278,11 @@ def stored_points(config: Config, points, out_dir) -> set:
         prepared = loaded.take(ds_points[0].dataset)
         found |= {point for point, rid in _run_ids(config, ds_points, prepared, version) if rid in stored}
     return found
+
+
+def estimate_points(config: Config, points) -> list:
+    """The experiment's pre-flight estimates of ``points`` (``--dry-run`` prints them)."""
+    return get_experiment(config.experiment).estimate_points(config, points)
 
 
 def _count(summary: SweepSummary, row: dict) -> None:

@@ -32,8 +32,9 @@ sweep:
 """
 
 #: modules a run may import whose edits must not supersede rows: the calibration is recorded in
-#: meta.json (its numbers, not its code, decide a simulated row); cost_fit is its fitting helpers
-NOT_RUN_CODE = {"calibrate", "cost_fit"}
+#: meta.json (its numbers, not its code, decide a simulated row); cost_fit is its fitting helpers;
+#: memory_estimate decides whether a sweep starts (the pre-flight check), not what a row holds
+NOT_RUN_CODE = {"calibrate", "cost_fit", "memory_estimate"}
 
 
 def _names(experiment):

@@ -1,0 +1,233 @@
+"""Peak memory and disk of Tucker points before they run (`spbench run`'s pre-flight check), from
+each tensor's sizes known without generating or loading it: a cached store's header, a stand-in's
+recipe (:mod:`spbench.datasets.tensor_registry`), a FROSTT tensor's Fig. 9 sizes, or a ``.tns``
+file's size and first lines.
+
+Laws, per point:
+
+* simulated CoarseG, MediumG, Lite: the streaming engine's own law,
+  ``stream_metrics.simulated_peak_bytes(dims, nnz, nparts, multi_policy)``;
+* simulated HyperG (Mt-KaHyPar on the whole tensor, in memory): the process + 50 MB + nnz × (450 +
+  5·P) bytes (its gain cache grows with nonzeros × parts). The upper envelope of `/usr/bin/time -v
+  spbench run` of one-point sweeps on nell2 and enron stand-ins at 50k-200k nonzeros, 32 and 512
+  parts (peaks 148-666 MB; the law is 1.02-1.37 × each; least squares gives 15 MB + 470 B/nnz +
+  4.3 B/(nnz·part) above the process);
+* measured (MPI): tucker-lite §7.3's memory per rank (tensor, penultimate matrices, factor rows, as
+  ``metrics.metrics_from_counts`` counts them) at ideal loads, × 1.25 + 250 MB of interpreter and MPI
+  buffers per rank, times the ranks on this machine (all of them, unless a launcher places them).
+
+A stand-in's or a converted file's store on disk: nnz × (Σ_n index bytes + 8) plus the headers;
+nothing when it is cached.
+"""
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..experiment import Estimate
+
+__all__ = ["TensorSize", "tensor_size", "store_bytes", "simulated_peak", "measured_peak", "rank_formula_bytes",
+           "estimate_points"]
+
+#: max RSS of `spbench run` on a 1000-nonzero stand-in (interpreter, numpy, scipy, the kernels)
+PROCESS_BYTES = 125e6
+#: simulated HyperG above the process: a fixed part, bytes per nonzero and per nonzero and part
+HYPER_BYTES, HYPER_BYTES_PER_NNZ, HYPER_BYTES_PER_NNZ_PART = 50e6, 450, 5
+#: measured ranks: the §7.3 formula × this + RANK_BYTES (interpreter, MPI buffers)
+RANK_FACTOR, RANK_BYTES = 1.25, 250e6
+_HEADERS_BYTES = 4096  # header.json and the columns' .npy headers
+_SAMPLE_BYTES = 1 << 20  # text read from a .tns file to estimate its nonzeros
+
+
+@dataclass(frozen=True)
+class TensorSize:
+    """A tensor's sizes as far as known before loading it, and the store it still needs on disk."""
+
+    dims: tuple
+    nnz: int
+    basis: str  # where dims and nnz come from
+    disk: int = 0  # bytes of store still to write (0: cached)
+    disk_basis: str = "cached"
+
+
+def store_bytes(dims, nnz: int) -> int:
+    """A tensor store's size: nnz × (Σ_n index bytes + 8 value bytes) plus the headers."""
+    from spbench.datasets.tensor_store import index_dtype
+    return int(nnz) * (sum(index_dtype(d).itemsize for d in dims) + 8) + _HEADERS_BYTES
+
+
+def _to_make(dims, nnz: int, basis: str, what: str) -> TensorSize:
+    return TensorSize(tuple(int(d) for d in dims), int(nnz), basis, store_bytes(dims, nnz), what)
+
+
+def _cached(store: Path, basis: str) -> TensorSize | None:
+    from spbench.datasets.tensor_store import read_header
+    if not (store / "header.json").is_file():
+        return None
+    try:
+        header = read_header(store)
+    except ValueError:  # a damaged store: its loader says so
+        return None
+    return TensorSize(header.dims, header.nnz, f"{basis} (store header)")
+
+
+def _converted(path: Path, name: str) -> Path | None:
+    """The cached store converted from the file at ``path`` (as its header records it), if any."""
+    import json
+
+    from spbench.datasets.tensor_store import store_path_for
+    prefix = store_path_for("", name)
+    try:
+        stat = path.stat()
+        candidates = sorted(prefix.parent.glob(prefix.name + "*")) if prefix.parent.is_dir() else []
+    except OSError:
+        return None
+    for folder in candidates:
+        try:
+            source = json.loads((folder / "header.json").read_text()).get("source", {})
+        except (OSError, ValueError, AttributeError):
+            continue
+        if source.get("path") == str(path.resolve()) and source.get("size") == stat.st_size \
+                and source.get("mtime_ns") == stat.st_mtime_ns:
+            return folder
+    return None
+
+
+def _sample_tns(path: Path) -> tuple[tuple, int, bool] | None:
+    """(dims seen, nonzeros, exact) of a .tns/.tns.gz file from its size and first MB of text:
+    the dims are the largest indices of those lines (a lower bound), the nonzeros the file's text
+    size over the mean line length (exact when the whole file was read). None when unreadable."""
+    gz = path.name.endswith(".gz")
+    try:
+        with open(path, "rb") as raw:
+            stream = gzip.GzipFile(fileobj=raw) if gz else raw
+            text = stream.read(_SAMPLE_BYTES)
+            consumed = raw.tell()
+            whole = not stream.read(1)
+        size = path.stat().st_size
+    except (OSError, EOFError, zlib.error):
+        return None
+    lines = text.split(b"\n") if whole else text.split(b"\n")[:-1]
+    data = [line.split() for line in lines if line.strip() and not line.lstrip().startswith(b"#")]
+    if not data or len(data[0]) < 2:
+        return None
+    width = len(data[0])
+    try:
+        dims = tuple(max(int(row[n]) for row in data if len(row) == width) for n in range(width - 1))
+    except ValueError:
+        return None
+    if whole:
+        return dims, len(data), True
+    text_size = size * len(text) / max(consumed, 1) if gz else size
+    per_line = sum(len(line) + 1 for line in lines) / len(lines)
+    return dims, int(text_size / per_line * len(data) / len(lines)), False
+
+
+def _file_size(path: Path, name: str) -> TensorSize | None:
+    store = _converted(path, name)
+    if store is not None:
+        return _cached(store, f"{path.name}")
+    sample = _sample_tns(path)
+    if sample is None:
+        return None
+    dims, nnz, exact = sample
+    basis = f"{path.name}: {nnz:,} nonzeros" if exact else \
+        f"{path.name}: ~{nnz:,} nonzeros estimated from the file's size, dims from its first lines"
+    return _to_make(dims, nnz, basis, f"a store converted from {path.name}")
+
+
+def tensor_size(dataset, config) -> TensorSize | None:
+    """The sizes of a config's tensor data set as `prepare` would make it (None: not known)."""
+    from spbench.datasets import tensor_registry as reg
+    from spbench.datasets.tensor_store import store_path_for
+
+    if dataset.kind == "file":
+        return _file_size(Path(dataset.params["path"]), dataset.name)
+    entry = reg.tensor_entry(dataset.name)
+    real = not dataset.params.get("standin") and (reg.is_cached(dataset.name) or config.fallback != "standin")
+    if real:
+        path = reg.tensor_path(dataset.name)
+        store = _converted(path, dataset.name) if path.is_file() else None
+        found = _cached(store, f"{dataset.name} (FROSTT)") if store is not None else None
+        return found or _to_make(entry.dims, entry.nnz, f"{dataset.name}: Fig. 9 sizes",
+                                 f"{dataset.name} converted from FROSTT"
+                                 + ("" if path.is_file() else ", after its download"))
+    kw = {k: v for k, v in dataset.params.items() if k in ("nnz", "dim_scale", "seed")}
+    label = reg.standin_label(dataset.name, **kw)
+    found = _cached(store_path_for(reg.standin_checksum(dataset.name, **kw), dataset.name), label)
+    return found or _to_make(reg.standin_dims(entry, kw.get("dim_scale")), kw.get("nnz", entry.standin_nnz),
+                             f"{label} (stand-in recipe)", f"stand-in {label} to generate")
+
+
+def simulated_peak(size: TensorSize, scheme: str, ranks: int, multi_policy: bool) -> tuple[int, str]:
+    """(bytes, basis) of one simulated point's process at its peak."""
+    if scheme == "hyper":
+        per_nnz = HYPER_BYTES_PER_NNZ + HYPER_BYTES_PER_NNZ_PART * ranks
+        return (int(PROCESS_BYTES + HYPER_BYTES + per_nnz * size.nnz),
+                f"HyperG in memory: {per_nnz} B x {size.nnz:,} nonzeros + {(PROCESS_BYTES + HYPER_BYTES) / 1e6:.0f} MB")
+    from .stream_metrics import simulated_peak_bytes
+    return (int(simulated_peak_bytes(size.dims, size.nnz, ranks, multi_policy)),
+            f"streaming engine at {ranks} ranks, {size.nnz:,} nonzeros")
+
+
+def rank_formula_bytes(dims, nnz: int, ranks: int, K, multi_policy: bool, *, index_bytes: int = 4,
+                       value_bytes: int = 8) -> float:
+    """Memory per rank of tucker-lite §7.3 (``metrics_from_counts``' ``mem_total``) at ideal loads:
+    E = ⌈nnz/P⌉ elements (N copies for a multi-policy scheme), R_n = min(L_n, ⌈L_n/P⌉ + 1) shared
+    slices of K̂_n words each, min(L_n, N·E) factor rows of K_n words."""
+    N, P = len(dims), int(ranks)
+    Ks = [int(K)] * N if isinstance(K, int) else [int(k) for k in K]
+    E = -(-int(nnz) // P)
+    tensor = (N if multi_policy else 1) * E * (N * index_bytes + value_bytes)
+    penultimate = sum(min(L, -(-L // P) + 1) * math.prod(Ks[:n] + Ks[n + 1:]) * 8 for n, L in enumerate(dims))
+    factor = sum(min(L, N * E) * Ks[n] * 8 for n, L in enumerate(dims))
+    return float(tensor + penultimate + factor)
+
+
+def _ranks_here(ranks: int, launcher: str) -> tuple[int, str]:
+    """How many of a job's ranks run on this machine: all, unless a launcher places them (then
+    ⌈ranks / nodes⌉ inside a Slurm allocation, else one)."""
+    if not launcher:
+        return ranks, f"{ranks} rank{'s' if ranks != 1 else ''} here"
+    nodes = os.environ.get("SLURM_JOB_NUM_NODES", "")
+    if nodes.isdigit() and int(nodes) > 0:
+        here = -(-ranks // int(nodes))
+        return here, f"{here} of {ranks} ranks per node"
+    return 1, "per rank (the launcher places the ranks)"
+
+
+def measured_peak(size: TensorSize, ranks: int, K, multi_policy: bool, launcher: str) -> tuple[int, str]:
+    """(bytes, basis) of one measured point's ranks on this machine at their peak."""
+    per_rank = rank_formula_bytes(size.dims, size.nnz, ranks, K, multi_policy) * RANK_FACTOR + RANK_BYTES
+    here, where = _ranks_here(ranks, launcher)
+    return int(per_rank * here), f"§7.3 per rank x {RANK_FACTOR} + {RANK_BYTES / 1e6:.0f} MB, {where}"
+
+
+def estimate_points(config, points) -> list[Estimate]:
+    """Each point's peak memory and each tensor's store still to write (a tensor whose size is
+    not known, say an unreadable file, is left out: its loader reports it)."""
+    from .schemes import SCHEMES
+
+    sizes: dict = {}
+    out = []
+    for point in points:
+        name = point.dataset.name
+        if name not in sizes:
+            sizes[name] = tensor_size(point.dataset, config)
+            if sizes[name] is not None and sizes[name].disk:
+                out.append(Estimate("disk", name, sizes[name].disk, sizes[name].disk_basis))
+        size, axes = sizes[name], point.axes
+        if size is None:
+            continue
+        scheme = SCHEMES.get(axes["algorithm"])
+        multi = bool(scheme.multi_policy) if scheme is not None else True
+        if config.execution == "simulate":
+            peak, basis = simulated_peak(size, axes["algorithm"], int(axes["ranks"]), multi)
+        else:
+            peak, basis = measured_peak(size, int(axes["ranks"]), axes["K"], multi, config.launcher)
+        out.append(Estimate("memory", point.label, peak, f"{basis}; {size.basis}", point))
+    return out
