@@ -219,3 +219,171 @@ cdef void _run(const Tree *tr, int64_t nrows, double *out, const int64_t *perm, 
             for r in prange(nrows, num_threads=threads, schedule="dynamic", chunksize=16):
                 tid = threadid()
                 _slice(tr, r, out + r * width, perm, scratch + tid * sstride)
+
+
+# ---- Building a tree (``spbench.tucker.csf.CSFPlan.from_columns``) ----------------------------
+# Counting sorts over int32 keys (O(nnz + mode length) per level, no int64 keys, no comparison
+# sort), then one sequential pass over the sorted level columns that emits every level's nodes.
+# Keys come gathered in the order being refined, so every pass reads them sequentially.
+
+cdef struct Cols:
+    int n
+    const int32_t *base[MAXLEV]
+    Py_ssize_t step[MAXLEV]
+
+
+cdef int _cols(list cols, Cols *c, list keep) except -1:
+    cdef const int32_t[:] v
+    cdef int k
+    if len(cols) > MAXLEV:
+        raise ValueError(f"at most {MAXLEV} columns")
+    c.n = len(cols)
+    for k in range(c.n):
+        v = cols[k]
+        keep.append(v)
+        c.base[k] = &v[0] if v.shape[0] else NULL
+        c.step[k] = v.strides[0] // <Py_ssize_t> sizeof(int32_t)
+    return 0
+
+
+ctypedef fused item_t:
+    int32_t
+    double
+
+
+def gather(const item_t[:] src, const int32_t[::1] idx, item_t[::1] out):
+    """``out[i] = src[idx[i]]`` (int32 positions: numpy's fancy indexing would cast them to
+    intp chunk by chunk, about twice as slow)."""
+    cdef int64_t i, m = idx.shape[0]
+    if out.shape[0] != m:
+        raise ValueError("idx and out differ in length")
+    with nogil:
+        for i in range(m):
+            out[i] = src[idx[i]]
+
+
+def stable_order(const int32_t[:] key, int64_t nkeys, const int32_t[::1] perm, int32_t[::1] out,
+                 int64_t[::1] counts):
+    """``out`` = ``perm`` (the identity when it is empty) stably reordered by key, ``key[i]`` being
+    the key of ``perm[i]`` (in [0, nkeys)): one counting-sort pass. ``counts`` (≥ nkeys + 1
+    entries) ends with the end of every key's run: ``counts[c]`` = elements with key ≤ c."""
+    cdef int64_t m = out.shape[0]
+    cdef int64_t i, c, s
+    cdef bint ident = perm.shape[0] == 0
+    if not ident and perm.shape[0] != m:
+        raise ValueError("perm and out differ in length")
+    if key.shape[0] != m or counts.shape[0] < nkeys + 1:
+        raise ValueError("key and out differ in length, or counts is shorter than nkeys + 1")
+    with nogil:
+        for c in range(nkeys + 1):
+            counts[c] = 0
+        for i in range(m):
+            counts[key[i] + 1] += 1
+        s = 0
+        for c in range(nkeys + 1):
+            s += counts[c]
+            counts[c] = s
+        for i in range(m):
+            c = key[i]
+            out[counts[c]] = <int32_t> (i if ident else perm[i])
+            counts[c] += 1
+
+
+def distinct_pairs(const int32_t[:] col, const int64_t[::1] ends, int32_t[::1] last):
+    """(roots, distinct (root, col) pairs) of elements grouped by root: root r holds the positions
+    ``ends[r − 1] .. ends[r]`` of ``col`` (:func:`stable_order`'s counts); ``last`` is scratch of
+    ≥ (largest col + 1) entries."""
+    cdef int64_t r, i, lo = 0, pairs = 0, roots = 0
+    cdef int32_t c
+    if ends.shape[0] and ends[ends.shape[0] - 1] > col.shape[0]:
+        raise ValueError("ends beyond the column")
+    with nogil:
+        for i in range(last.shape[0]):
+            last[i] = -1
+        for r in range(ends.shape[0]):
+            if ends[r] > lo:
+                roots += 1
+            for i in range(lo, ends[r]):
+                c = col[i]
+                if last[c] != r:
+                    last[c] = <int32_t> r
+                    pairs += 1
+            lo = ends[r]
+    return roots, pairs
+
+
+cdef inline int _first_change(const Cols *c, int64_t i, int d) noexcept nogil:
+    """The first level k < d where sorted elements i − 1 and i differ (d: the same prefix)."""
+    cdef int k
+    for k in range(d):
+        if c.base[k][i * c.step[k]] != c.base[k][(i - 1) * c.step[k]]:
+            return k
+    return d
+
+
+cdef void _walk(const Cols *c, int64_t m, int64_t *count, int32_t *rows, int32_t **pp,
+                int32_t **ip) noexcept nogil:
+    """One pass over the sorted elements: ``count[k]`` = nodes of level k < d = c.n; with ``rows``
+    (not NULL) also every node's index and first child (see :func:`tree_fill`)."""
+    cdef int d = c.n
+    cdef int k, first
+    cdef int64_t i
+    for k in range(d):
+        count[k] = 0
+    for i in range(m):
+        first = 0 if i == 0 else _first_change(c, i, d)
+        for k in range(first, d):
+            if rows != NULL:
+                if k == 0:
+                    rows[count[0]] = c.base[0][i * c.step[0]]
+                else:
+                    ip[k][count[k]] = c.base[k][i * c.step[k]]
+                pp[k][count[k]] = <int32_t> (count[k + 1] if k + 1 < d else i)
+            count[k] += 1
+    if rows != NULL:
+        for k in range(d):
+            pp[k][count[k]] = <int32_t> (count[k + 1] if k + 1 < d else m)
+
+
+def tree_nodes(list cols):
+    """Nodes of levels 0 .. d − 1 of the tree of elements sorted by their level columns ``cols``
+    (levels 0 .. d − 1, level 0 slowest)."""
+    cdef Cols c
+    keep = []
+    _cols(cols, &c, keep)
+    cdef int64_t m = len(cols[0]) if c.n else 0
+    cdef int64_t nodes[MAXLEV]
+    with nogil:
+        _walk(&c, m, nodes, NULL, NULL, NULL)
+    return [int(nodes[k]) for k in range(c.n)]
+
+
+def tree_fill(list cols, int32_t[::1] rows, list ptr, list ids):
+    """Fill a tree of elements sorted by ``cols`` (levels 0 .. d − 1) whose node counts
+    :func:`tree_nodes` gave: ``rows`` (level-0 indices), ``ptr[k]`` (k < d, nodes + 1 entries:
+    first child, then the total; level d − 1 points at leaf positions) and ``ids[k]``
+    (1 ≤ k < d; entry 0 unused)."""
+    cdef Cols c
+    keep = []
+    _cols(cols, &c, keep)
+    cdef int d = c.n
+    cdef int k
+    cdef int64_t m = len(cols[0]) if d else 0
+    cdef int64_t count[MAXLEV]
+    cdef int32_t *pp[MAXLEV]
+    cdef int32_t *ip[MAXLEV]
+    cdef int32_t[::1] v
+    cdef int32_t dummy = 0
+    if d < 1 or len(ptr) != d or len(ids) < d:
+        raise ValueError("ptr or ids do not match the columns")
+    for k in range(d):
+        v = ptr[k]
+        keep.append(v)
+        pp[k] = &v[0]
+    ip[0] = NULL
+    for k in range(1, d):
+        v = ids[k]
+        keep.append(v)
+        ip[k] = &v[0] if v.shape[0] else NULL
+    with nogil:
+        _walk(&c, m, count, &rows[0] if rows.shape[0] else &dummy, pp, ip)

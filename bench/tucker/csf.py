@@ -1,5 +1,6 @@
 """Compressed-sparse-fiber layout of one mode's elements for the local TTM (tucker-lite-distribution
-§8, its reference [26]: SPLATT's CSF). Built once per distribution; it replaces the element
+§8, its reference [26]: SPLATT's CSF). Built once per distribution, one mode at a time, by
+counting sorts over int32 index columns (:meth:`CSFPlan.from_columns`); it replaces the element
 lists of :class:`.ttm.TTMPlan` and the coordinates (the leaf values are stored in tree order).
 
 The mode being updated is the root (one tree root per compact output row, so threads can take
@@ -147,13 +148,13 @@ def gathers_beyond_cache(order, nodes, K, rows, cache_bytes: float) -> float:
 class CSFPlan:
     """One mode's elements as a tree: ``rows`` the root slice ids (increasing, = compact rows);
     ``ptr[k]`` (k < d) children of level-k nodes; ``ids[k]`` (1 ≤ k ≤ d) factor rows of the
-    level-k nodes (``ids[0]`` is None); ``values`` the nonzeros in leaf order. Indices are
-    int32 (a rank holds fewer than 2**31 elements), 4 bytes per node and level."""
+    level-k nodes (``ids[0]`` is None); ``values`` the nonzeros in leaf order. Indices (``rows``
+    too) are int32 (a rank holds fewer than 2**31 elements), 4 bytes per node and level."""
 
     mode: int
     order: tuple
     dims: tuple                 # local mode lengths (factor rows)
-    rows: np.ndarray            # int64 (R,)
+    rows: np.ndarray            # int32 (R,)
     ptr: tuple                  # int32 arrays
     ids: tuple                  # int32 arrays
     values: np.ndarray          # float64 (nnz,)
@@ -199,51 +200,96 @@ class CSFPlan:
     def build(cls, tensor: SparseTensor, mode: int, elements: np.ndarray | None = None,
               K=None, order=None) -> "CSFPlan":
         """Tree of ``elements`` (index array into ``tensor``; default all) rooted at ``mode``;
-        ``order`` (the modes by level) is chosen by :func:`choose_order` unless given."""
-        N = tensor.nmodes
-        if N < 2:
+        ``order`` (the modes by level) is chosen by :func:`order_from_counts` unless given."""
+        if tensor.nmodes < 2:
             raise ValueError("a CSF tree needs a tensor with at least 2 modes")
-        if max(tensor.dims, default=0) >= 2 ** 31 or tensor.nnz >= 2 ** 31:
-            raise ValueError("CSF indices are int32: 2**31 rows in a mode or elements or more")
         coords, values = tensor.coords, tensor.values
         if elements is not None:
             elements = np.asarray(elements, dtype=np.int64).reshape(-1)
             lo = int(elements[0]) if elements.size else 0
             if elements.size and int(elements[-1]) - lo + 1 == elements.size and \
-                    np.all(np.diff(elements) == 1):           # a range (the worker's layout): views
+                    np.all(np.diff(elements) == 1):           # a range: views
                 coords, values = coords[lo:lo + elements.size], values[lo:lo + elements.size]
             else:
                 coords, values = coords[elements], values[elements]
-        order = tuple(int(j) for j in order) if order is not None else \
-            choose_order(coords, tensor.dims, mode, K)
+        _check_int32(tensor.dims, coords.shape[0])
+        cols = [np.asarray(coords[:, j], dtype=np.int32) for j in range(tensor.nmodes)]
+        return cls.from_columns(cols, tensor.dims, mode, values, K=K, order=order)
+
+    @classmethod
+    def from_columns(cls, cols, dims, mode: int, values: np.ndarray, K=None, order=None) -> "CSFPlan":
+        """Tree of the elements whose mode-j indices are ``cols[j]`` (int32, possibly strided views;
+        ``dims[j]`` bounds them) and values ``values``, rooted at ``mode``. Counting sorts by each
+        level's column (stable, O(nnz + length) per level, the keys gathered in the current order so
+        every pass reads them in sequence): the element-sized scratch is int32 (two permutations,
+        then the sorted level columns, which give every level's nodes in one sequential pass). The
+        level order is :func:`order_from_counts` on the exact pair counts unless ``order`` is
+        given. The result is the tree of a sort by the level keys."""
+        from spbench.kernels import _ttm_csf
+
+        N = len(cols)
+        if N < 2:
+            raise ValueError("a CSF tree needs a tensor with at least 2 modes")
+        nnz = int(values.shape[0])
+        _check_int32(dims, nnz)
+        dims = tuple(int(x) for x in dims)
+        cols = [np.asarray(c) for c in cols]
+        if any(c.dtype != np.int32 or c.shape != (nnz,) for c in cols):
+            raise ValueError(f"columns must be {N} int32 arrays of {nnz} indices")
+        if nnz and any(int(c.min()) < 0 or int(c.max()) >= L for c, L in zip(cols, dims)):
+            raise ValueError(f"an index lies outside its mode's length {dims}")
+        counts = np.empty(max(dims) + 1, dtype=np.int64)
+        perm = np.empty(nnz, dtype=np.int32)
+        identity = np.zeros(0, dtype=np.int32)
+        if order is None:
+            others = [j for j in range(N) if j != mode]
+            if len(others) < 2 or nnz == 0:
+                order = (mode, *others)
+            else:
+                _ttm_csf.stable_order(cols[mode], dims[mode], identity, perm, counts)   # by slice
+                last = np.empty(max(dims[j] for j in others), dtype=np.int32)
+                pairs = {}
+                for j in others:
+                    roots, pairs[j] = _ttm_csf.distinct_pairs(_take(cols[j], perm), counts[:dims[mode]], last)
+                del last
+                Kw = [10] * N if K is None else [int(k) for k in K]
+                order = order_from_counts(mode, others, roots, pairs, nnz, Kw)
+        order = tuple(int(j) for j in order)
         if order[0] != mode or sorted(order) != list(range(N)):
             raise ValueError(f"order {order} must list every mode once, {mode} first")
-        nnz = coords.shape[0]
+        # least significant level first; every pass is stable, so after the last (the slices) the
+        # elements are sorted by (order[0], order[1], ..., order[d])
+        bufs = [perm, np.empty(nnz, dtype=np.int32)]
+        src = identity
+        for t, j in enumerate(reversed(order)):
+            _ttm_csf.stable_order(cols[j] if src is identity else _take(cols[j], src), dims[j], src, bufs[t % 2],
+                                  counts)
+            src = bufs[t % 2]
+        del bufs, perm
         d = N - 1
-        keys = linear_keys(coords[:, list(order)], [tensor.dims[j] for j in order])
-        perm = np.argsort(keys)
-        del keys
-        new = np.zeros(nnz, dtype=bool)
-        if nnz:
-            new[0] = True
-        starts, ids = [], [None]
-        for k in range(d):
-            col = coords[perm, order[k]]
-            if nnz > 1:
-                new[1:] |= col[1:] != col[:-1]
-            starts.append(np.flatnonzero(new))
-            if k == 0:
-                rows = col[starts[0]].astype(np.int64)
-            else:
-                ids.append(col[starts[k]].astype(np.int32))
-            del col
-        ids.append(coords[perm, order[d]].astype(np.int32))
-        ptr = []
-        for k in range(d):
-            child = starts[k + 1] if k + 1 < d else None
-            p = np.empty(starts[k].size + 1, dtype=np.int32)
-            p[:-1] = starts[k] if child is None else np.searchsorted(child, starts[k])
-            p[-1] = nnz if child is None else child.size
-            ptr.append(p)
-        return cls(mode, order, tuple(int(x) for x in tensor.dims), rows, tuple(ptr), tuple(ids),
-                   np.ascontiguousarray(values[perm]))
+        # sorted level columns (the last is the leaves' ids); the slices' from the last pass's counts
+        level = [np.repeat(np.arange(dims[mode], dtype=np.int32), np.diff(counts[:dims[mode]], prepend=0))]
+        del counts
+        level += [_take(cols[j], src) for j in order[1:]]
+        nodes = _ttm_csf.tree_nodes(level[:d])
+        rows = np.empty(nodes[0], dtype=np.int32)
+        ptr = [np.empty(nodes[k] + 1, dtype=np.int32) for k in range(d)]
+        ids = [None] + [np.empty(nodes[k], dtype=np.int32) for k in range(1, d)] + [level[d]]
+        _ttm_csf.tree_fill(level[:d], rows, ptr, ids)
+        del level
+        vals = _take(np.asarray(values, dtype=np.float64), src)
+        return cls(mode, order, dims, rows, tuple(ptr), tuple(ids), vals)
+
+
+def _take(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``a[idx]`` for int32 positions (compiled)."""
+    from spbench.kernels import _ttm_csf
+
+    out = np.empty(idx.shape[0], dtype=a.dtype)
+    _ttm_csf.gather(a, idx, out)
+    return out
+
+
+def _check_int32(dims, nnz: int) -> None:
+    if max(dims, default=0) >= 2 ** 31 or nnz >= 2 ** 31:
+        raise ValueError("CSF indices are int32: 2**31 rows in a mode or elements or more")

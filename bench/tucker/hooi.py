@@ -18,6 +18,12 @@ Per invocation, for every mode n in turn (Gauss–Seidel order):
 Core after each invocation: G_(N) = F_Nᵀ Z_N through the y·Z path with K_N columns; fit =
 1 − √(‖T‖² − ‖G‖²)/‖T‖ with ‖T‖² by an Allreduce.
 
+Memory per rank (§7.3): beside the trees and the factors, one mode's Z_n and its Lanczos basis.
+F_n is read by neither mode n's TTM nor its SVD, so it is dropped before the TTM and rebuilt
+from the new vectors; the core is formed right after mode N's SVD, so Z_N is gone before F_N
+is rebuilt and transferred (in column blocks, :data:`TRANSFER_WORDS`); the heap's free pages go
+back to the system before each TTM (:func:`return_free_memory`).
+
 Counters: ``svd_words``/``fm_words`` per mode (point-to-point words sent, summed over ranks: the
 paper's SVD and factor-transfer volumes), ``svd_gather_words`` (0: nothing is gathered),
 ``words_sent_recv`` (this rank's words sent plus received in HOOI, point to point and collective
@@ -153,12 +159,48 @@ def tucker_fit(norm_t: float, norm_g: float) -> float:
 
 
 def _transfer(comm, pl, F, K, clock) -> int:
-    """Factor transfer of mode ``pl.mode``: owners' rows to the ranks that need them. Returns
-    the words this rank sent plus received."""
-    with clock:
-        recv = pl.fm(comm, F[pl.fm_send_local], width=K)
-    F[pl.fm_recv_local] = recv
+    """Factor transfer of mode ``pl.mode``: owners' rows to the ranks that need them, in blocks of
+    columns so that the send and receive buffers stay within about ``TRANSFER_WORDS`` words each
+    beside F_n (the same block count on every rank). Returns the words this rank sent plus
+    received."""
+    step = max(1, min(K, TRANSFER_WORDS // max(pl.fm_items_max, 1)))
+    for c in range(0, K, step):
+        cols = slice(c, min(K, c + step))
+        with clock:
+            recv = pl.fm(comm, F[pl.fm_send_local, cols], width=cols.stop - cols.start)
+        F[pl.fm_recv_local, cols] = recv
+        del recv
     return (int(pl.fm_send_local.size) + int(pl.fm_recv_local.size)) * K
+
+
+def _updated_factor(nrows: int, pl, U: np.ndarray) -> np.ndarray:
+    """F_n's local rows after its SVD: the owned rows are U's, the others zero until the factor
+    transfer fills those needed here; U itself when this rank owns every local row."""
+    if pl.own_local.size == nrows:
+        return np.ascontiguousarray(U, dtype=np.float64)
+    F = np.zeros((nrows, U.shape[1]))
+    F[pl.own_local] = U
+    return F
+
+
+def return_free_memory() -> None:
+    """Hand the heap's free pages back to the system (glibc ``malloc_trim``; nothing elsewhere):
+    arrays freed below glibc's mmap threshold otherwise stay resident, and a later phase's peak
+    (§7.3 memory per rank) would count them."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            import ctypes
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM = None
+#: words per send or receive buffer of one factor-transfer call (8 MB)
+TRANSFER_WORDS = 1 << 20
 
 
 def _start(comm, dt, lt, plans, K, init, seed, tol):
@@ -207,29 +249,35 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
     moved, core_words = 0, 0
     with threadpool_limits(limits=threads):
         t0 = time.perf_counter()
-        lt, plans = build_plans(comm, dt, ttm, K, release=release_input and init != "hosvd")
+        v0 = dt.sets[0].values                     # ‖T‖² before the sets are released
+        local_sq = float(v0 @ v0)
+        del v0
+        release = release_input and init != "hosvd"   # HOSVD gathers the elements first
+        lt, plans = build_plans(comm, dt, ttm, K, release=release)
         scratch = np.empty((threads, max(ttm_scratch_len(K, n) for n in range(N))))
-        v0 = dt.sets[0].values
-        norm_t = float(np.sqrt(allreduce(comm, np.array([float(v0 @ v0)]))[0]))
+        norm_t = float(np.sqrt(allreduce(comm, np.array([local_sq]))[0]))
         times["plan_time"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        if release_input and init != "hosvd":      # HOSVD gathers the elements first
+        if release:
             release_elements(dt)
         F = _start(comm, dt, lt, plans, K, init, seed, tol)
         if release_input and init == "hosvd":
             release_elements(dt)
         for n, pl in enumerate(plans):
             moved += _transfer(comm, pl, F[n], K[n], clock)
+        return_free_memory()
         times["init_time"] = time.perf_counter() - t0
-        fits, core, Z = [], None, None
+        fits, core, G_last = [], None, None
         comm.Barrier()
         t_hooi = time.perf_counter()
         for it in range(int(invocations)):
             for n, pl in enumerate(plans):
                 t0 = time.perf_counter()
-                Z = None                                   # free the previous mode's Z first
+                # F_n is read by neither its own TTM nor its SVD: it is rebuilt from the new vectors
+                F[n] = None
+                return_free_memory()
                 Z = local_ttm(lt.tensor, pl.ttm, F, out=np.empty((pl.r_p, khat(K, n))), scratch=scratch,
-                        threads=threads)
+                              threads=threads)
                 t1 = time.perf_counter()
                 orc = Oracle(comm, Z, pl, clock)
                 rows = CommRows(comm, pl.own_ids, pl.m)
@@ -237,25 +285,35 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
                                   tol=tol, seed=seed + n, rows=rows, local_matrix=Z if orc.alone else None)
                 orc.count_direct(res.queries)
                 t2 = time.perf_counter()
-                F[n][pl.own_local] = res.U
-                f_moved = _transfer(comm, pl, F[n], K[n], clock)
-                t3 = time.perf_counter()
-                times["ttm_time"] += t1 - t0
-                times["svd_time"] += t2 - t1
-                times["fm_time"] += t3 - t2
                 queries[n] += orc.queries
                 restarts[n] += int(res.restarts)
                 resid[n] = max(resid[n], res.max_residual)
                 sigmas[n] = res.s
                 words[n] += orc.words
                 fm_words[n] += int(pl.fm_send_local.size) * K[n]
-                moved += orc.moved + rows.words + f_moved
+                moved += orc.moved + rows.words
+                orc = rows = None
+                t_core = 0.0
+                if n == N - 1:
+                    # the core from Z_N and the owned rows of F_N (res.U) before F_N is rebuilt and
+                    # transferred, so that Z_N is gone when those arrays come
+                    tc = time.perf_counter()
+                    orc = Oracle(comm, Z, pl, clock)
+                    G_last = orc.rmatmat(res.U).T
+                    core_words += orc.words
+                    moved += orc.moved
+                    orc = None
+                    t_core = time.perf_counter() - tc
+                    times["core_time"] += t_core
+                Z = None
+                F[n] = _updated_factor(lt.factor_ids[n].size, pl, res.U)
+                res = None
+                moved += _transfer(comm, pl, F[n], K[n], clock)
+                t3 = time.perf_counter()
+                times["ttm_time"] += t1 - t0
+                times["svd_time"] += t2 - t1
+                times["fm_time"] += t3 - t2 - t_core
             t0 = time.perf_counter()
-            pl = plans[N - 1]
-            orc = Oracle(comm, Z, pl, clock)
-            G_last = orc.rmatmat(F[N - 1][pl.own_local]).T
-            core_words += orc.words
-            moved += orc.moved
             core = fold(G_last, N - 1, tuple(K))
             fits.append(tucker_fit(norm_t, float(np.linalg.norm(G_last))))
             times["core_time"] += time.perf_counter() - t0

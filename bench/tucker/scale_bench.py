@@ -54,8 +54,9 @@ def _launch(ranks: int, tensor_dir: Path, runs: Path, schemes, K: int, lanczos: 
 
 
 #: the worker row's figures a scale item keeps
-FIGURES = ("held_nonzeros_max", "peak_rss_mb_max", "mem_total_mb_max", "words_per_rank_max", "queries",
-           "lanczos_residual_max", "fit", "status", "error")
+FIGURES = ("held_nonzeros_max", "peak_rss_mb_max", "peak_rss_mb_phases", "mem_total_mb_max", "mem_tensor_mb_max",
+           "mem_penultimate_mb_max", "mem_factor_mb_max", "words_per_rank_max", "svd_gather_words", "queries",
+           "lanczos_residual_max", "fit", "fits", "plan_time", "status", "error")
 
 
 def bench_scale(ranks: list[int], schemes: list[str], dims: tuple, nnz: int, K: int, lanczos: str,

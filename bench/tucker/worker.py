@@ -6,9 +6,10 @@ SPEC.json: ``{"tensor_dir": DIR, "results_dir": RUNS_DIR, "threads": 1, "tasks":
 "run_id": ...}, "scheme": "lite"|"coarse"|"medium"|"hyper", "K": 10, "params": {}, "seed": 0,
 "invocations": 1, "init": "random"}, ...]}``. DIR is a tensor store
 (``spbench.datasets.tensor_store``: per-mode coordinate columns, values, header); each rank
-memory-maps it and reads only its contiguous block of about nnz/P elements, once per scheme.
+reads only its contiguous block of about nnz/P elements, once per scheme.
 
-Per task: the peak resident size is reset, the distribution computed in parallel
+Per task: the heap's free pages are returned and the peak resident size is reset (so a scheme's
+peak does not depend on the tasks before it), the distribution computed in parallel
 (:func:`.distribute.distribute`; ``dist_time`` = max over ranks; HyperG: the offline partition
 time on rank 0), then HOOI (:func:`.hooi.hooi_distributed`), then the distribution's exact
 metrics from the ranks' own counts (:mod:`.rank_usage`). Rank 0 writes ``RUNS_DIR/<run_id>.json`` = the task's row +
@@ -61,14 +62,17 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     K = task.get("K", 10)
     lanczos = task.get("lanczos", "paper")
     ttm = task.get("ttm", "csf")
+    _clean_slate()
     reset_peak_rss()
     if callable(block):
         block = block()
     comm.Barrier()
-    dt = distribute(comm, block, scheme, seed=seed, params=params)
+    # the sets carry no global ids and the block's policies go once used: HOOI needs neither
+    dt = distribute(comm, block, scheme, seed=seed, params=params, ids=False, keep_owners=False)
     del block
     dist_local = dict(dt.times)
     peak_dist = peak_rss_mb()
+    _clean_slate()
     reset_peak_rss()
     comm.Barrier()
     report = progress if (progress is not None and comm.rank == 0) else None
@@ -160,6 +164,16 @@ def _max():
     return MPI.MAX
 
 
+def _clean_slate() -> None:
+    """Collect garbage and return the heap's free pages before a phase's peak is measured."""
+    import gc
+
+    from .hooi import return_free_memory
+
+    gc.collect()
+    return_free_memory()
+
+
 def main(argv=None) -> int:
     from mpi4py import MPI
 
@@ -183,7 +197,7 @@ def main(argv=None) -> int:
         # untimed: the first large allocations (page faults) would otherwise land in the first
         # task's dist_time
         from .distribute import distribute
-        distribute(comm, block(), "coarse")
+        distribute(comm, block(), "coarse", ids=False, keep_owners=False)
 
     def run_one(task, progress):
         run_task(comm, block, task, threads=threads, results_dir=spec["results_dir"], progress=progress)

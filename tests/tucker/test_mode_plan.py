@@ -1,5 +1,5 @@
-"""build_plans(release=True) drops each policy set's coordinates and ids once they are renumbered
-into the local tensor (the multi-policy peak at one rank); plans and HOOI's fit are unchanged."""
+"""build_plans(release=True) drops each policy set's arrays once its trees are built (one copy of
+the input per policy, §7.3); plans and HOOI's fit are unchanged."""
 import numpy as np
 import pytest
 
@@ -21,7 +21,7 @@ def test_sets_released_after_renumbering_plans_unchanged(scheme, make_tensor):
     assert all(s.coords is not None and s.gids is not None for s in kept.sets)
     comm, dropped = _distributed(scheme, make_tensor)
     lt, plans = build_plans(comm, dropped, "csf", [4, 4, 4], release=True)
-    assert all(s.coords is None and s.gids is None and s.values is not None for s in dropped.sets)
+    assert all(s.coords is None and s.gids is None and s.values is None for s in dropped.sets)
     assert [f.tolist() for f in lt.factor_ids] == [f.tolist() for f in lt_kept.factor_ids]
     for a, b in zip(plans, plans_kept):
         assert np.array_equal(a.rows, b.rows) and np.array_equal(a.send_idx, b.send_idx)

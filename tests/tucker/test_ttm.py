@@ -150,6 +150,55 @@ def test_prefix_counts_beyond_int64_cells_equal_sets():
             assert list(counts) == want, (dims, S)
 
 
+def _leaf_coords(plan):
+    """Every leaf's index per level, walked up the tree (ptr, then rows and ids)."""
+    d = len(plan.order) - 1
+    cols = [None] * d + [np.asarray(plan.ids[d])]
+    node = np.arange(plan.nnz)
+    for k in range(d - 1, -1, -1):
+        parent = np.repeat(np.arange(plan.ptr[k].size - 1), np.diff(plan.ptr[k]))
+        node = parent[node]
+        cols[k] = np.asarray(plan.rows if k == 0 else plan.ids[k])[node]
+    return np.stack(cols, axis=1)
+
+
+@pytest.mark.parametrize("dims", [(11, 9, 7), (9, 7, 7, 5), (3, 40, 2, 6, 5)])
+def test_csf_from_columns_is_the_sorted_tree(dims, make_tensor):
+    """Trees from strided int32 columns (counting sorts) hold the elements in lexicographic order
+    of the level order, equal the tree built from the tensor, and keep the values with them."""
+    T = _sparse_with_empty_slices(6, dims, 400, make_tensor)
+    C = np.ascontiguousarray(T.coords, dtype=np.int32)           # (nnz, N): strided columns
+    for n in range(T.nmodes):
+        others = [j for j in range(T.nmodes) if j != n]
+        for order in [None, (n, *others), (n, *reversed(others))]:
+            plan = CSFPlan.from_columns([C[:, j] for j in range(T.nmodes)], T.dims, n, T.values, K=(3,) * len(dims),
+                                        order=order)
+            ref = CSFPlan.build(T, n, K=(3,) * len(dims), order=order)
+            assert plan.order == ref.order and plan.nodes == ref.nodes
+            lex = np.lexsort([T.coords[:, j] for j in reversed(plan.order)])
+            np.testing.assert_array_equal(_leaf_coords(plan), T.coords[lex][:, list(plan.order)])
+            np.testing.assert_array_equal(plan.values, T.values[lex])
+
+
+def test_counting_sort_and_pair_kernels():
+    from spbench.kernels import _ttm_csf
+
+    rng = np.random.default_rng(3)
+    key = rng.integers(0, 7, 500).astype(np.int32)
+    col = rng.integers(0, 30, 500).astype(np.int32)
+    counts = np.empty(8, np.int64)
+    out = np.empty(500, np.int32)
+    _ttm_csf.stable_order(key, 7, np.zeros(0, np.int32), out, counts)
+    np.testing.assert_array_equal(out, np.argsort(key, kind="stable"))
+    np.testing.assert_array_equal(counts[:7], np.cumsum(np.bincount(key, minlength=7)))   # bucket ends
+    again = np.empty(500, np.int32)
+    big = np.empty(31, np.int64)
+    _ttm_csf.stable_order(col[out], 30, out, again, big)             # by col, then key: lexicographic
+    np.testing.assert_array_equal(again, np.lexsort((key, col)))
+    roots, pairs = _ttm_csf.distinct_pairs(col[out], counts[:7], np.empty(30, np.int32))
+    assert (roots, pairs) == (len(set(key)), len(set(zip(key, col))))
+
+
 def test_csf_empty_plan_bad_input_and_kind(make_tensor):
     T = make_tensor(3, dims=(5, 4, 3), nnz=30)
     F = _factors(T.dims, (2, 2, 2))
