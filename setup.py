@@ -58,6 +58,10 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
+# Kernels that link numpy's random distributions (numpy/random/lib/libnpyrandom.a).
+NPYRANDOM = {"_standin_draw": {"library_dirs": [str(Path(numpy.get_include()).parents[1] / "random" / "lib")],
+                               "libraries": ["npyrandom", "m"]}}
+
 extensions = [
     Extension(
         f"spbench.kernels.{pyx.stem}",
@@ -67,6 +71,7 @@ extensions = [
         extra_link_args=OMP_LINK,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         language="c",
+        **NPYRANDOM.get(pyx.stem, {}),
     )
     for pyx in sorted((HERE / "kernels").glob("*.pyx"))
 ]

@@ -330,3 +330,23 @@ def ingest(nnz, tns_file, memory, out_dir, fresh, quiet):
     options = {"nnz": nnz, "file": tns_file, "memory": memory}
     measure_and_store("ingest", options, "ingest", lambda say: bench_ingest(tns_file, nnz, memory, memory_mb, say),
                       out_dir, fresh, quiet)
+
+
+@_command("standin")
+@click.option("--tensors", default="nell2", show_default=True,
+              help="Comma-separated FROSTT tensors whose stand-ins are generated.")
+@click.option("--nnz", type=click.IntRange(min=1), default=None,
+              help="Nonzeros of each stand-in (default: the tensor's own, the paper's full size).")
+@click.option("--dim-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Mode lengths as a share of the tensor's (1: its exact dims).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@common_options
+def standin(tensors, nnz, dim_scale, seed, out_dir, fresh, quiet):
+    """Stand-ins drawn straight into tensor stores: seconds, nonzeros/s, peak memory, column digest."""
+    from spbench.datasets.paper_tensors import TENSORS
+    from spbench.datasets.standin_bench import bench_standin
+
+    chosen = parse_names("standin", "--tensors", tensors, TENSORS)
+    options = {"tensors": chosen, "nnz": nnz, "dim_scale": dim_scale, "seed": seed}
+    measure_and_store("standin", options, "standin", lambda say: bench_standin(chosen, nnz, dim_scale, seed, say),
+                      out_dir, fresh, quiet)

@@ -39,7 +39,10 @@ UNITS = {
 }
 #: the sources a benchmark's numbers depend on, beyond an experiment's run sources: modules
 BENCH_SOURCES = {"ingest": ("spbench.datasets.tns_ingest", "spbench.datasets.tensor_store",
-                            "spbench.datasets.store_duplicates", "spbench.datasets.frostt")}
+                            "spbench.datasets.store_duplicates", "spbench.datasets.frostt"),
+                 "standin": ("spbench.datasets.tensor_standins", "spbench.datasets.tensor_registry",
+                             "spbench.datasets.tensor_store", "spbench.datasets.store_duplicates",
+                             "spbench.kernels._standin_draw")}
 
 
 def bench_code_version(code: str) -> str:

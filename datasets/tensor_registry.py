@@ -29,7 +29,8 @@ from .errors import DatasetError
 from .fetch import download, verify_file
 from .paper_tensors import DEFAULT_URL_BASE, TENSORS, FrosttTensor, tensor_entry
 from .sparse_tensor import SparseTensor
-from .tensor_standins import STANDIN_VERSION, collect_chunks, powerlaw_exponent, scaled_dims, standin_chunks
+from .tensor_standins import (STANDIN_VERSION, collect_chunks, powerlaw_exponent, scaled_dims, standin_chunks,
+                              standin_columns)
 from .tensor_store import StoreWriter, load_store, read_header, store_path_for
 
 __all__ = ["FrosttTensor", "TENSORS", "frostt_dir", "tensor_path", "is_cached", "fetch_tensor", "real_tensor_store",
@@ -139,7 +140,7 @@ def standin_checksum(name: str, **kw) -> str:
 def standin_store(name: str, dst=None, *, progress=None, **kw) -> Path:
     """Generate ``name``'s stand-in (keywords ``nnz``, ``dim_scale``, ``seed``) chunk by chunk
     straight into a tensor store, no text, and return its folder: ``dst``, or the cache (reused
-    when there). Memory: ~8 bytes per nonzero plus one round of draws."""
+    when there). Memory: ~11 bytes per nonzero plus two rounds of draws."""
     kw = {k: v for k, v in kw.items() if v is not None}
     unknown = set(kw) - {"nnz", "dim_scale", "seed"}
     if unknown:
@@ -156,8 +157,8 @@ def standin_store(name: str, dst=None, *, progress=None, **kw) -> Path:
     progress = progress or shown
     try:
         with StoreWriter(dst, len(dims), dims=dims) as writer:
-            for cols, values in standin_chunks(dims, shares, target, kw.get("seed", 0), label=name):
-                writer.append(cols, values)
+            for cols, values, ranges in standin_columns(dims, shares, target, kw.get("seed", 0), label=name):
+                writer.append(cols, values, ranges)
                 if progress:
                     progress("generating", writer.nnz, target)
             writer.commit(checksum=checksum, duplicates={"rule": "never drawn", "removed": 0},

@@ -232,10 +232,20 @@ def ingest_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def standin_table(rows: list[dict]) -> str:
+    """Stand-ins generated into tensor stores, one per tensor (standin_bench)."""
+    lines = ["| stand-in | dims | nonzeros | seconds | M nonzeros/s | peak MB | load before | columns sha256 |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['dataset']} | {'×'.join(map(str, r['dims']))} | {r['nnz']:,} | {r['time']:.1f} | "
+              f"{r['elements_per_s'] / 1e6:.2f} | {r['peak_mb']:,.0f} | {r['load_before']:.2f} | "
+              f"{r['columns_sha256'][:16]} |" for r in rows]
+    return "\n".join(lines)
+
+
 #: benchmark name → its table
 TABLES = {"serial": serial_table, "barrier": barrier_table, "schedulers": schedulers_table, "slope": slope_table,
           "order": order_table, "lite": lite_table, "hooi": hooi_table, "ttm": ttm_table,
-          "tucker-scale": scale_table, "ingest": ingest_table, "splatt": splatt_table,
+          "tucker-scale": scale_table, "ingest": ingest_table, "standin": standin_table, "splatt": splatt_table,
           "sptrsv-model": sptrsv_model_table, "tucker-model": tucker_model_table,
           "tucker-speedup": tucker_speedup_table}
 
