@@ -43,13 +43,14 @@ class Block:
 
 
 def index_dtype(dims):
-    """int32 when every mode has fewer than 2**31 indices (4 bytes per index, §7.3), else int64."""
-    return np.dtype(np.int32) if max((int(d) for d in dims), default=0) < 2 ** 31 else np.dtype(np.int64)
+    """One index dtype for all modes (4 bytes per index, §7.3): the store's widest column dtype."""
+    from spbench.datasets.tensor_store import index_dtype as column_dtype
+    return max((column_dtype(d) for d in dims), default=np.dtype(np.int32), key=lambda dt: dt.itemsize)
 
 
 def read_block(store, comm) -> Block:
     """This rank's contiguous block of a tensor store (``spbench.datasets.tensor_store``): only that
-    range of each column file is read (DESIGN.md §4), by plain reads straight into the block's
+    range of each column file is read, by plain reads straight into the block's
     arrays (no mapping: mapped pages would count in the rank's resident size), indices as
     :func:`index_dtype`. ``coords`` is a (m, N) view with contiguous columns."""
     from spbench.datasets.tensor_store import read_header

@@ -164,13 +164,20 @@ def tensor_size(dataset, config) -> TensorSize | None:
 
 
 def simulated_peak(size: TensorSize, scheme: str, ranks: int, multi_policy: bool) -> tuple[int, str]:
-    """(bytes, basis) of one simulated point's process at its peak."""
-    if scheme == "hyper":
+    """(bytes, basis) of one simulated point's process at its peak: the streaming engine's law for a
+    scheme with a streamed form, else the law of a partition of the whole tensor in memory
+    (measured on HyperG)."""
+    from .schemes import SCHEMES
+    from .stream_metrics import simulated_peak_bytes
+
+    registered = SCHEMES.get(scheme)
+    if registered is not None and registered.streamed is None:
         per_nnz = HYPER_BYTES_PER_NNZ + HYPER_BYTES_PER_NNZ_PART * ranks
         return (int(PROCESS_BYTES + HYPER_BYTES + per_nnz * size.nnz),
-                f"HyperG in memory: {per_nnz} B x {size.nnz:,} nonzeros + {(PROCESS_BYTES + HYPER_BYTES) / 1e6:.0f} MB")
-    from .stream_metrics import simulated_peak_bytes
-    return (int(simulated_peak_bytes(size.dims, size.nnz, ranks, multi_policy)),
+                f"{registered.label} in memory: {per_nnz} B x {size.nnz:,} nonzeros + "
+                f"{(PROCESS_BYTES + HYPER_BYTES) / 1e6:.0f} MB")
+    slice_bytes = registered.slice_bytes if registered is not None else 80
+    return (int(simulated_peak_bytes(size.dims, size.nnz, ranks, multi_policy, slice_bytes)),
             f"streaming engine at {ranks} ranks, {size.nnz:,} nonzeros")
 
 

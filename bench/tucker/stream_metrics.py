@@ -229,19 +229,22 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
     words = (P + 63) // 64
     budget = _budget() if budget is None else int(budget)
     e_p = [np.zeros(P, dtype=np.int64) for _ in range(stream.rows)]
-    known = {n: stream.slice_pairs(n) for n in range(N)}
-    s_sets = [("S", n) for n in range(N) if known[n] is None]
+    sharers, needs = [None] * N, [None] * N
+    s_sets = []
+    for n in range(N):          # S_n from the scheme's per-slice decisions, one mode at a time
+        pairs = stream.slice_pairs(n)
+        if pairs is None:
+            s_sets.append(("S", n))
+            continue
+        bits = _pair_bitmap(dims[n], P)
+        _mark_from_pairs(bits, words, *pairs)
+        del pairs
+        sharers[n] = _sharers(bits, words, int(dims[n]), P, None if owners is None else owners[n])
+        del bits
     d_sets = [("D", n) for n in range(N) if stream.multi_policy and N > 1]
     plan = passes(s_sets + d_sets, dims, P, budget) or [[]]
-    sharers, needs = [None] * N, [None] * N
     first = True
     with ThreadPoolExecutor(max(1, threads)) as pool:
-        for n in (n for n in range(N) if known[n] is not None):   # S_n from the scheme's decisions
-            bits = _pair_bitmap(dims[n], P)
-            _mark_from_pairs(bits, words, *known[n])
-            known[n] = None
-            sharers[n] = _sharers(bits, words, int(dims[n]), P, None if owners is None else owners[n])
-            del bits
         for group in plan:
             one = _Pass(stream, group, dims, e_p if first else None)
             one.run(chunks, pool)
