@@ -59,14 +59,22 @@ def usable_cores() -> int:
     return n
 
 
-def memory_gib() -> float | None:
+def proc_kb(path: str, key: str) -> int | None:
+    """The ``key:`` line of a Linux /proc file (``/proc/self/status``, ``/proc/meminfo``) in KiB,
+    None where the file or the line is missing."""
     try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return round(int(line.split()[1]) / 2**20, 1)
-    except OSError:
+        with open(path) as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def memory_gib() -> float | None:
+    kb = proc_kb("/proc/meminfo", "MemTotal")
+    return round(kb / 2**20, 1) if kb is not None else None
 
 
 def package_versions() -> dict:

@@ -12,6 +12,7 @@ from pathlib import Path
 from spbench.cache_root import data_dir
 
 from .experiment import Estimate, RunError
+from .machine import proc_kb
 
 __all__ = ["available_memory", "free_disk", "data_disk", "check", "skipped", "size_text", "SKIP_ENV"]
 
@@ -34,13 +35,9 @@ def available_memory() -> tuple[int | None, str]:
     /proc/meminfo, or what is left under the cgroup's memory.max when that is less; (None, why)
     where neither can be read."""
     found: list[tuple[int, str]] = []
-    try:
-        for line in _MEMINFO.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                found.append((int(line.split()[1]) * 1024, "MemAvailable"))
-                break
-    except (OSError, ValueError, IndexError):
-        pass
+    kb = proc_kb(str(_MEMINFO), "MemAvailable")
+    if kb is not None:
+        found.append((kb * 1024, "MemAvailable"))
     try:
         limit = (_CGROUP / "memory.max").read_text().strip()
         if limit != "max":

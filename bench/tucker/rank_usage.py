@@ -16,6 +16,8 @@ import resource
 
 import numpy as np
 
+from ..machine import proc_kb
+
 __all__ = ["reset_peak_rss", "peak_rss_mb", "proc_kb", "distributed_metrics"]
 
 
@@ -28,19 +30,6 @@ def reset_peak_rss() -> bool:
         return True
     except OSError:
         return False
-
-
-def proc_kb(path: str, key: str) -> int | None:
-    """The ``key:`` line of a Linux /proc file (``/proc/self/status``, ``/proc/meminfo``) in KiB,
-    None where the file or the line is missing."""
-    try:
-        with open(path) as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
 
 
 def peak_rss_mb() -> float:
