@@ -197,9 +197,9 @@ def ttm_table(rows: list[dict]) -> str:
 
 def scale_table(rows: list[dict]) -> str:
     """Per-rank memory, words and queries as P grows (scale_bench)."""
-    from spbench.tucker.scale_bench import BASE_MB, BYTES_PER_HELD
+    from spbench.tucker.scale_bench import BASE_MB, FORMULA_FACTOR
 
-    lines = [f"| scheme | P | held nonzeros/rank | peak MB/rank | budget MB ({BYTES_PER_HELD} B/held + {BASE_MB}) | "
+    lines = [f"| scheme | P | held nonzeros/rank | peak MB/rank | budget MB ({FORMULA_FACTOR} × formula + {BASE_MB}) | "
              "paper's formula MB (tensor + penultimate + factors) | peak / peak at P=1 | words/rank (max) | "
              "queries per mode | largest Lanczos residual | fit |", "|---" * 11 + "|"]
     base: dict = {}
@@ -209,7 +209,7 @@ def scale_table(rows: list[dict]) -> str:
             continue
         held, peak = r["held_nonzeros_max"], r["peak_rss_mb_max"]
         first = base.setdefault(r["scheme"], peak)
-        budget = held * BYTES_PER_HELD / 1e6 + BASE_MB
+        budget = FORMULA_FACTOR * r["mem_total_mb_max"] + BASE_MB
         lines.append(f"| {r['scheme']} | {r['ranks']} | {held:,} | {peak:.0f} | {budget:.0f} | "
                      f"{r['mem_total_mb_max']:.0f} | {peak / first:.2f} | {r['words_per_rank_max']:,} | "
                      f"{r['queries']} | {max(r['lanczos_residual_max']):.1e} | {r['fit']:.3e} |")

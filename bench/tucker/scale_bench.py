@@ -1,5 +1,5 @@
-"""Per-rank memory, words and queries of the measured HOOI as P grows (issue "Tucker at the
-paper's scale, part 1"; tucker-lite-distribution §7.3 memory, §4.2 volumes, §7.1 Lanczos).
+"""Per-rank memory, words and queries of the measured HOOI as P grows (tucker-lite-distribution
+§7.3 memory, §4.2 volumes, §7.1 Lanczos).
 
     spbench bench tucker-scale [--ranks 1,2,4,8] [--schemes lite,medium,coarse]
         [--dims 3000,4000,2000000] [--nnz 4000000] [--K 10] [--out DIR]
@@ -8,7 +8,7 @@ Generates a uniform random tensor with one long mode (default 3000 × 4000 × 2,
 nonzeros: L_3/P stays large, the case where a replicated Lanczos basis or factor would dominate),
 runs the MPI worker once per rank count (every scheme in one job, oversubscribed when P exceeds
 the cores: memory and words are counts, not timings) and prints, per scheme and P: the largest
-per-rank peak RSS of that scheme, the budget of 200 bytes per nonzero held + 300 MB, words sent
+per-rank peak RSS of that scheme, the budget of 1.25 × the paper's §7.3 formula + 250 MB, words sent
 plus received by the busiest rank, queries per mode and the fit. One bench row per (scheme, P)
 lands in DIR/runs/ (default results/bench-tucker-scale/).
 """
@@ -24,8 +24,8 @@ import numpy as np
 
 __all__ = ["bench_scale", "long_mode_tensor"]
 
-BYTES_PER_HELD = 200
-BASE_MB = 300
+FORMULA_FACTOR = 1.25     # budget per rank: FORMULA_FACTOR × §7.3 formula + BASE_MB
+BASE_MB = 250
 
 
 def long_mode_tensor(dims, nnz: int, seed: int = 0):
