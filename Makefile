@@ -85,13 +85,13 @@ bench-hooi: install
 	$(SPBENCH) run configs/tucker_measured.yaml --out $(RESULTS)/tucker_measured
 	$(SPBENCH) profile $(RESULTS)/tucker_measured --out $(PLOTS)
 
-# the local TTM, csf against paper (Appendix A) in one run, at 1 and 2 threads (issue 16's tensors)
+# the local TTM, csf against paper (Appendix A) in one run, at 1 and 2 threads (3-way, 4-way, nell2 stand-in)
 .PHONY: bench-ttm
 bench-ttm: install
 	$(SPBENCH) bench ttm --threads 1,2 --reps 5 --out $(RESULTS)/bench-ttm
 
-# SPLATT's Tucker beside ours (issue 16's four tensors): SPLATT=path/to/splatt built from its public
-# source (branch tucker; see the README), not shipped here
+# SPLATT's Tucker beside ours (the TTM benchmark's four cases): SPLATT=path/to/splatt built from its public
+# source (branch tucker; docs/performance.md says how), not shipped here
 .PHONY: bench-splatt
 bench-splatt: install
 	@test -n "$(SPLATT)" || { echo "make bench-splatt: set SPLATT=path/to/splatt (the README says how to build it)"; exit 2; }

@@ -1,7 +1,7 @@
 """Build the Cython kernels (C, -O3, OpenMP when the compiler has it) and map the folders.
 
 The import package ``spbench`` is assembled from ``bench/`` (everything but kernels and data),
-``kernels/`` (Cython) and ``datasets/`` (DESIGN.md section 2).  Environment switches:
+``kernels/`` (Cython) and ``datasets/`` (docs/design.md, "Layout").  Environment switches:
 ``SPBENCH_NO_OPENMP=1`` builds without OpenMP; ``SPBENCH_DEBUG=1`` turns Cython's bounds,
 wrap-around and initialization checks back on (for tests hunting an out-of-range index).
 """

@@ -1,4 +1,4 @@
-"""Atomic file writes (DESIGN.md §5): readers see the old file or the whole new one, never a part.
+"""Atomic file writes (docs/design.md, "Results"): readers see the old file or the whole new one, never a part.
 
 Every writer of rows, calibrations, tables and figures goes through here: a temporary file in the
 target folder (``.<name>.<random><suffix>``, which ``ResultStore.clean_stale`` removes after a

@@ -1,4 +1,4 @@
-"""Rows of `spbench bench …` (DESIGN.md §5): one row per measured item, written like any sweep's.
+"""Rows of `spbench bench …` (docs/design.md, "Results"): one row per measured item, written like any sweep's.
 
 A benchmark measures its items side by side in one invocation; the rows of that invocation land
 in ``<out>/runs/`` through the one results writer, machine facts in ``meta.json``. A second

@@ -1,5 +1,5 @@
 """The data cache root, ``$SPBENCH_DATA`` (default ``~/.cache/spbench``): downloads, stores,
-stand-in statistics, HyperG partitions and calibrations live under it (DESIGN.md §3).
+stand-in statistics, HyperG partitions and calibrations live under it.
 
 A leaf module, so the data layer, the MPI worker and the bench layer import it without a circle.
 """

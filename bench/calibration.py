@@ -1,5 +1,5 @@
-"""One calibration file format for every experiment (`spbench calibrate --experiment NAME`, DESIGN.md
-§4): the cost-model terms measured on one machine, in a versioned JSON envelope, written and read
+"""One calibration file format for every experiment (`spbench calibrate --experiment NAME`):
+the cost-model terms measured on one machine, in a versioned JSON envelope, written and read
 by one pair of functions (asv's ``write_json``/``load_json(api_version)``).
 
 ``{"kind": "spbench-calibration", "version": 1, "experiment", "machine", "code_version" (of the

@@ -1,4 +1,4 @@
-"""The version of the code a run executes (DESIGN.md §5: part of every run_id): a hash of the
+"""The version of the code a run executes (part of every run_id): a hash of the
 kernel sources and of the files the experiment's package lists in ``RUN_SOURCES``.
 
 A leaf: the runner, the calibrations (which record the code they measured) and the benchmarks

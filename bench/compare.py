@@ -1,4 +1,4 @@
-"""`spbench compare BASE NEW`: is a difference between two result folders real? (issue 13)
+"""`spbench compare BASE NEW`: is a difference between two result folders real?
 
 Rows are matched by point identity (experiment, data set, execution and the sweep's axes). Per
 point: the ratio NEW/BASE of medians of a metric with a bootstrap 95% interval over its raw

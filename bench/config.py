@@ -1,6 +1,6 @@
 """YAML sweep configs → frozen dataclasses, with one-line errors naming the file, the key and what was expected.
 
-The keys are those of DESIGN.md §3: the common ones here, each experiment's own (its axes, its
+The keys are those of docs/design.md "Configs": the common ones here, each experiment's own (its axes, its
 top-level keys, its algorithms, its executions) declared by the experiment
 (:class:`spbench.experiment.Experiment`), so `barrier:` in a Tucker config is an error. Everything a
 run needs is checked here, before anything is written: unknown keys, wrong types, empty axes,
@@ -34,7 +34,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Config:
-    """One validated sweep (DESIGN.md §3): what to run, on which data, how often. The experiment's
+    """One validated sweep (docs/design.md, "Configs"): what to run, on which data, how often. The experiment's
     own keys are in ``options`` (its declared defaults filled in) and read as attributes
     (``config.barrier``, ``config.launcher``)."""
 
@@ -68,7 +68,7 @@ class Config:
         raise AttributeError(f"a {object.__getattribute__(self, 'experiment')} config has no key {key!r}")
 
     def with_overrides(self, **overrides) -> "Config":
-        """CLI flags given explicitly win over the file (STYLE.md: YAML keys mirror flags)."""
+        """CLI flags given explicitly win over the file (YAML keys mirror the flags' names)."""
         given = {k: v for k, v in overrides.items() if v is not None}
         scale = given.pop("scale", None)
         config = self

@@ -1,4 +1,4 @@
-"""``spbench datasets``: list, show, generate, fetch and convert the data sets of both papers (DESIGN.md section 7).
+"""``spbench datasets``: list, show, generate, fetch and convert the data sets of both papers.
 
 SpTrSV matrices (SuiteSparse, generators) and Tucker tensors (FROSTT, Fig. 9 of tucker-lite, with
 their synthetic stand-ins) share the commands; a tensor name selects the tensor path.

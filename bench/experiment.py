@@ -1,4 +1,4 @@
-"""The Experiment interface (DESIGN.md §1): what SpTrSV and Tucker each declare and provide, so that
+"""The Experiment interface (docs/design.md): what SpTrSV and Tucker each declare and provide, so that
 the generic pipeline (config, sweep, runner, results, profile, compare, calibrate, Slurm arrays)
 never names an experiment.
 

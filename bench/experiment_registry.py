@@ -1,5 +1,6 @@
 """The experiments spbench runs, by the name a config gives (``experiment:``), and every kind of
-stored rows `spbench profile` and `spbench compare` read, by the rows' ``experiment`` (DESIGN.md §1).
+stored rows `spbench profile` and `spbench compare` read, by the rows' ``experiment`` (docs/design.md,
+"The Experiment interface").
 
 Each is imported on first use, so `spbench --help` loads none. Adding an experiment is one
 package implementing :class:`spbench.experiment.Experiment` plus one line in ``REGISTRY``; a kind

@@ -1,6 +1,6 @@
-"""Machine and build facts for `spbench info` and every results folder's meta.json (STYLE.md, asv).
+"""Machine and build facts for `spbench info` and every results folder's meta.json (as asv's machine file).
 
-MPI is probed in a subprocess: the CLI process never imports mpi4py.MPI (DESIGN.md §4), so a
+MPI is probed in a subprocess: the CLI process never imports mpi4py.MPI, so a
 broken or absent MPI runtime cannot take the CLI down with it.
 """
 from __future__ import annotations

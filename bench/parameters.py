@@ -1,4 +1,4 @@
-"""Declared algorithm parameters (STYLE.md, benchopt's ``parameters``): type, default, range, meaning.
+"""Declared algorithm parameters (as benchopt's ``parameters``): type, default, range, meaning.
 
 A scheduler (SpTrSV) or a distribution scheme (Tucker) declares its parameters in its own file as
 ``{name: Parameter(...)}``; the config layer checks a sweep's ``params:`` against them before

@@ -1,4 +1,4 @@
-"""Result storage (DESIGN.md §5): one JSON fragment per run, written atomically, and meta.json.
+"""Result storage (docs/design.md, "Results"): one JSON fragment per run, written atomically, and meta.json.
 
 `results/<sweep>/runs/<run_id>.json` holds one row; a crash or Ctrl-C loses at most the run in
 flight, concurrent jobs never share a file, and loading all fragments gives one tidy DataFrame.

@@ -1,5 +1,5 @@
-"""The stored row: its declared fields, its schema version and its check on load (DESIGN.md §5,
-asv's ``api_version``, OneStopParallel's result columns declared as modules).
+"""The stored row: its declared fields, its schema version and its check on load (docs/design.md
+"Results", asv's ``api_version``, OneStopParallel's result columns declared as modules).
 
 Every row has the :data:`COMMON_FIELDS`; each experiment declares the fields it adds
 (:attr:`spbench.experiment.Experiment.row_fields`), with their JSON types and whether every row of
@@ -55,7 +55,7 @@ def _flat(types) -> tuple:
 
 
 _TEXT_OR_NULL = (str, None)
-#: the fields of every row, whatever its experiment and status (DESIGN.md §5)
+#: the fields of every row, whatever its experiment and status
 COMMON_FIELDS = {
     "run_id": required(str), "schema_version": required(int), "experiment": required(str),
     "config": required(str), "dataset": required(str), "dataset_source": required(str),

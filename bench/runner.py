@@ -1,6 +1,6 @@
 """Run a sweep: points → runs → one stored row each, resumable, with progress on stderr.
 
-Data flows one way (DESIGN.md §1): the runner locks the results folder, loads every data set
+Data flows one way (docs/design.md, "Data flow"): the runner locks the results folder, loads every data set
 before it writes anything (a bad file is a one-line RunError and the folder stays as it was),
 runs every point not already stored with a final status, writes each row atomically as soon as it
 exists, and moves rows that no longer belong to the sweep (changed code or data) aside. What a

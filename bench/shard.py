@@ -1,5 +1,5 @@
 """Split one sweep into N disjoint shards (`spbench run --shard I/N`, a Slurm job array's tasks)
-and name the Slurm job a row came from (DESIGN.md §5: provenance travels with every row).
+and name the Slurm job a row came from (provenance travels with every row).
 
 A shard holds whole points: every repeat of one (data set, axis values) stays in the same shard,
 so the runs of a point share a node and a job and their spread is that point's noise, not the

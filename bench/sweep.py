@@ -3,7 +3,7 @@
 A point is one (data set, axis values, repeat index), its axis values in the experiment's
 canonical form (:meth:`spbench.experiment.Experiment.normalize`: serial SpTrSV is one point at one
 core); its stable key and its `run_id` (a content hash of the canonical parameters, among them the
-experiment's own keys that change a run, the data set checksum and the code version, DESIGN.md §5)
+experiment's own keys that change a run, the data set checksum and the code version)
 let a rerun skip what is already stored.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Progress of a long data set conversion on stderr: a ``.tns`` file read into a store, a stand-in
-drawn into one (DESIGN.md §7). It shows what is done (bytes of the file and lines, or
+drawn into one. It shows what is done (bytes of the file and lines, or
 nonzeros), the rate and an ETA, rewritten in place on a terminal and every few seconds as a
 new line otherwise (a log). ``reporting(stream)`` makes it the default of the conversions
 started inside the block: a sweep loading its data sets turns it on, ``--quiet`` leaves it off.

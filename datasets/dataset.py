@@ -1,5 +1,5 @@
 """One protocol for the data sets a config names, SpTrSV matrices and Tucker tensors alike
-(DESIGN.md §3, §7).
+(docs/design.md, "Data sets").
 
 Each registry (``registry`` for matrices, ``tensor_registry`` for tensors) offers the same
 module function ``resolve(entry) -> Dataset`` for a config's ``datasets:`` entry, and its data

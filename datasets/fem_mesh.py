@@ -1,7 +1,7 @@
 """Finite-element-shaped SPD matrices: a mesh, its element type, dofs per node and a numbering.
 
 The stand-ins of the SpTrSV paper's matrices (sptrsv-elasticity Table A.1) must have the rows,
-nonzeros per row and average wavefront of the real ones at about n/15 rows (DESIGN.md §7). A
+nonzeros per row and average wavefront of the real ones at about n/15 rows. A
 matrix's sparsity follows from three choices an FE code makes, and each is a parameter here:
 
 - the mesh: a box of ``cells_x * cells_y (* cells_z)`` cells, optionally porous (cells removed

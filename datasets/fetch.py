@@ -1,4 +1,4 @@
-"""Downloads into the data cache, all-or-nothing, with sha256 checks (DESIGN.md section 7).
+"""Downloads into the data cache, all-or-nothing, with sha256 checks.
 
 A file is streamed to ``<dest>.part`` and renamed to ``dest`` only once complete and verified.
 When no checksum is published (SuiteSparse, FROSTT), the sha256 of the first download is

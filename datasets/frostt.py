@@ -1,4 +1,4 @@
-"""FROSTT ``.tns`` tensors: reader, writer and the ``.npz`` parse cache (DESIGN.md §7).
+"""FROSTT ``.tns`` tensors: reader, writer and the ``.npz`` parse cache.
 
 Format: one nonzero per line, N 1-based indices then the value, whitespace separated; lines
 starting with ``#`` (and anything after a ``#``) are comments, blank lines are skipped; no

@@ -1,11 +1,11 @@
 """The SpTrSV paper's matrices (sptrsv-elasticity Tables A.1-A.3) and their synthetic stand-ins.
 
 Table A.1 lists each matrix's size, the nonzeros of its lower triangle and the average wavefront
-size (rows / wavefronts of the lower triangle); groups are from REFERENCES.md (recalled, not
+size (rows / wavefronts of the lower triangle); the SuiteSparse groups are recalled, not
 checked: a wrong group shows up as an HTTP 404 on first download). SuiteSparse publishes no
 checksums, so ``sha256`` is None and the first download's hash is recorded.
 
-Every matrix has a stand-in (DESIGN.md §7) that reproduces its rows at n/15 (clipped to
+Every matrix has a stand-in that reproduces its rows at n/15 (clipped to
 [1e4, 1e5]; up to 2e5 where the average wavefront needs more rows than that), its nonzeros per
 row of the lower triangle (within 1.25x) and its average wavefront (within 1.5x). Each is an FE
 matrix built the way the real one was (``fem_mesh``): the element and dofs per node that give the

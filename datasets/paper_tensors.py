@@ -1,6 +1,6 @@
 """The tucker-lite paper's eight FROSTT tensors (Fig. 9): sizes, where to get them, stand-in recipes.
 
-Sizes are the exact FROSTT ones (REFERENCES.md; amazon, patents and reddit nnz are rounded
+Sizes are the exact FROSTT ones (amazon, patents and reddit nnz are rounded
 there). FROSTT publishes no checksums: the sha256 of the first download is recorded in
 ``$SPBENCH_DATA/frostt/checksums.json`` and enforced afterwards (``fetch.download``).
 

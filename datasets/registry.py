@@ -56,7 +56,7 @@ class LoadedMatrix(LoadedDataset):
 
 @dataclass(frozen=True)
 class MatrixDataset(Dataset):
-    """What a config entry resolved to; ``load`` turns it into a matrix (DESIGN.md section 3).
+    """What a config entry resolved to; ``load`` turns it into a matrix.
 
     ``params``: {} for SuiteSparse, {"path": absolute path} for files, and for synthetic ones
     {"generator": family, **all its parameters}. ``transform``: None, "ichol" or "metis"; the

@@ -3,7 +3,7 @@
 Every generator returns the full symmetric matrix as float64 CSR with sorted indices, in the
 natural (lexicographic grid / point) order. Random ones draw from ``numpy.random.default_rng(seed)``
 in a fixed order, so the same parameters give the same matrix. Bump ``GENERATOR_VERSION`` when
-any generator's output changes: it is part of every synthetic checksum (DESIGN.md section 5).
+any generator's output changes: it is part of every synthetic checksum, hence of every run_id.
 """
 from __future__ import annotations
 

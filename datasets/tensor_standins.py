@@ -1,4 +1,4 @@
-"""Deterministic synthetic stand-ins of the FROSTT tensors, drawn chunk by chunk (DESIGN.md §7).
+"""Deterministic synthetic stand-ins of the FROSTT tensors, drawn chunk by chunk.
 
 The model (tucker-lite Fig. 9 tensors; recipe per tensor in ``tensor_registry.TENSORS``): the
 same number of modes, every mode length scaled by ``dim_scale`` (kept at least min(L_n, 64)),

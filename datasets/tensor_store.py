@@ -1,4 +1,4 @@
-"""Binary store of a sparse tensor: one folder that MPI ranks read block by block (DESIGN.md §7).
+"""Binary store of a sparse tensor: one folder that MPI ranks read block by block.
 
 Layout: ``coord<n>.npy`` per mode (0-based indices, int32 where the mode's length fits, else
 int64), ``values.npy`` (float64) and ``header.json`` (format and version, dims, nnz, per-mode

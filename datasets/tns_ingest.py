@@ -1,4 +1,4 @@
-"""FROSTT ``.tns``/``.tns.gz`` text into a tensor store in one streaming pass (DESIGN.md §7).
+"""FROSTT ``.tns``/``.tns.gz`` text into a tensor store in one streaming pass.
 
 A reader thread reads the file (gunzipped by pyarrow when ``.gz``, the file's own bytes hashed
 on the way: the source's sha256) in blocks sized from the memory setting, cuts each at its last

@@ -1,12 +1,12 @@
 """Matrix transforms before a triangular solve: the lower triangle the SpTrSV kernels take.
 
-The paper's other two data sets (DESIGN.md section 7, sptrsv-elasticity §5.2.2-5.2.3) are
+The paper's other two data sets (sptrsv-elasticity §5.2.2-5.2.3) are
 transforms: ``metis_nd`` (full matrix -> full matrix, METIS nested dissection, before
 ``lower_triangle``) and ``ichol`` (full matrix -> lower factor, Eigen's AMD + incomplete Cholesky).
 ``apply_transform`` fixes the order: what a data set with a ``transform`` key loads as.
 
 The kernels assume float64 values, int32 indices, sorted columns and the diagonal as the last
-entry of every row (OneStopParallel's convention, REFERENCES.md "SpTrSV facts").
+entry of every row (OneStopParallel's convention).
 """
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def metis_permutation(A) -> np.ndarray:
     """METIS NodeND fill-reducing order of A's symmetric pattern: ``A[perm][:, perm]`` is the reordering.
 
     pymetis returns (perm, iperm); perm lists the old index of each new position (iperm would
-    double the fill, REFERENCES.md "Install facts").
+    double the fill; pymetis 2025.2).
     """
     A = _square_csr(A, "metis")
     n = A.shape[0]
@@ -160,7 +160,7 @@ def ichol_factor(A, *, perm=None, initial_shift: float = 1e-3, max_tries: int = 
                  reset_dropped: bool = False) -> IcholFactor:
     """Eigen 3.4's ``IncompleteCholesky<double, Lower, AMDOrdering<int>>`` on A's lower triangle.
 
-    Steps (REFERENCES.md "SpTrSV facts"): order by AMD (``perm``; default CHOLMOD's AMD), scale
+    Steps (Eigen 3.4's ``IncompleteCholesky``): order by AMD (``perm``; default CHOLMOD's AMD), scale
     symmetrically by 1/sqrt(‖col_j‖₂), shift the diagonal by ``initial_shift`` − min diagonal
     only when the scaled diagonal has a value <= 0, then the Lin–Moré column factorization
     (``spbench.kernels._ichol``) keeping per column as many entries as it had originally; a

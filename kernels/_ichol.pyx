@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Incomplete Cholesky with fixed fill per column: Eigen 3.4's ``IncompleteCholesky::factorize``.
 
-Lin & Moré (1999), as Eigen implements it (REFERENCES.md "SpTrSV facts"): left-looking, one
+Lin & Moré (1999), as Eigen 3.4 implements it: left-looking, one
 column j at a time, on the lower triangle stored by columns (CSC, diagonal first in each
 column). Column j gathers its original entries plus the updates of every earlier column k with
 an entry in row j; those columns sit in a FIFO linked list per row (Eigen's ``listCol``), and

@@ -1,4 +1,4 @@
-"""`spbench compare` on constructed results folders (issue 13)."""
+"""`spbench compare` on constructed results folders."""
 import json
 
 import numpy as np

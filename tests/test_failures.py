@@ -1,4 +1,4 @@
-"""Failures that say so (issue 11): one-line errors with exit code 2 and nothing written for bad
+"""Failures that say so: one-line errors with exit code 2 and nothing written for bad
 input, exit code 1 with the first distinct errors when points fail, the results-folder lock,
 stale temp files, --dry-run marking stored points, the non-symmetric matrix warning."""
 import gzip

@@ -1,4 +1,4 @@
-"""The spbench package has no import circle (DESIGN.md §1: data flows one way, no module reaches back up).
+"""The spbench package has no import circle (docs/design.md "Data flow": data flows one way, no module reaches back up).
 
 The graph is read from the source, not from a running interpreter: every ``import`` / ``from …
 import`` statement of every module, at top level or inside a function, is an edge to the module it

@@ -2,7 +2,7 @@
 
 `spbench bench NAME` prints it from the rows it has just stored and `spbench profile` writes it
 from the stored rows, so both show the same table. Ratios (speed-ups, bandwidth shares, budgets)
-are derived here from the measured figures, never stored (DESIGN.md §5).
+are derived here from the measured figures, never stored.
 """
 from __future__ import annotations
 

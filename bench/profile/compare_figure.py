@@ -1,4 +1,4 @@
-"""The figure of `spbench compare`: NEW/BASE ratio per point with its bootstrap interval (issue 13)."""
+"""The figure of `spbench compare`: NEW/BASE ratio per point with its bootstrap interval."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Bootstrap 95% intervals for ratios of medians and their geometric means (issue 13).
+"""Bootstrap 95% intervals for ratios of medians and their geometric means.
 
 A point's ratio is median(new) / median(base) over its raw samples: the timed repetitions of
 one run (``solve_times``), or one value per run when the point has several runs. Its interval

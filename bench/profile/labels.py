@@ -1,4 +1,4 @@
-"""How a data set is named in titles, axes and tables, and which paper group it belongs to (issue 13).
+"""How a data set is named in titles, axes and tables, and which paper group it belongs to.
 
 A synthetic stand-in of a paper data set (a SuiteSparse matrix or a FROSTT tensor the machine does
 not hold) carries a "(stand-in)" mark wherever its name is shown, so no figure passes it off as

@@ -14,7 +14,7 @@ import pandas as pd  # noqa: E402
 from spbench.profile.figures import plain_log_ticks, save_figure  # noqa: E402
 from spbench.profile.tables import format_markdown, write_table  # noqa: E402
 
-#: a model whose error exceeds this is called out in the report rather than hidden (issue 6)
+#: a model whose error exceeds this is called out in the report rather than hidden
 ERROR_LIMIT = 0.30
 KEYS = ["dataset", "algorithm", "kernel", "cores"]
 

@@ -61,7 +61,7 @@ ONE_CORE_NOTABLE = 1.1
 
 
 def one_core_section(df: pd.DataFrame) -> list[str]:
-    """REPORT.md lines explaining 1-core speed-ups over serial (issue 13), when the sweep shows one.
+    """REPORT.md lines explaining 1-core speed-ups over serial, when the sweep shows one.
 
     At one core a schedule is only a row order; the serial kernel runs the natural order. The
     measurement that separates order from kernel is `make bench-order`."""

@@ -1,4 +1,4 @@
-"""Why wavefront and SpMP beat serial at ONE core (`spbench bench order`, `make bench-order`; issue 13).
+"""Why wavefront and SpMP beat serial at ONE core (`spbench bench order`, `make bench-order`).
 
 At 1 core a schedule is only a row order. The serial kernel in natural order makes each row of a
 banded lower triangle wait for the row just before it (x[i-1] is an operand of row i), so the

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..experiment import Algorithm, Experiment, RunError, choice
 from ..row_schema import NUMBER, optional, required
 
-#: the fields SpTrSV rows add to the common ones (DESIGN.md §5): measured and simulated rows carry
+#: the fields SpTrSV rows add to the common ones (docs/design.md, "Results"): measured and simulated rows carry
 #: the solve, `execution: schedule` rows the schedule's work statistics and no solve time
 ROW_FIELDS = {
     "cores": required(int), "input_symmetric": required(bool, None), "kernel": optional(str),
@@ -38,7 +38,7 @@ class PreparedMatrix:
 
 
 class SptrsvExperiment(Experiment):
-    """Runs serial / scheduled SpTrSV points in-process with OpenMP threads (DESIGN.md §4)."""
+    """Runs serial / scheduled SpTrSV points in-process with OpenMP threads."""
 
     name, title = "sptrsv", "SpTrSV"
     axes = ("algorithm", "cores")

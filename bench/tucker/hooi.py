@@ -1,5 +1,5 @@
 """HOOI, one loop for one rank or many (tucker-lite-distribution §2.2 Figure 2, §3 Figures 4–5,
-§4.2; DESIGN.md §6). On one process the communicator is :class:`.mpi.LocalComm` and every
+§4.2). On one process the communicator is :class:`.mpi.LocalComm` and every
 exchange is a local copy: the same code path as the MPI run (SPLATT's rule: the serial case is
 P = 1 of the distributed one).
 

@@ -1,4 +1,4 @@
-"""One MPI job as a child process that cannot outlive the sweep that started it (DESIGN.md §4).
+"""One MPI job as a child process that cannot outlive the sweep that started it.
 
 The launcher (``mpiexec``, ``srun``) starts in its own session, so a Ctrl-C at the terminal
 reaches only the sweep, which then stops the job itself. On Linux the launcher also gets a

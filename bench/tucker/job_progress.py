@@ -1,4 +1,4 @@
-"""Progress of a running MPI job, from its ranks to the sweep that launched it (DESIGN.md §4).
+"""Progress of a running MPI job, from its ranks to the sweep that launched it.
 
 The worker appends one JSON line per event to a file the launcher names in the job spec; the
 launcher tails it while it waits for the job and prints each event like the sweep's own points:

@@ -1,6 +1,6 @@
 """Measured Tucker runs: one MPI job per (tensor, ranks) running every scheme, K and repeat of it.
 
-The CLI process never imports mpi4py.MPI nor loads the tensor (DESIGN.md §4): it points the job
+The CLI process never imports mpi4py.MPI nor loads the tensor: it points the job
 at the data set's tensor store (each rank memory-maps its block), writes a job spec into the
 results folder's job folder, and launches `{launcher} python -m mpi4py -m spbench.tucker.worker
 SPEC` (:mod:`.job_process`: the job dies with the sweep). Rank 0 stores each finished run's row
@@ -39,7 +39,7 @@ def launcher_command(template: str | None, ranks: int) -> list[str]:
 
 def mpi_module_command(module: str, args, ranks: int, launcher: str | None = None) -> list[str]:
     """``{launcher} python -m mpi4py -m MODULE ARGS...``: every MPI job of spbench starts this way,
-    so an exception on one rank aborts all ranks instead of hanging in a collective (DESIGN.md §4)."""
+    so an exception on one rank aborts all ranks instead of hanging in a collective."""
     return launcher_command(launcher, ranks) + [sys.executable, "-m", "mpi4py", "-m", module, *map(str, args)]
 
 

@@ -69,7 +69,7 @@ class TuckerMetrics:
     counts: list = field(default_factory=list)
 
     def row(self) -> dict:
-        """Result-row columns: the aggregate plus ``mode_metrics`` (DESIGN.md §5)."""
+        """Result-row columns: the aggregate plus ``mode_metrics``."""
         return {**self.aggregate, "mode_metrics": [dict(m) for m in self.modes]}
 
 

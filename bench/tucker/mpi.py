@@ -2,7 +2,7 @@
 Alltoallv with counts exchanged or precomputed (:class:`Exchange`), Allgatherv, Allreduce,
 Exscan, a parallel sample sort, and :class:`LocalComm`, a one-process communicator.
 
-Importing this module never initializes MPI (DESIGN.md §4: the outer process never imports
+Importing this module never initializes MPI (the outer process never imports
 ``mpi4py.MPI``): ``mpi4py.MPI`` is imported inside a helper only when the communicator is a real
 one. Every helper also runs on a :class:`LocalComm`, so the P = 1 HOOI of the CLI process takes the
 same code path as an MPI rank, with every exchange a local copy.

@@ -1,4 +1,4 @@
-"""The Tucker experiment as the sweep runner sees it (DESIGN.md §4).
+"""The Tucker experiment as the sweep runner sees it.
 
 `execution: simulate`: for each (tensor, scheme, P) the scheme decides per slice from the store's
 slice sizes and its policies are applied to the store chunk by chunk while the per-rank counts
@@ -35,7 +35,7 @@ LANCZOS = ("paper", "converged")
 TTM = ("csf", "paper")
 
 
-#: the fields Tucker rows add to the common ones (DESIGN.md §5): times, the exact metrics of
+#: the fields Tucker rows add to the common ones (docs/design.md, "Results"): times, the exact metrics of
 #: tucker-lite §4 and §7.3 (aggregated, and per mode in `mode_metrics`), volumes and memory per rank;
 #: measured rows add what the MPI job saw (words sent, Lanczos queries and residuals, peak memory)
 ROW_FIELDS = {

@@ -3,7 +3,7 @@ Appendix A):
 
     spbench bench ttm [--threads 1,2] [--cases 3way,4way,nell2] [--out DIR]
 
-Cases (issue 16): ``3way`` 2000×1500×1000 and ``4way`` 500×400×300×200, 200k uniform nonzeros
+Cases: ``3way`` 2000×1500×1000 and ``4way`` 500×400×300×200, 200k uniform nonzeros
 (:func:`.bench_tensors.make_tensor`), K = 10; ``nell2`` the nell2 stand-in (power-law slices,
 ``--nell2-nnz``, default 5M) at K = 10 and 20. Per case, thread count and kernel: the plans of
 every mode are built once (``plan s``, bytes per nonzero of the plans), one untimed call per mode,

@@ -1,4 +1,4 @@
-"""MPI entry point of measured Tucker runs (DESIGN.md §4):
+"""MPI entry point of measured Tucker runs (docs/design.md, "Running a point"):
 
     mpiexec -n R python -m mpi4py -m spbench.tucker.worker SPEC.json
 

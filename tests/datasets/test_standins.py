@@ -2,7 +2,7 @@
 
 Rows (n/15 clipped to [1e4, 1e5], or up to 2e5 for wavefronts n/15 cannot hold), nonzeros per row
 of the lower triangle within 1.25x and the average wavefront within 1.5x of Table A.1
-(sptrsv-elasticity §5.2, DESIGN.md §7); the METIS-only matrices of Table A.3 match rows and nnz.
+(sptrsv-elasticity §5.2); the METIS-only matrices of Table A.3 match rows and nnz.
 """
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Bootstrap intervals of ratios of medians and of their geometric mean (issue 13)."""
+"""Bootstrap intervals of ratios of medians and of their geometric mean."""
 import numpy as np
 import pandas as pd
 

@@ -13,7 +13,7 @@ from spbench.parameters import defaults
 
 # Cross-checked against OneStopParallel (branch ssp_kernel) GrowLocalAutoCores built from source,
 # L = 500: identical (core, superstep) arrays; 54 supersteps on 300 x 300 at 2 cores is also the
-# count of the reference benchmark app (REFERENCES.md).
+# count of OneStopParallel's own benchmark app (branch ssp_kernel).
 REFERENCE = {  # (grid, cores): (supersteps, sha256[:16] of int32 core array then superstep array)
     (300, 2): (54, "75427dade02c3b89"),
     (300, 4): (64, "0b94ffd9f14f8fc1"),

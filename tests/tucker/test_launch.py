@@ -119,7 +119,7 @@ def test_measured_hosvd_init_matches_serial(write_config, tmp_path, data_dir):
     assert row["fit"] == pytest.approx(serial.fits[-1], rel=1e-6)
 
 
-# ---- jobs that fail or are killed (issue 11) ----------------------------------------------------
+# ---- jobs that fail or are killed ----------------------------------------------------------------
 HERE = Path(__file__).parent
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
 THREE_SCHEMES = CFG.replace("[coarse, lite]", "[coarse, medium, lite]").replace("ranks: [1, 2]", "ranks: [1]")

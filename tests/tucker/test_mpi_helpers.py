@@ -30,7 +30,7 @@ def test_helpers_on_local_comm():
 
 
 def test_local_comm_never_imports_mpi():
-    """DESIGN.md §4: the outer process never imports mpi4py.MPI; the helpers, the schemes' parallel
+    """The outer process never imports mpi4py.MPI; the helpers, the schemes' parallel
     forms and the row owners on a LocalComm don't."""
     code = ("import sys, importlib.util\n"
             f"spec = importlib.util.spec_from_file_location('c', {str(SCRIPT)!r})\n"

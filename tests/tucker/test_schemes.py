@@ -210,7 +210,7 @@ def test_splatt_layers():
 @pytest.mark.parametrize("name", ["lite", "medium"])
 def test_redistribute_peak_memory(make_tensor, name):
     """Beyond its output, redistribute holds at most one field of one policy's send buffer and the
-    permutation: 8·(N + 1) bytes per block element (issue 9 item 5's per-element budget)."""
+    permutation: 8·(N + 1) bytes per block element (the per-element budget of the redistribution)."""
     import tracemalloc
 
     from spbench.tucker.distribute import redistribute

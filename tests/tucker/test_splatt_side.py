@@ -1,4 +1,4 @@
-"""The SPLATT side by side (issue 16's comparison): rounds interleaved, its timers read."""
+"""The SPLATT side by side: rounds interleaved, its timers read."""
 import numpy as np
 import pytest
 

@@ -74,7 +74,7 @@ def test_ttm_empty_plan_and_bad_shapes(make_tensor):
     assert ttm_flops(10, (10, 10, 10), 0) == 10 * (2 * 100 + 10)
 
 
-# ---- CSF kernel (issue 16) ------------------------------------------------------------------
+# ---- CSF kernel -------------------------------------------------------------------------
 def _sparse_with_empty_slices(seed, dims, nnz, make_tensor):
     """Power-law tensor spread over every other index of each mode (empty slices in between),
     plus one element alone in its slice (a single-element fiber at every level)."""

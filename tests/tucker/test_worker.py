@@ -1,7 +1,7 @@
 """Distributed HOOI under MPI: parallel schemes, the Figure-5 oracle, factor transfer, the worker.
 
 Each MPI run is a subprocess ``<venv>/bin/mpiexec -n R python -m mpi4py ...`` with a timeout
-(STYLE.md: 1, 2 and 3 ranks; an exception on any rank aborts them all). The MPI scripts under
+(1, 2 and 3 ranks; an exception on any rank aborts them all). The MPI scripts under
 ``mpi_scripts/`` do the distributed work and write their comparisons with the single-process
 code (``schemes``, ``hooi``, ``compute_metrics``) to a JSON file asserted on here.
 """

@@ -1,6 +1,6 @@
 """HDagg (Zarebavani, Cheshmi, Liu, Strout, Mehri Dehnavi 2022): grouped, glued level sets (BSP).
 
-Follows sympiler/aggregation's ``hdagg.cpp`` as summarised in REFERENCES.md:
+Follows sympiler/aggregation's ``src/hdagg/hdagg.cpp``:
 
 1. Partial sparsification: an edge j -> i with a 2-hop path j -> k -> i is dropped (only for the
    grouping; dependencies below use all edges).  The chains-of-identical-columns step is omitted.

@@ -1,6 +1,6 @@
 """SpMP (Park, Smelyanskiy, Sundaram, Dubey 2014): level sets run point-to-point (sptrsv-elasticity §5.1).
 
-Follows SpMP's ``LevelSchedule`` (REFERENCES.md) with these choices:
+Follows SpMP's ``LevelSchedule`` (jspark1105/SpMP, ``LevelSchedule.cpp``) with these choices:
 
 - Levels are the wavefronts of G_A (longest path from a source, ``DAG.levels``), not SpMP's BFS
   levels on the symmetrised pattern; both are level sets in which no level depends on itself.

@@ -1,6 +1,6 @@
 """Distribution schemes (paper §5–§6): one file per scheme, registered in ``SCHEMES``.
 
-A scheme is data (STYLE.md). Each file holds both forms over one shared core:
+A scheme is data (policy arrays), not code paths in the kernels. Each file holds both forms over one shared core:
 
 * serial ``scheme(tensor, P, *, seed=0, **params) -> Distribution`` for any P (simulation), where
   ``Distribution.policies[n]`` is an int32 array over the elements giving π_n(e) ∈ [0, P);

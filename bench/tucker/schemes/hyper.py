@@ -5,7 +5,7 @@ pins are its elements. Nets with a single pin are dropped (they can never be cut
 the partition's quality are unchanged). The hypergraph is partitioned into P blocks with
 imbalance ε = 0.03 and the connectivity-minus-one (KM1) objective; block = owner (uni-policy).
 The paper used Zoltan; Mt-KaHyPar (``pip install mtkahypar``) is the substitute here.
-Cost grows fast (REFERENCES.md: 200k nonzeros take ~3 s at k = 2, ~38 s at k = 64): pass
+Cost grows fast (a 200k-nonzero tensor took ~3 s at k = 2, ~38 s at k = 64 on 2 cores): pass
 ``cache_dir`` to keep partitions as ``hyper-<hash>.npy`` keyed by the tensor's coordinates,
 P, ε, seed and preset. Mt-KaHyPar is initialized once per process (its thread count is the
 first call's ``threads``). Under MPI (:func:`hyper_parallel`) the partition is computed offline
@@ -84,7 +84,7 @@ def _cache_file(tensor, P, epsilon, seed, preset, cache_dir) -> Path:
 def hyper(tensor, nparts: int, *, seed: int = 0, epsilon: float = 0.03, threads: int | None = None,
           preset: str = "default", cache_dir=None) -> Distribution:
     """HyperG (uni-policy). ``preset``: an Mt-KaHyPar PresetType name (``deterministic`` for
-    reproducible partitions; ``default`` is what REFERENCES.md measured). ``cache_dir``:
+    reproducible partitions; ``default`` is the preset the timings above used). ``cache_dir``:
     reuse/store the partition there."""
     P = int(nparts)
     nnz = tensor.nnz
