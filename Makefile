@@ -14,7 +14,7 @@ ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get in
 .PHONY: install test demo bench bench-serial bench-barrier bench-schedulers bench-lite bench-hooi bench-tucker-scale bench-ingest tucker-calibration clean \
 	$(RUN_TARGETS) $(SCHEDULE_TARGETS) $(FIGURES) papers sptrsv tucker
 
-# ---- Reproducing the papers (README "Reproducing the papers") ----------------------------------
+# ---- Reproducing the papers (docs/reproducing.md) ----------------------------------
 # `make fig10` runs the figure's configs then profiles them into $(PLOTS)/<name>/REPORT.md.
 #   SCALE=small      quick pass (`--scale small`: smaller stand-ins, <= 10 repeats; results/<name>_small/)
 #   LAUNCHER='srun -n {ranks}'   Tucker MPI launcher (`--launcher`), with EXECUTION=measured
@@ -94,7 +94,7 @@ bench-ttm: install
 # source (branch tucker; docs/performance.md says how), not shipped here
 .PHONY: bench-splatt
 bench-splatt: install
-	@test -n "$(SPLATT)" || { echo "make bench-splatt: set SPLATT=path/to/splatt (the README says how to build it)"; exit 2; }
+	@test -n "$(SPLATT)" || { echo "make bench-splatt: set SPLATT=path/to/splatt (docs/performance.md says how to build it)"; exit 2; }
 	$(SPBENCH) bench splatt --binary "$(SPLATT)" --threads 1,2 --iterations 10 --reps 5 --out $(RESULTS)/bench-splatt
 
 # .tns text into a tensor store: a 5e7-nonzero nell2-shaped file (generated once into $SPBENCH_DATA/bench),

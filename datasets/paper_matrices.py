@@ -14,7 +14,7 @@ unstructured geomechanics meshes, 6-dof quadrilateral shells for car bodies and 
 triangles or 5/7-point stencils for scalar 2D/3D problems, cubic quadrilaterals for Dubcova3's
 higher-order FEM, porous voxel meshes for trabecular bone), a box mesh of the rows' size, and a
 block multicolour numbering whose tile width sets the wavefront count. ``STANDINS`` holds the
-recipes; README "SpTrSV stand-ins" gives the measured statistics beside the paper's and the
+recipes; docs/reproducing.md "SpTrSV stand-ins" gives the measured statistics beside the paper's and the
 command that measures them, and says which matrix misses a bound and why (bundle_adj: a
 bundle-adjustment matrix has 9 wavefronts at any size, so 2e5 rows give 22,222, not 57,039).
 
@@ -88,7 +88,7 @@ def _m(name, group, n, nnz, wavefront, problem, recipe) -> SuiteSparseMatrix:
 
 
 # Recipes found by `spbench datasets standin-search NAME` (element and dofs chosen from the
-# matrix's problem, mesh and tiles searched); README "SpTrSV stand-ins" lists what they measure.
+# matrix's problem, mesh and tiles searched); docs/reproducing.md "SpTrSV stand-ins" lists what they measure.
 SUITESPARSE: dict[str, SuiteSparseMatrix] = {m.name: m for m in [
     _m("af_0_k101", "Schenk_AFE", 503625, 9027150, 74, "sheet metal forming (shell, 4 dofs)",
        _mesh("quad4", 4, (259, 32), (20, 16))),

@@ -4,7 +4,7 @@ A reader thread reads the file (gunzipped by pyarrow when ``.gz``, the file's ow
 on the way: the source's sha256) in blocks sized from the memory setting, cuts each at its last
 newline and carries the tail to the next one, one block ahead of the parser. Each block is
 parsed by pyarrow's CSV reader (``pyarrow.csv.read_csv`` on the block's buffer, space delimited,
-C++ parsing on all cores within the block; see README "Tensor store" for its speed against pandas'
+C++ parsing on all cores within the block; see docs/performance.md "Tensor store ingestion" for its speed against pandas'
 reader), checked, appended column by column to a ``StoreWriter``, and its coordinates hashed
 for the duplicate check (``store_duplicates.HashSpill``) while they are in memory. A block the
 parser refuses that has comments (``#`` to the end of the line), tabs or repeated, leading or

@@ -1,5 +1,5 @@
 """The tables of `spbench bench sptrsv-model|tucker-model|tucker-speedup`: the cost models beside
-measurement (the README's validation tables) and Lite's modelled speed-up at the papers' scale."""
+measurement (the validation tables of docs/performance.md) and Lite's modelled speed-up at the papers' scale."""
 from __future__ import annotations
 
 __all__ = ["sptrsv_model_table", "tucker_model_table", "tucker_speedup_table"]

@@ -87,7 +87,7 @@ def one_core_section(df: pd.DataFrame) -> list[str]:
             "in natural order, almost none in level order). The gain needs short chained rows: with tens of "
             "nonzeros a row, the row's own loads hide the wait, and a METIS order has already broken the chain "
             "(`make bench-order` with `--datasets NAME,...` measures a registry matrix). Speed-ups over serial "
-            "at higher core counts include this ordering gain; the README's \"Why schedules beat serial at one "
+            "at higher core counts include this ordering gain; docs/performance.md's \"Why schedules beat serial at one "
             "core\" gives the numbers measured on this project's machine.", ""]
 
 

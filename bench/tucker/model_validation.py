@@ -1,4 +1,4 @@
-"""The cost model (:mod:`.model`) against the measured MPI worker: the README's validation table.
+"""The cost model (:mod:`.model`) against the measured MPI worker: the validation table of docs/performance.md.
 
     spbench bench tucker-model [--calibration CAL.json] [--tensor nell2] [--nnz 200000] [--ranks 1,2]
         [--schemes coarse,medium,lite] [-K 10] [--lanczos paper] [--ttm csf] [--repeats 3] [--csv OUT.csv]

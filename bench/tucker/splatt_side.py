@@ -1,5 +1,5 @@
 """SPLATT's Tucker beside ours on the issue-16 tensors, interleaved in one run (tucker-lite-distribution
-§8: the CSF TTM of its reference [26], SPLATT; README "The local TTM").
+§8: the CSF TTM of its reference [26], SPLATT; docs/performance.md, "The local TTM").
 
 SPLATT is built from its public source (branch ``tucker``, not part of spbench); this module only
 runs its binary (``spbench bench splatt --binary PATH``). Per case of :data:`.ttm_bench.CASES` and
