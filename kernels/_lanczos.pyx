@@ -1,27 +1,15 @@
 # cython: language_level=3
 """Golub–Kahan–Lanczos steps of ``spbench.tucker.lanczos.lanczos_svd`` compiled, for one process
 that holds the whole matrix Z (tucker-lite-distribution §3, Figure 4 at P = 1): the same steps as
-BLAS-2 calls (dgemv, ddot) with no Python between them. Both bases are fully reorthogonalized by
+BLAS-2 calls (dgemv, ddot from SciPy's ``cython_blas``) with no Python between them. Both bases are fully reorthogonalized by
 classical Gram–Schmidt, the second pass under the DGKS test (made only when the first pass shrank
 the vector below 1/√2 of its norm; "twice is enough") where the Python steps always make it: the
 same vectors to rounding, fewer passes over the bases. A breakdown (α or β ≈ 0) hands the step back
 to the Python loop, which draws the random replacement vector as it always does.
 """
-from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_GetName
 from libc.math cimport fabs, sqrt
-
-ctypedef void (*dgemv_t)(char *trans, int *m, int *n, double *alpha, double *a, int *lda, double *x,
-                         int *incx, double *beta, double *y, int *incy) noexcept nogil
-ctypedef double (*ddot_t)(int *n, double *x, int *incx, double *y, int *incy) noexcept nogil
-ctypedef void (*dgemm_t)(char *transa, char *transb, int *m, int *n, int *k, double *alpha, double *a, int *lda,
-                         double *b, int *ldb, double *beta, double *c, int *ldc) noexcept nogil
-ctypedef void (*dgesdd_t)(char *jobz, int *m, int *n, double *a, int *lda, double *s, double *u, int *ldu,
-                          double *vt, int *ldvt, double *work, int *lwork, int *iwork, int *info) noexcept nogil
-
-cdef dgemv_t _dgemv = NULL
-cdef ddot_t _ddot = NULL
-cdef dgemm_t _dgemm = NULL
-cdef dgesdd_t _dgesdd = NULL
+from scipy.linalg.cython_blas cimport ddot, dgemm, dgemv
+from scipy.linalg.cython_lapack cimport dgesdd
 
 cdef enum:
     DONE_ = 0
@@ -32,32 +20,15 @@ cdef enum:
 DONE, LEFT_BREAKDOWN, RIGHT_BREAKDOWN = DONE_, LEFT_, RIGHT_
 
 
-def _load_blas():
-    """Resolve dgemv, ddot, dgemm and dgesdd from scipy's cython_blas / cython_lapack capsules once."""
-    global _dgemv, _ddot, _dgemm, _dgesdd
-    if _dgemv != NULL:
-        return
-    import scipy.linalg.cython_blas as cb
-    import scipy.linalg.cython_lapack as cl
-    cap = cb.__pyx_capi__["dgemv"]
-    _dgemv = <dgemv_t> PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
-    cap = cb.__pyx_capi__["ddot"]
-    _ddot = <ddot_t> PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
-    cap = cb.__pyx_capi__["dgemm"]
-    _dgemm = <dgemm_t> PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
-    cap = cl.__pyx_capi__["dgesdd"]
-    _dgesdd = <dgesdd_t> PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
-
-
 cdef inline void _gemv(char trans, int m, int n, double alpha, const double *a, int lda, const double *x,
                        double beta, double *y) noexcept nogil:
     cdef int one = 1
-    _dgemv(&trans, &m, &n, &alpha, <double *> a, &lda, <double *> x, &one, &beta, y, &one)
+    dgemv(&trans, &m, &n, &alpha, <double *> a, &lda, <double *> x, &one, &beta, y, &one)
 
 
 cdef inline double _dot(int n, const double *x, const double *y) noexcept nogil:
     cdef int one = 1
-    return _ddot(&n, <double *> x, &one, <double *> y, &one)
+    return ddot(&n, <double *> x, &one, <double *> y, &one)
 
 
 cdef double _cgs2(const double *basis, int rows, int k, double *w, double *c, double *c2) noexcept nogil:
@@ -108,7 +79,6 @@ def gkl_steps(const double[:, ::1] Z, double[::1, :] U, double[::1, :] V, double
         raise ValueError(f"gkl_steps: work needs {m + n + 2 * (ncv + 1)} doubles")
     if start >= ncv:
         return start, DONE, anorm, beta, 0
-    _load_blas()
     w = &work[0]
     wv = w + m
     c = wv + n
@@ -177,7 +147,6 @@ def ritz_vectors(double[::1, :] U, double[::1, :] V, const double[:, ::1] B, dou
         raise ValueError("ritz_vectors: U (m × ncv), V (n × ncv + 1), B (ncv × ncv), Uk (m × nsv), Vk (n × nsv)")
     if work.shape[0] < nd or iwork.shape[0] < ni:
         raise ValueError(f"ritz_vectors: work needs {nd} doubles and {ni} ints")
-    _load_blas()
     Bf = &work[0]
     P = Bf + ncv * ncv
     QT = P + ncv * ncv
@@ -188,11 +157,11 @@ def ritz_vectors(double[::1, :] U, double[::1, :] V, const double[:, ::1] B, dou
         for r in range(ncv):
             for i in range(ncv):
                 Bf[i + r * ncv] = B[i, r]
-        _dgesdd(b'A', &ncv, &ncv, Bf, &ncv, sv, P, &ncv, QT, &ncv, lw, &lwork, &iwork[0], &info)
+        dgesdd(b'A', &ncv, &ncv, Bf, &ncv, sv, P, &ncv, QT, &ncv, lw, &lwork, &iwork[0], &info)
         if info == 0:
             # Ukᵀ (nsv × m, column order) = P[:, :nsv]ᵀ Uᵀ;  Vkᵀ = Qᵀ[:nsv, :] V[:, :ncv]ᵀ
-            _dgemm(b'T', b'T', &nsv, &m, &ncv, &one, P, &ncv, &U[0, 0], &m, &zero, &Uk[0, 0], &nsv)
-            _dgemm(b'N', b'T', &nsv, &n, &ncv, &one, QT, &ncv, &V[0, 0], &n, &zero, &Vk[0, 0], &nsv)
+            dgemm(b'T', b'T', &nsv, &m, &ncv, &one, P, &ncv, &U[0, 0], &m, &zero, &Uk[0, 0], &nsv)
+            dgemm(b'N', b'T', &nsv, &n, &ncv, &one, QT, &ncv, &V[0, 0], &n, &zero, &Vk[0, 0], &nsv)
             for i in range(ncv):
                 sig = sv[i] if sv[i] > 1e-300 else 1e-300
                 res = beta * fabs(P[ncv - 1 + i * ncv]) / sig

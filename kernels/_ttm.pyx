@@ -14,18 +14,17 @@ The caller (``spbench.tucker.hooi.TTMPlan``) groups the elements by compact row 
 scratch (``scratch_len``).  Per element the Kronecker product of all but the last participating
 mode is built in place in the scratch (val folded in); the last mode is applied to CHUNK
 elements at once as one BLAS dgemm into the output row (seen as a K_last × len matrix), which
-turns the dominant 2·K̂_n FLOPs per element into matrix–matrix work.  dgemm comes from scipy's
-``cython_blas`` capsule at run time (no build dependency); the caller keeps BLAS single-threaded
-inside the OpenMP region.  No Python per element, no intermediate dense tensor.
+turns the dominant 2·K̂_n FLOPs per element into matrix–matrix work.  dgemm is SciPy's
+(``scipy.linalg.cython_blas``); the caller keeps BLAS single-threaded inside the OpenMP region.
+No Python per element, no intermediate dense tensor.
 """
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
+from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as _np
-
-include "_dgemm.pxi"
 
 # Elements per GEMM block (rows with fewer than GEMM_MIN elements use the direct loop).
 cdef enum:
@@ -80,7 +79,7 @@ cdef void _row(const int64_t *coords, const double *values, const int64_t *elems
 
     Row ``acc`` seen as a row-major (K_last × len) matrix M: M += Cᵀ·S, S the partial
     Kronecker rows (one per element, val folded in), C the last factor's rows: one dgemm per
-    CHUNK elements; short rows and missing BLAS use the direct loop."""
+    CHUNK elements; short rows use the direct loop."""
     cdef int64_t i, t, e, c, k, length = 1, kj
     cdef int last = nmodes - 1 if mode != nmodes - 1 else nmodes - 2
     cdef int j, m, n, kk, ldc
@@ -95,7 +94,7 @@ cdef void _row(const int64_t *coords, const double *values, const int64_t *elems
         if j != mode:
             length *= kdim[j]
     C = scratch + CHUNK * length
-    if _dgemm == NULL or e1 - e0 < GEMM_MIN:
+    if e1 - e0 < GEMM_MIN:
         for i in range(e0, e1):
             e = elems[i]
             _partial(coords, e, values[e], nmodes, mode, last, fptr, kdim, S)
@@ -115,7 +114,7 @@ cdef void _row(const int64_t *coords, const double *values, const int64_t *elems
             e = elems[i + t]
             _partial(coords, e, values[e], nmodes, mode, last, fptr, kdim, S + t * length)
             memcpy(C + t * kj, fptr[last] + coords[e * nmodes + last] * kj, kj * sizeof(double))
-        _dgemm(&tn, &tt, &m, &n, &kk, &one, S, &m, C, &n, &one, acc, &ldc)
+        dgemm(&tn, &tt, &m, &n, &kk, &one, S, &m, C, &n, &one, acc, &ldc)
         i += kk
 
 
@@ -172,7 +171,6 @@ def ttm_rows(const int64_t[:, ::1] coords, const double[::1] values, list factor
         if nrows and (scratch.shape[0] < threads or scratch.shape[1] < need):
             raise ValueError(f"scratch must be at least ({threads}, {need}), got "
                              f"({scratch.shape[0]}, {scratch.shape[1]})")
-        _load_blas()
         if row_ptr.shape[0] < 1 or row_ptr[nrows] > elems.shape[0]:
             raise ValueError("row_ptr does not fit elems")
         _run(coords, values, fptr, kdim, mode, row_ptr, elems, out, scratch, threads, khat)

@@ -9,8 +9,8 @@ k, ``ids[k]`` the factor row of each level-k node (its index in mode ``order[k]`
 
 Bottom-up with every partial Kronecker product formed once per tree node:
 t(fiber of level d−1) = Σ_leaves val · F_{order[d]}[row]  (K_d·(2·leaves − 1) flops), and for
-k < d−1, t(node) = Σ_children F_{order[k+1]}[row_c] ⊗ t(c), one dgemm per block of children
-(rows of the factor gathered, the children's t stacked) or direct loops for a few children.
+k < d−1, t(node) = Σ_children F_{order[k+1]}[row_c] ⊗ t(c), one dgemm (SciPy's ``cython_blas``)
+per block of children (rows of the factor gathered, the children's t stacked) or direct loops for a few children.
 t(slice) is the output row with ``order[1]`` slowest … ``order[d]`` fastest; when that differs
 from the unfolding's column order (lowest mode fastest) it is scattered through ``perm``.
 Threads take whole slices (OpenMP, dynamic): each output row has one writer, no atomics.
@@ -18,8 +18,7 @@ Threads take whole slices (OpenMP, dynamic): each output row has one writer, no 
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy
-
-include "_dgemm.pxi"
+from scipy.linalg.cython_blas cimport dgemm
 
 cdef enum:
     MAXLEV = 16         # modes at most
@@ -72,7 +71,7 @@ cdef void _flush(const double *T, const double *G, int64_t nb, int64_t w, int64_
     cdef double beta = 0.0 if first else 1.0
     cdef char tn = b'N'
     cdef char tt = b'T'
-    if nb < GEMM_MIN or _dgemm == NULL:
+    if nb < GEMM_MIN:
         for b in range(nb):
             t = T + b * w
             for c in range(kk):
@@ -88,7 +87,7 @@ cdef void _flush(const double *T, const double *G, int64_t nb, int64_t w, int64_
     m = <int> w
     n = <int> kk
     k = <int> nb
-    _dgemm(&tn, &tt, &m, &n, &k, &one, <double *> T, &m, <double *> G, &n, &beta, out, &m)
+    dgemm(&tn, &tt, &m, &n, &k, &one, <double *> T, &m, <double *> G, &n, &beta, out, &m)
 
 
 cdef void _node(const Tree *tr, int k, int64_t i, double *out, double *scratch) noexcept nogil:
@@ -201,7 +200,6 @@ def ttm_csf(list ptr, list ids, const double[::1] vals, list factors, const int6
                          f"({scratch.shape[0]}, {scratch.shape[1]})")
     if nrows == 0:
         return
-    _load_blas()
     _run(&tr, nrows, &out[0, 0], &perm[0] if perm.shape[0] else NULL, &scratch[0, 0],
          scratch.shape[1], threads)
 
