@@ -78,12 +78,19 @@ def memory_gib() -> float | None:
 
 
 def package_versions() -> dict:
+    """Python's and each package's version; ``cython`` is the Cython that generated the kernels
+    (recorded in them at build time, so it shows where Cython is not installed), else the one installed."""
     out = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
             out[name.lower()] = version(name)
         except PackageNotFoundError:
             out[name.lower()] = None
+    try:
+        from spbench.kernels._build_info import cython_version
+        out["cython"] = cython_version()
+    except ImportError:
+        pass
     return out
 
 

@@ -1,4 +1,5 @@
-"""What the kernels were built with: OpenMP or not, and the thread count OpenMP would use."""
+"""What the kernels were built with: OpenMP or not, the thread count OpenMP would use, and the
+Cython that generated them (read from the generated C, so no Cython is needed at run time)."""
 
 cdef extern from *:
     """
@@ -14,6 +15,14 @@ cdef extern from *:
     int spbench_openmp_enabled()
     int spbench_max_threads()
 
+cdef extern from *:
+    """
+    /* CYTHON_HEX_VERSION: 0xMMmmppLS (major, minor, patch, release level A/B/C/F and serial),
+       defined by the Cython that wrote this file */
+    static unsigned long spbench_cython_hex(void) { return (unsigned long)CYTHON_HEX_VERSION; }
+    """
+    unsigned long spbench_cython_hex()
+
 
 def openmp_enabled():
     """True when the kernels were compiled with OpenMP."""
@@ -23,3 +32,12 @@ def openmp_enabled():
 def max_threads():
     """Threads an OpenMP parallel region would start now (OMP_NUM_THREADS, cgroups)."""
     return spbench_max_threads()
+
+
+def cython_version():
+    """The version of the Cython that generated the kernels, as ``3.0.11`` (``3.1.0b1`` for a
+    pre-release)."""
+    cdef unsigned long v = spbench_cython_hex()
+    text = f"{(v >> 24) & 0xFF}.{(v >> 16) & 0xFF}.{(v >> 8) & 0xFF}"
+    level, serial = (v >> 4) & 0xF, v & 0xF
+    return text + ({0xA: "a", 0xB: "b", 0xC: "rc"}.get(level, "") + str(serial) if level != 0xF else "")

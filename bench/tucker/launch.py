@@ -142,7 +142,7 @@ class JobWatch:
                 self._said = now
                 fit = event.get("fit")
                 self.progress.detail(f"HOOI invocation {event.get('invocation')}/{event.get('invocations')}"
-                                     + (f", fit {fit:.6f}" if isinstance(fit, (int, float)) else ""))
+                                     + (f", fit {fit:.6e}" if isinstance(fit, (int, float)) else ""))
             elif kind == "finish" and i in self.started and i not in self.finished:
                 self.finished.add(i)
                 if event.get("status", "ok") != "ok":
