@@ -44,7 +44,7 @@ def common_options(fn):
     fn = click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")(fn)
     fn = click.option("--fresh", is_flag=True, help="Forget the rows stored in the folder first "
                       "(default: add this invocation's rows as the next repeat).")(fn)
-    return click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    return click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
                         help="Results folder (default results/bench-NAME/).")(fn)
 
 
@@ -84,6 +84,7 @@ def check_cores(name: str, cores: int) -> int:
 
 def measure_and_store(name: str, options: dict, code: str, measure, out_dir, fresh: bool, quiet: bool) -> None:
     """Lock the folder, measure (``measure(say)`` → items), store the rows, print the table."""
+    from spbench.atomic_files import WriteFailed
     from spbench.bench_rows import bench_folder, store_items
     from spbench.profile.bench_tables import bench_table
     from spbench.results import ResultsBusy
@@ -97,9 +98,13 @@ def measure_and_store(name: str, options: dict, code: str, measure, out_dir, fre
 
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     try:
-        with bench_folder(out, fresh=fresh) as store:
-            rows = store_items(store, name, options, measure(say), code=code, started_at=started)
-    except ResultsBusy as exc:
+        with bench_folder(out, fresh=fresh) as store:   # a folder nothing can be written into: exit 2
+            items = measure(say)
+            try:
+                rows = store_items(store, name, options, items, code=code, started_at=started)
+            except WriteFailed as exc:
+                raise click.ClickException(f"{exc}; the rows written before it are kept in {out}") from None
+    except (ResultsBusy, WriteFailed) as exc:
         raise UsageFailure(str(exc)) from None
     click.echo(bench_table(rows))
     failed = [r for r in rows if r["status"] not in ("ok", "skipped")]

@@ -46,6 +46,16 @@ class TopGroup(click.Group):
     def list_commands(self, ctx):
         return sorted({*super().list_commands(ctx), *self.LAZY})
 
+    def invoke(self, ctx):
+        """A write that fails where a command does not say more (a full disk, a read-only folder)
+        is one line naming the path and the cause, exit code 1."""
+        from .atomic_files import WriteFailed
+
+        try:
+            return super().invoke(ctx)
+        except WriteFailed as exc:
+            raise click.ClickException(str(exc)) from None
+
     def get_command(self, ctx, name):
         if name in self.LAZY and name not in self.commands:
             self.add_command(self.LAZY[name][0](), name)
@@ -68,7 +78,7 @@ def main():
 
 @main.command()
 @click.argument("config_file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Results folder (default results/<name>/).")
 @click.option("--execution", type=click.Choice(["measured", "mpi", "simulate", "schedule"]), default=None,
               help="Override the config's execution.")
@@ -81,6 +91,9 @@ def main():
 @click.option("--launcher", default=None, help="Tucker MPI launcher template, e.g. 'srun -n {ranks}' (override).")
 @click.option("--oversubscribe", is_flag=True, default=None, help="Tucker MPI: allow more ranks than cores.")
 @click.option("--timeout", type=float, default=None, help="Tucker MPI: seconds per (tensor, ranks) job (override).")
+@click.option("--duplicates", type=click.Choice(["sum", "error"]), default=None,
+              help="Tucker: a .tns file's repeated coordinates: add their values (default, with a warning) or "
+                   "refuse the file (override).")
 @click.option("--scale", type=click.Choice(["full", "small"]), default=None,
               help="small: a quick pass (stand-ins ~1/8 the rows or 1/100 the nonzeros, at most 10 repeats, "
                    "1 run; results in results/<name>_small/).")
@@ -99,16 +112,18 @@ def main():
 @click.option("--batch-job", is_flag=True, help="Print, as shell assignments, what a batch job of this config needs "
               "(NAME: the results folder's name; FLAGS: the experiment's run flags; its environment), and exit.")
 def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launcher, oversubscribe, timeout,
-        scale, resume, dry_run, no_preflight, wait, quiet, shard, slurm_array, submit, batch_job):
+        duplicates, scale, resume, dry_run, no_preflight, wait, quiet, shard, slurm_array, submit, batch_job):
     """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run.
 
     Exit code: 0 when every point is ok (or stored before), 1 when any ended error, timeout or
-    invalid, 2 for a bad config or data set, a point that would not fit in memory (or stores on
-    disk), or a busy results folder (nothing written)."""
+    invalid, or when a write fails mid-sweep (a full disk: the rows stored are kept), 2 for a bad
+    config or data set, a point that would not fit in memory (or stores on disk), a busy results
+    folder or one nothing can be written into (nothing written)."""
+    from .atomic_files import WriteFailed
     from .config import ConfigError, load_config
     from .preflight import skipped
     from .results import ResultsBusy
-    from .runner import RunError, run_sweep, stored_points
+    from .runner import RunError, SweepStopped, run_sweep, stored_points
     from .shard import parse_shard
     from .sweep import expand
 
@@ -116,7 +131,7 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
         config = load_config(config_file).with_overrides(execution=execution, repeats=repeats, runs=runs,
                                                           barrier=barrier, fallback=fallback, launcher=launcher,
                                                           oversubscribe=oversubscribe, timeout=timeout,
-                                                          scale=scale)
+                                                          duplicates=duplicates, scale=scale)
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
     if batch_job:
@@ -146,8 +161,10 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
     try:
         summary = run_sweep(config, out, fresh=not resume, quiet=quiet, wait=wait, shard=part,
                             check_resources=not skipped(no_preflight))
-    except (RunError, ResultsBusy) as exc:
+    except (RunError, ResultsBusy, WriteFailed) as exc:
         raise UsageFailure(str(exc)) from None
+    except SweepStopped as exc:
+        raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
         click.echo(f"\nspbench: {'terminated' if terminated else 'interrupted'}; stored runs are kept in {out}, "
                    f"rerun the same command to resume", err=True)
@@ -163,6 +180,7 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
 def _dry_run(config, points, out, resume) -> None:
     """`--dry-run`: the points (marking those stored) with each one's estimated peak memory, the
     disk the stores still to generate take, and what this machine has free."""
+    from .experiment_registry import get_experiment
     from .preflight import available_memory, data_disk, size_text
     from .runner import RunError, estimate_points, stored_points
 
@@ -186,7 +204,7 @@ def _dry_run(config, points, out, resume) -> None:
         click.echo(f"      memory available {size_text(available) if available is not None else '?'} ({where}); "
                    f"disk free {size_text(free)} at {folder}")
     click.echo(f"{len(points)} points ({len(stored)} already stored in {out}), "
-               f"{config.repeats} timed runs each, execution {config.execution}"
+               f"{get_experiment(config.experiment).work_per_point(config)}, execution {config.execution}"
                + (f", scale {config.scale}" if config.scale != "full" else ""))
 
 
@@ -197,7 +215,8 @@ def _slurm_array(config, config_file, points, count, submit):
 
     ctx = click.get_current_context()
     flags = []
-    for name in ("out_dir", "execution", "repeats", "runs", "barrier", "fallback", "launcher", "timeout", "scale"):
+    for name in ("out_dir", "execution", "repeats", "runs", "barrier", "fallback", "launcher", "timeout", "duplicates",
+                 "scale"):
         value = ctx.params.get(name)
         if value is not None and ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
             flags += [f"--{'out' if name == 'out_dir' else name}", str(value)]
@@ -243,26 +262,46 @@ def summary_lines(summary, out) -> list[str]:
 
 @main.command()
 @click.argument("results_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", "plots_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("plots"),
+@click.option("--out", "plots_dir", type=click.Path(path_type=Path), default=Path("plots"),
               help="Where the tables and figures go (one folder per sweep).")
 def profile(results_dir, plots_dir):
-    """Tables and figures from RESULTS_DIR (one sweep folder, or a folder of them)."""
+    """Tables and figures from RESULTS_DIR (one sweep folder, or a folder of them).
+
+    Exit code: 0; 1 when fragments holding no row were left out (listed on stderr) or a write
+    failed part way (the reports written before it are kept); 2 for a folder without results, a
+    row of another schema version, or an --out nothing can be written into (nothing written)."""
+    from .atomic_files import WriteFailed, probe_folder
     from .profile.report import write_profile
     from .results import find_result_dirs, load_rows
 
     folders = find_result_dirs(results_dir)
     if not folders:
         raise UsageFailure(f"{results_dir}: no results here (expected a folder with runs/ or folders of them)")
+    try:
+        probe_folder(plots_dir)
+    except WriteFailed as exc:
+        raise UsageFailure(f"--out: {exc}") from None
+    corrupt: list = []
+    done = []
     for folder in folders:
         try:
-            df = load_rows(folder)
+            df = load_rows(folder, corrupt=corrupt)
         except ValueError as exc:
             raise UsageFailure(str(exc)) from None
         if df.empty:
             click.echo(f"spbench: {folder}: no rows yet, skipped", err=True)
             continue
-        written = write_profile(df, plots_dir / folder.name)
+        try:
+            written = write_profile(df, plots_dir / folder.name)
+        except WriteFailed as exc:
+            raise click.ClickException(f"{exc}; reports of {len(done)} folders written before it are kept"
+                                       + (f" ({', '.join(done)})" if done else "")) from None
+        done.append(folder.name)
         click.echo(f"{folder.name}: {len(df)} rows → {plots_dir / folder.name} ({len(written)} files)")
+    for line in corrupt:
+        click.echo(f"spbench: warning: {line}; left out of the report", err=True)
+    if corrupt:
+        sys.exit(1)
 
 
 @main.command()

@@ -169,6 +169,13 @@ class Experiment(RowKind):
     def run(self, point, prepared, config) -> dict:
         """One point's row fields (status among them)."""
 
+    def work_per_point(self, config) -> str:
+        """What each point runs, as ``--dry-run`` says it; default: the config's timed runs when
+        measured, none when modelled."""
+        if config.execution == "measured":
+            return f"{config.repeats} timed run{'s' if config.repeats != 1 else ''} each"
+        return "modelled, no timed runs"
+
     def batch_runner(self, config):
         """None, or ``run(pending, prepared, config, store, progress)`` running one data set's
         points as one job, storing and yielding their rows."""

@@ -1,7 +1,9 @@
 """Result storage (docs/design.md, "Results"): one JSON fragment per run, written atomically, and meta.json.
 
 `results/<sweep>/runs/<run_id>.json` holds one row; a crash or Ctrl-C loses at most the run in
-flight, concurrent jobs never share a file, and loading all fragments gives one tidy DataFrame.
+flight, concurrent jobs never share a file, and loading all fragments gives one tidy DataFrame. A
+fragment that holds no row (cut off by a full disk, edited by hand) is set aside in runs/corrupt/
+by a sweep, and left out with its reason by a reader that asks for that.
 """
 from __future__ import annotations
 
@@ -16,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from spbench.atomic_files import write_json
-from spbench.row_schema import read_row
+from spbench.atomic_files import WriteFailed, probe_folder, write_json
+from spbench.row_schema import CorruptRow, read_row
 
 #: a stored run with one of these statuses is not run again on resume
 FINAL_STATUSES = ("ok", "invalid", "skipped")
@@ -71,7 +73,11 @@ class ResultStore:
         ends) while a sweep writes here. Held by another sweep: ResultsBusy naming its pid, or with
         ``wait`` block until it is free (``on_wait(message)`` once). A folder this call created and
         left holding nothing but the lock is removed again. A shard locks ``.lock.<shard>``; a whole
-        sweep and a shard of it never write at once (ResultsBusy for whichever comes second)."""
+        sweep and a shard of it never write at once (ResultsBusy for whichever comes second). A
+        folder nothing can be written into is a WriteFailed before anything is (:func:`probe_folder`)."""
+        probe_folder(self.root)
+        if self.runs.is_dir():
+            probe_folder(self.runs)
         created = not self.root.exists()
         path = self.root / (f".lock.{self.shard}" if self.shard else ".lock")
         fh = _acquire(path, wait, on_wait)
@@ -108,15 +114,35 @@ class ResultStore:
             yield
 
     def done(self) -> dict:
-        """run_id → status of every stored fragment."""
+        """run_id → status of every stored fragment (fragments that hold no row left out)."""
         out = {}
         if self.runs.is_dir():
             for p in self.runs.glob("*.json"):
                 try:
                     out[p.stem] = json.loads(p.read_text()).get("status")
-                except (OSError, json.JSONDecodeError):
+                except (OSError, ValueError, AttributeError):
                     continue
         return out
+
+    def set_aside_corrupt(self) -> list[str]:
+        """Move every fragment in runs/ that holds no row (see :class:`CorruptRow`) to
+        runs/corrupt/, so its point runs again instead of being silently replaced; return one line
+        per fragment saying what was wrong and where it went. Rows of another schema stay."""
+        said = []
+        for frag in sorted(self.runs.glob("*.json")) if self.runs.is_dir() else []:
+            try:
+                read_row(frag)
+            except CorruptRow as exc:
+                target = self.runs / "corrupt" / frag.name
+                try:
+                    target.parent.mkdir(exist_ok=True)
+                    frag.replace(target)
+                except OSError as err:
+                    raise WriteFailed.from_os_error(target, err) from None
+                said.append(f"{exc}; moved to {target} (a point it held runs again)")
+            except ValueError:  # a row of another schema version: not this sweep's to move
+                continue
+        return said
 
     def write_row(self, row: dict) -> Path:
         """Store one run's row as runs/<run_id>.json, atomically."""
@@ -191,10 +217,18 @@ def find_result_dirs(path) -> list[Path]:
     return sorted(p for p in path.iterdir() if (p / "runs").is_dir()) if path.is_dir() else []
 
 
-def load_rows(path) -> pd.DataFrame:
+def load_rows(path, *, corrupt: list | None = None) -> pd.DataFrame:
     """All rows of one results folder (or of every sweep folder under it) as one DataFrame; a row of
-    another schema version is a one-line RowSchemaError (a ValueError)."""
+    another schema version is a one-line RowSchemaError (a ValueError). A fragment that holds no
+    row is a CorruptRow too, unless ``corrupt`` is a list: then its one-line reason is appended
+    there and the other rows load."""
     rows = []
     for folder in find_result_dirs(path):
-        rows.extend(read_row(frag) for frag in sorted((folder / "runs").glob("*.json")))
+        for frag in sorted((folder / "runs").glob("*.json")):
+            try:
+                rows.append(read_row(frag))
+            except CorruptRow as exc:
+                if corrupt is None:
+                    raise
+                corrupt.append(str(exc))
     return pd.DataFrame(rows)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["SCHEMA_VERSION", "RowSchemaError", "RowField", "COMMON_FIELDS", "NUMBER", "required", "optional",
-           "declared_fields", "row_problems", "check_row", "read_row"]
+           "declared_fields", "row_problems", "CorruptRow", "check_row", "read_row"]
 
 #: the layout of result rows this spbench writes and reads
 SCHEMA_VERSION = 1
@@ -88,10 +88,18 @@ class RowSchemaError(ValueError):
     """A stored row of another schema version (or not a row at all); a one-line message."""
 
 
+class CorruptRow(RowSchemaError):
+    """A fragment that holds no row: not JSON (a truncated write, say), or JSON that is not a row."""
+
+
 def check_row(row, source) -> dict:
-    """``row`` when it is a row of :data:`SCHEMA_VERSION`; else RowSchemaError naming ``source``."""
+    """``row`` when it is a row of :data:`SCHEMA_VERSION`; else RowSchemaError naming ``source``
+    (CorruptRow when it is no row at all: not an object, or one without a ``run_id``)."""
     if not isinstance(row, dict):
-        raise RowSchemaError(f"{source}: not a result row (expected a JSON object)")
+        raise CorruptRow(f"{source}: not a result row (expected a JSON object, got {type(row).__name__})")
+    if "run_id" not in row:
+        raise CorruptRow(f"{source}: not a result row (a JSON object without run_id"
+                         + (", empty)" if not row else ")"))
     version = row.get("schema_version")
     if version != SCHEMA_VERSION:
         written = "no schema_version (written before rows carried one)" if version is None \
@@ -103,10 +111,11 @@ def check_row(row, source) -> dict:
 
 
 def read_row(path) -> dict:
-    """The row stored in ``path``, checked (RowSchemaError for broken JSON or another schema)."""
+    """The row stored in ``path``, checked: CorruptRow for a file that is not JSON (with the
+    parser's whole message) or not a row, RowSchemaError for a row of another schema."""
     path = Path(path)
     try:
-        row = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise RowSchemaError(f"{path}: not a valid result fragment ({exc.msg})") from None
+        row = json.loads(path.read_bytes().decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CorruptRow(f"{path}: not a valid result fragment ({exc})") from None
     return check_row(row, path)

@@ -30,6 +30,7 @@ from .code_version import code_version, run_sources  # noqa: F401  (run_sources:
 from .config import Config
 from .experiment import RunError
 from .experiment_registry import get_experiment
+from .atomic_files import WriteFailed
 from .point_process import run_apart
 from .results import FINAL_STATUSES, ResultStore
 from .shard import Shard, slurm_provenance
@@ -101,6 +102,17 @@ class SweepSummary:
         return sum(n for status, n in self.statuses.items() if status not in ("ok", "skipped"))
 
 
+class SweepStopped(RuntimeError):
+    """A write failed once the sweep had started (a full disk, say): the message says which file,
+    why, and what stays stored; ``summary`` is what the sweep did until then (exit code 1)."""
+
+    def __init__(self, failure: WriteFailed, summary: SweepSummary, out_dir):
+        kept = summary.skipped + summary.ran
+        super().__init__(f"{failure}; the sweep stopped: {kept} of {summary.total} points stay stored in {out_dir} "
+                         f"({summary.ran} run now); rerun the same command to resume")
+        self.summary = summary
+
+
 def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = False,
               stream=None, wait: bool = False, shard: Shard | None = None,
               check_resources: bool = True) -> SweepSummary:
@@ -111,7 +123,10 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
     the results folder is locked while the sweep writes into it (ResultsBusy, or ``wait``); the
     shards of one sweep each lock their own part and write into the folder side by side. A point
     whose estimated peak memory exceeds what is free, or stores that do not fit on the disk, are a
-    RunError before any of that (unless ``check_resources`` is off)."""
+    RunError before any of that (unless ``check_resources`` is off). A results folder nothing can be
+    written into is a WriteFailed before anything runs; a write that fails later (a full disk) is
+    SweepStopped, the rows stored until then kept. A fragment holding no row is moved to
+    runs/corrupt/ with a line saying so, also with ``quiet``, and its point runs again."""
     experiment = get_experiment(config.experiment)
     points = expand(config)
     if shard is not None:
@@ -129,34 +144,47 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
                                                           flush=True)):
         with conversion_progress.reporting(stream, enabled=not quiet):   # a .tns converted on first use
             loaded = load_datasets(experiment, config, points, stream=stream)
-        if fresh:
-            store.fresh()
-        store.clean_stale()
-        _write_meta(store, config, calibration=experiment.calibration, shard=shard)
-        stored = store.done()
-        version = code_version(config.experiment)
-        wanted: dict = {}  # point identity -> the run_id it has now
-        base = {**_base_row(config, version), "shard": shard.label if shard else None, **slurm_provenance()}
-        for ds_points in loaded.groups():
-            prepared = loaded.take(ds_points[0].dataset)
-            pending = []
-            for point, rid in _run_ids(config, ds_points, prepared, version):
-                wanted[_identity(point.dataset.name, point.repeat, config.execution, point.axes)] = rid
-                if stored.get(rid) in FINAL_STATUSES:
-                    summary.skipped += 1
-                    progress.skip(point)
-                    continue
-                pending.append((point, {**base, **experiment.dataset_fields(prepared), "run_id": rid,
-                                        "dataset": point.dataset.name, "repeat": point.repeat,
-                                        "params": config.params.get(point.axes.get("algorithm"), {}),
-                                        **point.axes}))
-            for row in _run_pending(experiment, config, store, progress, prepared, pending):
-                _count(summary, row)
-        summary.superseded = _move_superseded(store, wanted)
-        if summary.superseded:
-            progress.note(f"moved {summary.superseded} rows of an older code/data version to "
-                          f"{store.runs / 'superseded'}")
+        try:
+            _sweep_loaded(experiment, config, store, loaded, progress, summary, fresh=fresh, shard=shard,
+                          stream=stream)
+        except WriteFailed as exc:
+            raise SweepStopped(exc, summary, out_dir) from None
     return summary
+
+
+def _sweep_loaded(experiment, config: Config, store: ResultStore, loaded, progress: Progress,
+                  summary: SweepSummary, *, fresh: bool, shard: Shard | None, stream) -> None:
+    """The locked part of :func:`run_sweep` once every data set has loaded: run and store what is
+    not stored yet, counting into ``summary``."""
+    if fresh:
+        store.fresh()
+    store.clean_stale()
+    for line in store.set_aside_corrupt():
+        print(f"spbench: warning: {line}", file=stream or sys.stderr, flush=True)
+    _write_meta(store, config, calibration=experiment.calibration, shard=shard)
+    stored = store.done()
+    version = code_version(config.experiment)
+    wanted: dict = {}  # point identity -> the run_id it has now
+    base = {**_base_row(config, version), "shard": shard.label if shard else None, **slurm_provenance()}
+    for ds_points in loaded.groups():
+        prepared = loaded.take(ds_points[0].dataset)
+        pending = []
+        for point, rid in _run_ids(config, ds_points, prepared, version):
+            wanted[_identity(point.dataset.name, point.repeat, config.execution, point.axes)] = rid
+            if stored.get(rid) in FINAL_STATUSES:
+                summary.skipped += 1
+                progress.skip(point)
+                continue
+            pending.append((point, {**base, **experiment.dataset_fields(prepared), "run_id": rid,
+                                    "dataset": point.dataset.name, "repeat": point.repeat,
+                                    "params": config.params.get(point.axes.get("algorithm"), {}),
+                                    **point.axes}))
+        for row in _run_pending(experiment, config, store, progress, prepared, pending):
+            _count(summary, row)
+    summary.superseded = _move_superseded(store, wanted)
+    if summary.superseded:
+        progress.note(f"moved {summary.superseded} rows of an older code/data version to "
+                      f"{store.runs / 'superseded'}")
 
 
 def _base_row(config: Config, version: str) -> dict:

@@ -35,7 +35,7 @@ from spbench.cache_root import data_dir
 
 from .paper_matrices import (ICHOL_TABLE, METIS_ONLY, METIS_TABLE, SUITESPARSE, PaperRow, SuiteSparseMatrix,
                              suitesparse_matrix)
-from .transforms import TRANSFORM_VERSION, TRANSFORMS, apply_transform
+from .transforms import TRANSFORM_VERSION, TRANSFORMS, IcholBreakdown, apply_transform, is_symmetric
 
 __all__ = ["DatasetError", "MatrixDataset", "LoadedMatrix", "SuiteSparseMatrix", "SUITESPARSE", "METIS_ONLY",
            "PaperRow", "ICHOL_TABLE", "METIS_TABLE", "TRANSFORMS", "suitesparse_matrix", "resolve", "list_datasets",
@@ -49,9 +49,11 @@ def suitesparse_dir() -> Path:
 
 @dataclass(frozen=True)
 class LoadedMatrix(LoadedDataset):
-    """A loaded data set: row name, ``real`` or ``synthetic``, sha256 identity, full matrix (CSR)."""
+    """A loaded data set: row name, ``real`` or ``synthetic``, sha256 identity, full matrix (CSR);
+    for a transformed one, ``symmetric``: whether the matrix before the transform was."""
 
     matrix: sp.csr_matrix = field(compare=False, repr=False)
+    symmetric: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -127,19 +129,24 @@ def transformed_dir() -> Path:
 
 
 def _transformed(name: str, transform: str, loaded: LoadedMatrix) -> LoadedMatrix:
-    """``loaded`` through ``apply_transform``; checksum = sha256(base checksum, transform, version)."""
+    """``loaded`` through ``apply_transform``; checksum = sha256(base checksum, transform, version).
+    An iChol breakdown is an IcholBreakdown carrying that checksum (the data set exists, its factor
+    does not)."""
     text = json.dumps({"base": loaded.checksum, "transform": transform, "version": TRANSFORM_VERSION}, sort_keys=True)
     checksum = hashlib.sha256(text.encode()).hexdigest()
+    symmetric = is_symmetric(loaded.matrix)
     cache = transformed_dir() / f"{checksum}.npz" if loaded.source == "real" else None
     if cache is not None and cache.is_file():
         try:
             L = sp.csr_matrix(sp.load_npz(cache))
             L.sort_indices()
-            return LoadedMatrix(name, loaded.source, checksum, L)
+            return LoadedMatrix(name, loaded.source, checksum, L, symmetric)
         except (OSError, ValueError):
             pass
     try:
         L = apply_transform(transform, loaded.matrix)
+    except IcholBreakdown as exc:
+        raise IcholBreakdown(f"{name}: {exc}", checksum=checksum, source=loaded.source, symmetric=symmetric) from None
     except DatasetError as exc:
         raise DatasetError(f"{name}: {exc}") from None
     if cache is not None:
@@ -148,7 +155,7 @@ def _transformed(name: str, transform: str, loaded: LoadedMatrix) -> LoadedMatri
         with open(part, "wb") as fh:
             sp.save_npz(fh, L)
         os.replace(part, cache)
-    return LoadedMatrix(name, loaded.source, checksum, L)
+    return LoadedMatrix(name, loaded.source, checksum, L, symmetric)
 
 
 def _load_file(name: str, path: Path) -> LoadedMatrix:

@@ -35,8 +35,8 @@ from .tensor_store import StoreWriter, load_store, read_header, store_path_for
 
 __all__ = ["FrosttTensor", "TENSORS", "frostt_dir", "tensor_path", "is_cached", "fetch_tensor", "real_tensor_store",
            "load_tensor", "standin", "standin_dims", "standin_label", "write_standin", "powerlaw_exponent", "load_or_standin",
-           "standin_store", "standin_checksum", "file_store", "DEFAULT_URL_BASE", "TensorDataset",
-           "LoadedTensor", "resolve"]
+           "standin_store", "standin_checksum", "file_store", "summed_duplicates_note", "DEFAULT_URL_BASE",
+           "TensorDataset", "LoadedTensor", "resolve"]
 
 
 def frostt_dir() -> Path:
@@ -65,25 +65,46 @@ def fetch_tensor(name: str, *, progress=None, timeout: float = 60) -> Path:
     return dest
 
 
-def real_tensor_store(name: str, *, download_ok: bool = False, progress=None) -> tuple[Path, str]:
-    """``(store folder, sha256)`` of the real tensor ``name``, converted on first use; downloads
-    only if ``download_ok``."""
+def real_tensor_store(name: str, *, download_ok: bool = False, progress=None,
+                      duplicates: str = "sum") -> tuple[Path, str]:
+    """``(store folder, sha256)`` of the real tensor ``name``, converted on first use (repeated
+    coordinates by the rule ``duplicates``, see :func:`file_store`); downloads only if ``download_ok``."""
     entry = tensor_entry(name)
     path = tensor_path(name)
     if not path.is_file():
         if not download_ok:
             raise DatasetError(f"{name}: not in the cache ({path}); download it, or use its stand-in")
         path = fetch_tensor(name, progress=progress)
-    store = file_store(path, name=name, dims=entry.dims, sha256=entry.sha256, progress=progress)
+    store = file_store(path, name=name, dims=entry.dims, sha256=entry.sha256, progress=progress,
+                       duplicates=duplicates)
     return store, read_header(store).checksum
 
 
-def file_store(path, *, name: str | None = None, dims=None, sha256: str | None = None, progress=None) -> Path:
+def file_store(path, *, name: str | None = None, dims=None, sha256: str | None = None, progress=None,
+               duplicates: str = "sum") -> Path:
     """The store of a ``.tns``/``.tns.gz`` file, converted into the cache on first use (keyed by the
-    file's sha256, checked against the one recorded beside it)."""
+    file's sha256, checked against the one recorded beside it). ``duplicates``: ``sum`` adds the
+    values of repeated coordinates (FROSTT's reading; the header counts them), ``error`` refuses a
+    file that repeats one, also when its store was converted before with ``sum``."""
     from .tns_ingest import convert_tns
     checksum = verify_file(path, sha256)
-    return convert_tns(path, name=name, dims=dims, source_sha256=checksum, progress=progress)
+    store = convert_tns(path, name=name, dims=dims, source_sha256=checksum, progress=progress, duplicates=duplicates)
+    removed = read_header(store).duplicates.get("removed", 0)
+    if duplicates == "error" and removed:
+        raise DatasetError(f"{path}: {removed:,} {'line repeats' if removed == 1 else 'lines repeat'} the "
+                           f"coordinates of an earlier line (duplicates: error; `--duplicates sum` adds them)")
+    return store
+
+
+def summed_duplicates_note(path, header) -> str | None:
+    """The warning a sweep prints for a store whose repeated coordinates were summed (how many, and
+    how to refuse them instead); None when none were."""
+    removed = header.duplicates.get("removed", 0)
+    if header.duplicates.get("rule") != "sum" or not removed:
+        return None
+    lines = f"{removed:,} lines repeat" if removed != 1 else "1 line repeats"
+    return (f"{path}: {lines} the coordinates of an earlier line; the values were added into one nonzero "
+            f"(FROSTT's rule; `--duplicates error` refuses such a file)")
 
 
 def load_tensor(name: str, *, download_ok: bool = False, progress=None):
@@ -217,19 +238,22 @@ class TensorDataset(Dataset):
     def __hash__(self) -> int:   # points that hold a data set go into sets
         return hash((self.name, self.kind, json.dumps(self.params, sort_keys=True, default=str)))
 
-    def load(self, *, fetch: bool = True, standin: bool = False, progress=None) -> LoadedTensor:
+    def load(self, *, fetch: bool = True, standin: bool = False, progress=None,
+             duplicates: str = "sum") -> LoadedTensor:
         """The real tensor (cached, else downloaded when ``fetch``), else its stand-in when
         ``standin`` or the entry asks for it (``standin: true``), else a DatasetError. Either
-        way through its store, made on first use."""
+        way through its store, made on first use (a file's repeated coordinates by the rule
+        ``duplicates``, :func:`file_store`)."""
         if self.kind == "file":
             path = Path(self.params["path"])
-            store = file_store(path, name=self.name, progress=progress)
+            store = file_store(path, name=self.name, progress=progress, duplicates=duplicates)
             return LoadedTensor(self.name, "real", read_header(store).checksum, store, self.name)
         kw = {k: v for k, v in self.params.items() if k in ("nnz", "dim_scale", "seed")}
         if not self.params.get("standin"):
             if is_cached(self.name) or fetch:
                 try:
-                    store, checksum = real_tensor_store(self.name, download_ok=fetch, progress=progress)
+                    store, checksum = real_tensor_store(self.name, download_ok=fetch, progress=progress,
+                                                        duplicates=duplicates)
                     return LoadedTensor(self.name, "real", checksum, store, self.name)
                 except DatasetError as exc:
                     if is_cached(self.name) or not standin:

@@ -18,6 +18,10 @@ import scipy.sparse as sp
 from .errors import DatasetError
 
 
+#: how the errors below number rows: as a Matrix Market file does, so a row can be found in it
+ROWS_FROM_1 = "rows counted from 1, as in Matrix Market"
+
+
 def lower_triangle(A) -> sp.csr_matrix:
     """The lower triangle of ``A`` incl. the diagonal, in the kernels' CSR layout.
 
@@ -39,7 +43,7 @@ def lower_triangle(A) -> sp.csr_matrix:
         raise DatasetError(f"lower_triangle: {L.nnz} nonzeros do not fit int32 indices")
     if not np.all(np.isfinite(L.data)):
         bad = int(np.searchsorted(L.indptr, np.flatnonzero(~np.isfinite(L.data))[0], side="right") - 1)
-        raise DatasetError(f"lower_triangle: row {bad} has a non-finite value")
+        raise DatasetError(f"lower_triangle: row {bad + 1} has a non-finite value ({ROWS_FROM_1})")
     indptr = L.indptr.astype(np.int32)
     indices = L.indices.astype(np.int32)
     ends = indptr[1:]
@@ -51,8 +55,8 @@ def lower_triangle(A) -> sp.csr_matrix:
     zero_diag[has_diag] = L.data[ends[has_diag] - 1] == 0
     bad_rows = np.flatnonzero(~has_diag | zero_diag)
     if bad_rows.size:
-        raise DatasetError(f"lower_triangle: row {int(bad_rows[0])} has no nonzero diagonal entry "
-                           f"({bad_rows.size} such rows); a triangular solve needs every diagonal")
+        raise DatasetError(f"lower_triangle: row {int(bad_rows[0]) + 1} has no nonzero diagonal entry "
+                           f"({bad_rows.size} such rows; {ROWS_FROM_1}); a triangular solve needs every diagonal")
     out = sp.csr_matrix((L.data, indices, indptr), shape=L.shape, copy=False)
     out.has_sorted_indices = True
     return out
@@ -65,6 +69,29 @@ TRANSFORM_VERSION = 1
 
 TRANSFORMS = ("ichol", "metis")
 """Names a data set entry's ``transform`` may take; ``apply_transform`` says what each does."""
+
+NON_SYMMETRIC_INPUT = {
+    "ichol": "iChol factors the symmetric matrix of its lower triangle (Eigen's selfadjointView<Lower>), "
+             "its upper triangle is not read",
+    "metis": "METIS orders the pattern of A + Aᵀ and the lower triangle of the permuted matrix is solved",
+}
+"""What each transform makes of a matrix that is not symmetric (the paper's inputs are SPD)."""
+
+
+class IcholBreakdown(DatasetError):
+    """iChol met a non-positive pivot in every attempt: the data set has no factor to solve with.
+    ``checksum`` and ``source`` name the transformed data set when the loader knows them, so a
+    sweep can store an error row for each of its points instead of refusing the whole sweep."""
+
+    def __init__(self, message: str, *, checksum: str | None = None, source: str | None = None,
+                 symmetric: bool | None = None):
+        super().__init__(message)
+        self.checksum, self.source, self.symmetric = checksum, source, symmetric
+
+
+def is_symmetric(A) -> bool:
+    """Whether a square sparse matrix equals its transpose (pattern and values)."""
+    return (A != A.T).nnz == 0
 
 SKSPARSE_HINT = ("iChol needs CHOLMOD's AMD: apt-get install libsuitesparse-dev (or conda install suitesparse), "
                  "then pip install scikit-sparse==0.4.16")
@@ -204,7 +231,7 @@ def ichol_factor(A, *, perm=None, initial_shift: float = 1e-3, max_tries: int = 
     shift = initial_shift - mindiag if mindiag <= 0 else 0.0
     ok, shift, attempts = _ichol.factorize(colptr, cols, vals, shift, initial_shift, max_tries, reset_dropped)
     if not ok:
-        raise DatasetError(f"ichol: breakdown (non-positive pivot) in all {attempts} attempts, last shift {shift:g}")
+        raise IcholBreakdown(f"ichol: breakdown (non-positive pivot) in all {attempts} attempts, last shift {shift:g}")
     L = sp.csc_matrix((vals, cols, colptr), shape=(n, n)).tocsr()
     L.sort_indices()
     return IcholFactor(lower_triangle(L), perm, scale, float(shift), int(attempts))

@@ -33,8 +33,9 @@ class PreparedMatrix:
     dag: object  # spbench.sptrsv.dag.DAG of `lower`, built once for every point of the data set
     checksum: str
     source: str  # real | synthetic
-    symmetric: bool | None = None  # the loaded matrix equals its transpose (None: a transform's lower triangle)
+    symmetric: bool | None = None  # the matrix (before its transform, if any) equals its transpose
     warnings: tuple = ()  # one-line notes the runner prints before the sweep
+    failure: str | None = None  # why the data set has no lower triangle (an iChol breakdown): each point's error
 
 
 class SptrsvExperiment(Experiment):
@@ -135,16 +136,26 @@ class SptrsvExperiment(Experiment):
                            f"hardware threads (`--execution simulate` models more)")
 
     def prepare(self, dataset, config) -> PreparedMatrix:
-        from spbench.datasets.transforms import lower_triangle
+        """The data set's lower triangle and its DAG, with a warning for a matrix that is not
+        symmetric; an iChol breakdown gives a data set without one, each of its points an error row."""
+        from spbench.datasets.transforms import NON_SYMMETRIC_INPUT, IcholBreakdown, is_symmetric, lower_triangle
 
-        loaded = dataset.load(fetch=True, standin=config.fallback == "standin")
+        try:
+            loaded = dataset.load(fetch=True, standin=config.fallback == "standin")
+        except IcholBreakdown as exc:
+            if exc.checksum is None:
+                raise
+            return PreparedMatrix(lower=None, dag=None, checksum=exc.checksum, source=exc.source,
+                                  symmetric=exc.symmetric, failure=str(exc),
+                                  warnings=(f"{exc}; each of its points is stored as an error row",))
         from .dag import DAG
         from .execute import prepare_lower
 
-        symmetric = None if dataset.transform else is_symmetric(loaded.matrix)
+        symmetric = loaded.symmetric if dataset.transform else is_symmetric(loaded.matrix)
+        done = NON_SYMMETRIC_INPUT[dataset.transform] if dataset.transform else "its lower triangle is solved"
         warnings = () if symmetric is not False else (
-            f"{dataset.params.get('path', dataset.name)}: the matrix is not symmetric; its lower triangle is "
-            f"solved (rows record input_symmetric: false)",)
+            f"{dataset.params.get('path', dataset.name)}: the matrix is not symmetric; {done} "
+            f"(rows record input_symmetric: false)",)
         lower = prepare_lower(lower_triangle(loaded.matrix))
         return PreparedMatrix(lower=lower, dag=DAG(lower), checksum=loaded.checksum, source=loaded.source,
                               symmetric=symmetric, warnings=warnings)
@@ -152,6 +163,8 @@ class SptrsvExperiment(Experiment):
     def run(self, point, prepared: PreparedMatrix, config) -> dict:
         from .execute import solve_point
 
+        if prepared.failure is not None:
+            return {"status": "error", "error": prepared.failure}
         axes = point.axes
         extra = {"kernel": axes["kernel"]} if "kernel" in axes else {}
         params = config.params.get(axes["algorithm"], {})
@@ -174,10 +187,6 @@ class SptrsvExperiment(Experiment):
         result["params"] = params
         return result
 
-
-def is_symmetric(matrix) -> bool:
-    """Whether a square sparse matrix equals its transpose (pattern and values)."""
-    return (matrix != matrix.T).nnz == 0
 
 
 #: barrier latencies (s) of the §6.4 sweep stored with every simulated multi-core ElasticDivide row

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spbench.datasets.store_duplicates import DUPLICATE_RULES
+
 from ..experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
 from ..row_schema import NUMBER, optional, required
 from .lite_bound import theorem_6_1_slack
@@ -75,6 +77,7 @@ class PreparedTensor:
     label: str
     counts: dict = field(default_factory=dict)  # (scheme, P, seed, params) -> DistributionCounts
     sizes: list | None = None                   # per mode, the slice sizes (:attr:`slice_sizes`)
+    warnings: tuple = ()                        # one-line notes the runner prints before the sweep
 
     @property
     def tensor(self):
@@ -133,6 +136,7 @@ class TuckerExperiment(Experiment):
         "init": choice(INITS, "random", identity=True),
         "lanczos": choice(LANCZOS, "paper", identity=True),
         "ttm": choice(TTM, "csf", identity=True),  # unless `ttm` is a sweep axis
+        "duplicates": choice(DUPLICATE_RULES, "sum"),  # a .tns file's repeated coordinates: summed or refused
     }
     small_factor = 1 / 100  # the paper configs' stand-ins are full size (54M-144M nonzeros)
     compare_metrics = ("hooi_time", "dist_time")
@@ -211,6 +215,14 @@ class TuckerExperiment(Experiment):
         from .memory_estimate import estimate_points
         return estimate_points(config, points)
 
+    def work_per_point(self, config) -> str:
+        """`repeats` is no Tucker key: a measured point is one timed HOOI run of ``invocations``
+        invocations (one MPI job per tensor and rank count), a simulated one the exact metrics."""
+        if config.execution == "measured":
+            return (f"one timed HOOI run of {config.invocations} invocation{'s' if config.invocations != 1 else ''} "
+                    f"each (one MPI job per data set and rank count)")
+        return "exact distribution metrics each (HOOI times modelled when a Tucker calibration exists)"
+
     def batch_runner(self, config):
         """Measured points of one tensor run as MPI jobs, one per rank count (launch.run_mpi_batch)."""
         if config.execution != "measured":
@@ -219,8 +231,19 @@ class TuckerExperiment(Experiment):
         return run_mpi_batch
 
     def prepare(self, dataset, config) -> PreparedTensor:
-        loaded = dataset.load(fetch=True, standin=config.fallback == "standin")
-        return PreparedTensor(loaded=loaded, checksum=loaded.checksum, source=loaded.source, label=loaded.label)
+        """The data set's store (converted on first use), with warnings for summed duplicates and
+        for a K of the sweep above a mode's length."""
+        from spbench.datasets.tensor_registry import summed_duplicates_note
+
+        from ..sweep import expand
+
+        loaded = dataset.load(fetch=True, standin=config.fallback == "standin", duplicates=config.duplicates)
+        header = loaded.header
+        ks = sorted({int(p.axes["K"]) for p in expand(config) if p.dataset.name == dataset.name})
+        notes = (summed_duplicates_note(dataset.params.get("path", dataset.name), header),
+                 k_above_lengths(dataset.name, header.dims, ks))
+        return PreparedTensor(loaded=loaded, checksum=loaded.checksum, source=loaded.source, label=loaded.label,
+                              warnings=tuple(n for n in notes if n))
 
     def _counts(self, prepared: PreparedTensor, scheme: str, ranks: int, seed: int, params: dict) -> DistributionCounts:
         """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K:
@@ -309,3 +332,19 @@ class TuckerExperiment(Experiment):
             **times, "fit": None,
             **row,
         }
+
+
+def k_above_lengths(name: str, dims, ks) -> str | None:
+    """The warning for a core length K (tucker-lite §7: K_n = K on every mode) above a mode's length,
+    where a factor has fewer than K independent columns: HOOI pads it with zero columns (σ = 0,
+    the padding rule of :mod:`.lanczos`), so its TTMs, core and fit are those of K = the length on
+    that mode, while the metrics count the K asked for."""
+    over = [(n, int(length), [k for k in ks if k > length]) for n, length in enumerate(dims)]
+    over = [(n, length, big) for n, length, big in over if big]
+    if not over:
+        return None
+    modes = "; ".join(f"K = {', '.join(map(str, big))} above the length {length} of mode {n + 1}"
+                      for n, length, big in over)
+    return (f"{name} (dims {'x'.join(str(int(d)) for d in dims)}): {modes}: HOOI pads such a factor with zero "
+            f"columns (σ = 0, the padding rule of bench/tucker/lanczos.py), so its TTMs, core and fit are those of "
+            f"K = the mode's length there; the metrics count the K asked for")

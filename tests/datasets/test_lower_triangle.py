@@ -40,10 +40,10 @@ def test_generator_lower_matches_tril():
 
 
 @pytest.mark.parametrize("A, match", [
-    (sp.csr_matrix(np.array([[1.0, 0], [1.0, 0]])), "row 1 has no nonzero diagonal"),
-    (sp.csr_matrix(np.array([[0.0, 1], [1.0, 2]])), "row 0 has no nonzero diagonal"),
-    (sp.csr_matrix((3, 3)), r"row 0 has no nonzero diagonal entry \(3 such rows\)"),
-    (sp.csr_matrix(np.array([[1.0, 0], [np.nan, 1]])), "row 1 has a non-finite value"),
+    (sp.csr_matrix(np.array([[1.0, 0], [1.0, 0]])), "row 2 has no nonzero diagonal"),
+    (sp.csr_matrix(np.array([[0.0, 1], [1.0, 2]])), "row 1 has no nonzero diagonal"),
+    (sp.csr_matrix((3, 3)), r"row 1 has no nonzero diagonal entry \(3 such rows; rows counted from 1"),
+    (sp.csr_matrix(np.array([[1.0, 0], [np.nan, 1]])), "row 2 has a non-finite value"),
     (sp.csr_matrix(np.ones((2, 3))), "square"),
 ])
 def test_errors(A, match):
@@ -53,5 +53,5 @@ def test_errors(A, match):
 
 def test_explicit_zero_diagonal_rejected():
     A = sp.csr_matrix((np.array([1.0, 0.0]), np.array([0, 1]), np.array([0, 1, 2])), shape=(2, 2))
-    with pytest.raises(DatasetError, match="row 1"):
+    with pytest.raises(DatasetError, match="row 2 has"):
         lower_triangle(A)

@@ -162,9 +162,9 @@ def test_prepare_lower(random_lower):
     assert L.indices.dtype == np.int32 and L.indptr.dtype == np.int32
     assert L.has_sorted_indices
     np.testing.assert_array_equal(L.toarray(), np.tril(raw.toarray()))
-    with pytest.raises(ValueError, match=r"row 1 has no nonzero diagonal"):
+    with pytest.raises(ValueError, match=r"row 2 has no nonzero diagonal"):
         prepare_lower(sp.csr_matrix(np.array([[1.0, 0.0], [1.0, 0.0]])))
-    with pytest.raises(ValueError, match=r"row 0 has no nonzero diagonal"):
+    with pytest.raises(ValueError, match=r"row 1 has no nonzero diagonal"):
         prepare_lower(sp.csr_matrix((np.array([0.0, 1.0]), (np.array([0, 1]), np.array([0, 1])))))
     with pytest.raises(ValueError, match="square"):
         prepare_lower(sp.csr_matrix(np.ones((2, 3))))
