@@ -17,6 +17,7 @@ cdef extern from *:
     int popcount64 "__builtin_popcountll"(unsigned long long) nogil
     int ctz64 "__builtin_ctzll"(unsigned long long) nogil
     void prefetch_write "__builtin_prefetch"(const void *, int, int) nogil
+    void prefetch_read "__builtin_prefetch"(const void *, int, int) nogil
 
 # elements ahead whose bitmap row is prefetched (rows are hit at random: the marking is latency-bound)
 cdef enum:
@@ -69,7 +70,9 @@ cdef inline int32_t _best_sharer(const uint64_t *row, Py_ssize_t words, const in
             p = w * 64 + ctz64(x)
             x &= x - 1
             k = load[p]
-            rot = ((p - r) % P + P) % P
+            rot = p - r                  # (p − r) mod P, both in [0, P)
+            if rot < 0:
+                rot += P
             if best < 0 or k < best_load or (k == best_load and rot < best_rot):
                 best, best_load, best_rot = p, k, rot
     return <int32_t>best
@@ -92,6 +95,11 @@ def chain_owners(const uint64_t[::1] bits, Py_ssize_t words, int64_t P, const in
                 for p in range(P):
                     load[p] = total[p] - mine[a, p]
                 for i in range(home_start[a], home_start[a + 1]):
+                    if i + AHEAD < home_start[a + 1]:   # rows, counts and σ are hit at stride P
+                        l = order[i + AHEAD]
+                        prefetch_read(&bits[l * words], 0, 0)
+                        prefetch_read(&cnt[l], 0, 0)
+                        prefetch_write(&sigma[l], 1, 0)
                     l = order[i]
                     best = _best_sharer(&bits[l * words], words, &load[0], (l + l // P) % P, P)
                     load[best] += cnt[l] - 1
@@ -101,6 +109,46 @@ def chain_owners(const uint64_t[::1] bits, Py_ssize_t words, int64_t P, const in
                     mine[a, p] += load[p] - total[p]
                     total[p] = load[p]
     return steps
+
+
+def shared_order(const int32_t[::1] cnt, int64_t P, int64_t[::1] by_count, int64_t[::1] order,
+                 int64_t[::1] bucket):
+    """The shared slices (cnt > 1) in the order of ``spbench.tucker.comm``'s greedy: by home
+    (l mod P), then decreasing sharers, then increasing l; two stable counting sorts (sharers, then
+    home). ``by_count`` and ``order`` hold the shared slices' count, ``bucket`` P + 1 zeroed entries;
+    ``order`` is filled and ``bucket[h]`` .. ``bucket[h + 1]`` is home h's range on return."""
+    cdef Py_ssize_t l, i, L = cnt.shape[0], m = order.shape[0]
+    cdef int64_t c, h, acc, nxt
+    with nogil:
+        for l in range(L):                       # pass 1: by decreasing sharers (bucket P − cnt)
+            if cnt[l] > 1:
+                bucket[P - cnt[l] + 1] += 1
+        acc = 0
+        for h in range(P + 1):
+            acc += bucket[h]
+            bucket[h] = acc
+        for l in range(L):
+            if cnt[l] > 1:
+                c = P - cnt[l]
+                by_count[bucket[c]] = l
+                bucket[c] += 1
+        for h in range(P + 1):                   # pass 2: by home, stable
+            bucket[h] = 0
+        for i in range(m):
+            bucket[by_count[i] % P + 1] += 1
+        acc = 0
+        for h in range(P + 1):
+            acc += bucket[h]
+            bucket[h] = acc
+        for i in range(m):
+            h = by_count[i] % P
+            order[bucket[h]] = by_count[i]
+            bucket[h] += 1
+        acc = 0                                  # bucket[h] is now home h's end: shift to starts
+        for h in range(P + 1):
+            nxt = bucket[h]
+            bucket[h] = acc
+            acc = nxt
 
 
 def good_owners(const uint64_t[::1] bits, Py_ssize_t words, const int32_t[::1] cnt, int32_t[::1] sigma):

@@ -116,7 +116,16 @@ def _read_ahead(chunks):
 
 
 def _pair_bitmap(length: int, nparts: int) -> np.ndarray:
-    return np.zeros(bitmap_bytes(length, nparts) // 8, dtype=np.uint64)
+    """A zeroed L × P bitmap, on transparent huge pages where the kernel offers them: rows are hit
+    at random, and 2 MB pages spare a TLB miss per hit (random marking 1.4-1.5x faster, docs)."""
+    import mmap
+
+    nbytes = bitmap_bytes(length, nparts)
+    if nbytes < 1 << 22 or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return np.zeros(nbytes // 8, dtype=np.uint64)
+    area = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    area.madvise(mmap.MADV_HUGEPAGE)
+    return np.frombuffer(area, dtype=np.uint64)
 
 
 def _mark_from_pairs(bits: np.ndarray, words: int, slices, procs) -> None:
@@ -145,14 +154,13 @@ def _sharers(bits: np.ndarray, words: int, length: int, P: int, owners) -> dict:
     else:
         sigma = np.empty(length, dtype=np.int32)
         k.good_owners(bits, words, cnt, sigma)
-        shared = np.flatnonzero(cnt > 1)
-        if shared.size:
-            home = shared % P
-            order = shared[np.lexsort((shared, -cnt[shared], home))]
-            homes, starts = np.unique(order % P, return_index=True)
-            home_start = np.append(starts, order.size).astype(np.int64)
-            k.chain_owners(bits, words, P, cnt, order.astype(np.int64), home_start, SWEEPS, sigma,
-                           np.zeros((homes.size, P), dtype=np.int64), np.zeros(P, dtype=np.int64),
+        shared = int(np.count_nonzero(cnt > 1))
+        if shared:
+            order, bucket = np.empty(shared, dtype=np.int64), np.zeros(P + 1, dtype=np.int64)
+            k.shared_order(cnt, P, np.empty(shared, dtype=np.int64), order, bucket)
+            home_start = np.append(bucket[:-1][np.diff(bucket) > 0], shared)
+            k.chain_owners(bits, words, P, cnt, order, home_start, SWEEPS, sigma,
+                           np.zeros((home_start.size - 1, P), dtype=np.int64), np.zeros(P, dtype=np.int64),
                            np.zeros(P, dtype=np.int64))
     own_p, x_recv_p = np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64)
     peers = np.zeros(P * P, dtype=np.uint8)
