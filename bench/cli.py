@@ -264,14 +264,18 @@ def summary_lines(summary, out) -> list[str]:
 @click.argument("results_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "plots_dir", type=click.Path(path_type=Path), default=Path("plots"),
               help="Where the tables and figures go (one folder per sweep).")
-def profile(results_dir, plots_dir):
-    """Tables and figures from RESULTS_DIR (one sweep folder, or a folder of them).
+@click.option("--force", is_flag=True, help="Redo every folder's report, also those whose rows and code did not "
+              "change since it was written.")
+def profile(results_dir, plots_dir, force):
+    """Tables and figures from RESULTS_DIR (one sweep folder, or a folder of them); a folder whose
+    rows, meta.json and profile code did not change since its report is skipped (--force redoes it).
 
     Exit code: 0; 1 when fragments holding no row were left out (listed on stderr) or a write
     failed part way (the reports written before it are kept); 2 for a folder without results, a
     row of another schema version, or an --out nothing can be written into (nothing written)."""
     from .atomic_files import WriteFailed, probe_folder
     from .profile.report import write_profile
+    from .profile.report_stamp import Stamp
     from .results import find_result_dirs, load_rows
 
     folders = find_result_dirs(results_dir)
@@ -284,6 +288,12 @@ def profile(results_dir, plots_dir):
     corrupt: list = []
     done = []
     for folder in folders:
+        stamp = Stamp.of(folder)  # before the rows are read: a row added meanwhile redoes it next time
+        if not force and stamp.is_current(plots_dir / folder.name):
+            click.echo(f"{folder.name}: unchanged since its report in {plots_dir / folder.name}, skipped "
+                       f"(--force redoes it)")
+            continue
+        left_out = len(corrupt)
         try:
             df = load_rows(folder, corrupt=corrupt)
         except ValueError as exc:
@@ -293,6 +303,8 @@ def profile(results_dir, plots_dir):
             continue
         try:
             written = write_profile(df, plots_dir / folder.name)
+            if len(corrupt) == left_out:  # a folder with corrupt fragments warns again next time
+                stamp.write(plots_dir / folder.name, written)
         except WriteFailed as exc:
             raise click.ClickException(f"{exc}; reports of {len(done)} folders written before it are kept"
                                        + (f" ({', '.join(done)})" if done else "")) from None
@@ -304,36 +316,51 @@ def profile(results_dir, plots_dir):
         sys.exit(1)
 
 
+def _fraction(option: str, text: str) -> float:
+    """A fraction given as 5% or 0.05 (UsageFailure naming the option otherwise)."""
+    value = text.strip()
+    try:
+        return float(value[:-1]) / 100 if value.endswith("%") else float(value)
+    except ValueError:
+        raise UsageFailure(f"{option}: expected a fraction such as 5% or 0.05, got {text!r}") from None
+
+
 @main.command()
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @click.option("--metric", default=None, help="Row column to compare (default: the experiment's, solve_time "
               "for SpTrSV, hooi_time for Tucker, else dist_time).")
 @click.option("--threshold", default="5%", show_default=True,
-              help="Smallest ratio change flagged, as 5% or 0.05 (and only when the interval excludes 1).")
+              help="Smallest ratio change flagged, as 5% or 0.05: a point is flagged when its change is shown "
+                   "to lie beyond 1 + threshold (or below 1 / (1 + threshold)).")
+@click.option("--fdr", default="5%", show_default=True,
+              help="False discovery rate of the Benjamini-Hochberg adjustment over all compared points.")
 @click.option("--fail", is_flag=True, help="Exit 1 when any point is flagged as a regression.")
 @click.option("--cross-machine", is_flag=True, help="Compare folders measured on different machines.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where compare.md/.csv/.png go (default plots/compare_<base>_vs_<new>).")
-def compare(base, new, metric, threshold, fail, cross_machine, out_dir):
-    """Ratio NEW/BASE per matched point with 95% bootstrap intervals, Mann-Whitney p-values and the
-    geometric mean; flags regressions and improvements. Exit 0, 1 with --fail on a regression, 2 for
-    bad input."""
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="Write compare.md, compare.csv and the figure compare.png/.pdf here (nothing is written "
+                   "without it).")
+def compare(base, new, metric, threshold, fdr, fail, cross_machine, out_dir):
+    """Ratio NEW/BASE per matched point with a t-interval over the runs, Benjamini-Hochberg adjusted
+    p-values and the geometric mean; flags regressions and improvements, says which points are
+    inconclusive (one run on a side). Exit 0, 1 with --fail on a regression, 2 for bad input or no
+    matched point (one line, nothing written)."""
+    from .atomic_files import WriteFailed, probe_folder
     from .compare import CompareError, compare as run_compare, report_lines, write_outputs
 
-    text = threshold.strip()
     try:
-        fraction = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise UsageFailure(f"--threshold: expected a fraction such as 5% or 0.05, got {threshold!r}") from None
-    try:
-        result = run_compare(base, new, metric=metric, threshold=fraction, cross_machine=cross_machine)
+        result = run_compare(base, new, metric=metric, threshold=_fraction("--threshold", threshold),
+                             fdr=_fraction("--fdr", fdr), cross_machine=cross_machine)
+        if out_dir is not None:
+            probe_folder(out_dir)
     except CompareError as exc:
         raise UsageFailure(str(exc)) from None
-    out = out_dir or Path("plots") / f"compare_{base.resolve().name}_vs_{new.resolve().name}"
+    except WriteFailed as exc:
+        raise UsageFailure(f"--out: {exc}") from None
     click.echo("\n".join(report_lines(result)))
-    written = write_outputs(result, out)
-    click.echo(f"spbench: {len(written)} files in {out}", err=True)
+    if out_dir is not None:
+        written = write_outputs(result, out_dir)
+        click.echo(f"spbench: {len(written)} files in {out_dir}", err=True)
     if fail and result.regressions:
         sys.exit(1)
 

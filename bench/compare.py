@@ -1,11 +1,12 @@
 """`spbench compare BASE NEW`: is a difference between two result folders real?
 
-Rows are matched by point identity (experiment, data set, execution and the sweep's axes). Per
-point: the ratio NEW/BASE of medians of a metric with a bootstrap 95% interval over its raw
-samples (:mod:`spbench.profile.intervals`) and a Mann–Whitney U p-value; over all matched points
-the geometric-mean ratio with its two-stage interval. A point is flagged only when its interval
-excludes 1 and its ratio passes the threshold (asv's rule of a noise factor). Folders measured on
-different machines are refused unless asked for.
+Rows are matched by point identity (experiment, data set, execution and the sweep's axes). A
+point's runs are its rows, each summarised by the median of its repetitions; per point the ratio
+NEW/BASE of the runs' geometric means with a t-interval on the runs' log-medians, the p-value of a
+change beyond the threshold, Benjamini–Hochberg over all tested points
+(:mod:`spbench.compare_statistics`). A point with one run on a side is inconclusive. Over all
+matched points: the geometric-mean ratio with its interval. Folders measured on different machines
+are refused unless asked for; both sides' machine load (meta.json's ``load``) is shown.
 """
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from spbench.compare_statistics import (CONFIDENCE, FDR, MIN_RUNS, adjusted_p_values, compare_point,
+                                        geomean_interval, verdict)
 from spbench.experiment_registry import ROW_KINDS, get_row_kind
-from spbench.profile.intervals import (CONFIDENCE, RESAMPLES, SEED, geomean_interval, mann_whitney,
-                                       point_samples, ratio_of_medians)
+from spbench.profile.intervals import raw_samples
 from spbench.profile.labels import dataset_display
-from spbench.profile.tables import format_markdown, write_csv, write_text
+from spbench.profile.tables import format_markdown, write_text
 
 #: a metric whose rows keep their raw repetitions in another column
 RAW_COLUMNS = {"solve_time": "solve_times", "time": "times"}
@@ -29,6 +31,7 @@ RAW_COLUMNS = {"solve_time": "solve_times", "time": "times"}
 HIGHER_IS_BETTER = frozenset({"fit", "bandwidth", "gflops", "elements_per_s"})
 #: machine facts that must agree for timings to compare
 MACHINE_KEYS = ("host", "cpu", "arch")
+VERDICTS = ("regression", "improvement", "inconclusive", "unchanged")
 
 
 class CompareError(ValueError):
@@ -70,6 +73,17 @@ class Folder:
         dirty = "git_dirty" in self.rows and self.rows["git_dirty"].fillna(False).astype(bool).any()
         return (", ".join(shas) or "unknown commit") + (" (dirty tree)" if dirty else "")
 
+    def config_name(self) -> str:
+        name = (self.meta.get("config") or {}).get("name")
+        if not name and "config" in self.rows:
+            name = ", ".join(sorted(set(self.rows["config"].dropna().astype(str))))
+        return str(name or "unnamed")
+
+    def load(self) -> dict | None:
+        """meta.json's record of the machine's load during the sweep (None when it has none)."""
+        load = self.meta.get("load")
+        return load if isinstance(load, dict) else None
+
 
 def read_folder(path) -> Folder:
     """A results folder of one sweep (runs/ and meta.json, as `spbench run` writes it)."""
@@ -89,8 +103,8 @@ def read_folder(path) -> Folder:
     for frag in sorted((path / "runs").glob("*.json")):
         try:
             rows.append(json.loads(frag.read_text()))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            raise CompareError(f"{frag}: not a valid result fragment; {expected}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CompareError(f"{frag}: not a valid result fragment ({exc}); {expected}") from None
     df = pd.DataFrame(rows)
     if df.empty or not {"experiment", "dataset", "status"} <= set(df.columns):
         raise CompareError(f"{path}: no result rows with experiment, dataset and status; {expected}")
@@ -145,21 +159,23 @@ def _has_values(rows: pd.DataFrame, metric: str) -> bool:
     return bool((pd.to_numeric(ok[metric], errors="coerce") > 0).any())
 
 
-def _runs_per_point(folder: Folder, keys: list[str]) -> int:
-    """The fewest ok runs any point of the folder has."""
-    ok = folder.rows[folder.rows["status"] == "ok"]
-    return int(ok.astype({k: str for k in keys}).groupby(keys).size().min()) if len(ok) else 0
-
-
-def _samples(folder: Folder, keys: list[str], metric: str) -> dict[tuple, np.ndarray]:
+def run_values(folder: Folder, keys: list[str], metric: str) -> dict[tuple, np.ndarray]:
+    """Per point, one value per run (ok row): the median of its raw repetitions (``solve_times``),
+    or the metric itself where the row keeps none."""
     ok = folder.rows[folder.rows["status"] == "ok"].copy()
     for k in keys:
         ok[k] = ok[k].astype(object).where(ok[k].notna(), "").astype(str)
+    raw = RAW_COLUMNS.get(metric)
     out = {}
     for key, part in ok.groupby(keys, sort=True):
-        s = point_samples(part, metric, RAW_COLUMNS.get(metric))
-        if s.size:
-            out[key] = s
+        values = []
+        for _, row in part.iterrows():
+            reps = raw_samples(row[raw]) if raw and raw in part.columns else np.empty(0)
+            value = float(np.median(reps)) if reps.size else pd.to_numeric(row.get(metric), errors="coerce")
+            if value is not None and np.isfinite(value) and value > 0:
+                values.append(float(value))
+        if values:
+            out[key] = np.asarray(values)
     return out
 
 
@@ -171,28 +187,34 @@ class Comparison:
     new: Folder
     metric: str
     threshold: float
+    fdr: float
     keys: list[str]
     table: pd.DataFrame
     geomean: tuple[float, float, float]
     only_base: list[tuple] = field(default_factory=list)
     only_new: list[tuple] = field(default_factory=list)
     cross_machine: bool = False
-    fewest_runs: int = 1
+
+    def count(self, name: str) -> int:
+        return int((self.table["flag"] == name).sum())
 
     @property
     def regressions(self) -> int:
-        return int((self.table["flag"] == "regression").sum())
+        return self.count("regression")
 
 
-def compare(base_path, new_path, *, metric: str | None = None, threshold: float = 0.05,
-            cross_machine: bool = False, seed: int = SEED) -> Comparison:
-    """Compare two results folders; CompareError for bad input or different machines (unless allowed)."""
+def compare(base_path, new_path, *, metric: str | None = None, threshold: float = 0.05, fdr: float = FDR,
+            cross_machine: bool = False) -> Comparison:
+    """Compare two results folders; CompareError for bad input, no matched point, or different
+    machines (unless allowed)."""
     base, new = read_folder(base_path), read_folder(new_path)
     if base.experiment != new.experiment:
         raise CompareError(f"{new.path}: rows of experiment {new.experiment}; expected {base.experiment} "
                            f"like {base.path}")
     if not threshold >= 0:
         raise CompareError(f"--threshold: expected a non-negative fraction such as 5% or 0.05, got {threshold}")
+    if not 0 < fdr < 1:
+        raise CompareError(f"--fdr: expected a rate between 0 and 1 such as 5% or 0.05, got {fdr}")
     differ = base.machines() != new.machines()
     if differ and not cross_machine:
         raise CompareError(f"{new.path}: measured on {_machines_text(new)}, {base.path} on "
@@ -200,38 +222,32 @@ def compare(base_path, new_path, *, metric: str | None = None, threshold: float 
                            f"to compare anyway)")
     metric = pick_metric(base, new, metric)
     keys = point_columns(base, new)
-    a, b = _samples(base, keys, metric), _samples(new, keys, metric)
-    records, ratios = [], []
+    a, b = run_values(base, keys, metric), run_values(new, keys, metric)
+    matched = sorted(set(a) & set(b))
+    if not matched:
+        raise CompareError(f"{new.path}: none of its {len(b)} points (config {new.config_name()}) matches one of "
+                           f"the {len(a)} of {base.path} (config {base.config_name()}) by "
+                           f"{', '.join(k for k in keys if k != 'experiment')}; expected two sweeps over the "
+                           f"same points")
+    tests = [compare_point(a[key], b[key], threshold) for key in matched]
+    adjusted = adjusted_p_values(tests)
     sources = _sources(base, new)
-    for i, key in enumerate(sorted(set(a) & set(b))):
-        r = ratio_of_medians(a[key], b[key], seed=seed + i)
-        ratios.append(r)
+    records = []
+    for key, t, p_adj in zip(matched, tests, adjusted):
         rec = dict(zip(keys, key))
         rec["dataset"] = dataset_display(rec["dataset"], sources.get(rec["dataset"]))
-        rec.update({"metric": metric, "n_base": a[key].size, "n_new": b[key].size,
-                    "base_median": float(np.median(a[key])), "new_median": float(np.median(b[key])),
-                    "ratio": r.value, "ci_low": r.low, "ci_high": r.high,
-                    "p_value": mann_whitney(a[key], b[key]),
-                    "flag": flag(r.value, r.low, r.high, threshold, metric in HIGHER_IS_BETTER)})
+        rec.update({"metric": metric, "runs_base": t.runs_base, "runs_new": t.runs_new,
+                    "base_median": _geomean(a[key]), "new_median": _geomean(b[key]),
+                    "ratio": t.ratio, "ci_low": t.low, "ci_high": t.high, "p_value": t.p_value,
+                    "p_adjusted": p_adj, "flag": verdict(t, p_adj, fdr, metric in HIGHER_IS_BETTER)})
         records.append(rec)
-    table = pd.DataFrame(records, columns=[*keys, "metric", "n_base", "n_new", "base_median", "new_median",
-                                           "ratio", "ci_low", "ci_high", "p_value", "flag"])
-    table = table.drop(columns=[k for k in ("experiment",) if k in table])
-    return Comparison(base, new, metric, threshold, keys, table, geomean_interval(ratios, seed=seed),
-                      sorted(set(a) - set(b)), sorted(set(b) - set(a)), differ,
-                      min(_runs_per_point(base, keys), _runs_per_point(new, keys)))
+    table = pd.DataFrame(records).drop(columns=["experiment"])
+    return Comparison(base, new, metric, threshold, fdr, keys, table, geomean_interval(tests),
+                      sorted(set(a) - set(b)), sorted(set(b) - set(a)), differ)
 
 
-def flag(ratio: float, low: float, high: float, threshold: float, higher_is_better: bool = False) -> str:
-    """"regression", "improvement" or "": the interval excludes 1 and the ratio is beyond 1 + threshold
-    (or below 1 / (1 + threshold)); for a larger-is-better metric the names swap."""
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return ""
-    up = low > 1 and ratio > 1 + threshold
-    down = high < 1 and ratio < 1 / (1 + threshold)
-    if not (up or down):
-        return ""
-    return "improvement" if up == higher_is_better else "regression"
+def _geomean(values: np.ndarray) -> float:
+    return float(np.exp(np.mean(np.log(values))))
 
 
 def _sources(base: Folder, new: Folder) -> dict[str, str]:
@@ -250,27 +266,59 @@ def _point_text(keys: list[str], key: tuple, sources: dict[str, str]) -> str:
                     for k, v in zip(keys, key) if k != "experiment")
 
 
+def load_text(load: dict | None) -> str:
+    """meta.json's load record in a few words: busy or not with its reason, then its figures."""
+    if load is None:
+        return "load not recorded"
+    busy = load.get("busy")
+    head = "busy" if busy else ("quiet" if busy is False else "")
+    if load.get("reason"):
+        head += f" ({load['reason']})" if head else str(load["reason"])
+    figures = [f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in load.items()
+               if k not in ("busy", "reason") and isinstance(v, (int, float, str)) and not isinstance(v, bool)]
+    return "; ".join(part for part in (head, ", ".join(figures)) if part) or "load recorded, no figures"
+
+
+def busy_sides(c: Comparison) -> list[str]:
+    """BASE and/or NEW where meta.json says the machine was busy during the sweep."""
+    return [name for name, f in (("BASE", c.base), ("NEW", c.new)) if (f.load() or {}).get("busy")]
+
+
+def summary_line(c: Comparison) -> str:
+    """The counts of the verdicts: flagged (regressions, improvements), inconclusive, unchanged."""
+    flagged = c.count("regression") + c.count("improvement")
+    return (f"{flagged} flagged ({c.count('regression')} regression(s), {c.count('improvement')} "
+            f"improvement(s)), {c.count('inconclusive')} inconclusive, {c.count('unchanged')} unchanged")
+
+
 def report_lines(c: Comparison) -> list[str]:
     """The Markdown text `spbench compare` prints and writes to compare.md."""
     gm, lo, hi = c.geomean
     up = "larger" if c.metric in HIGHER_IS_BETTER else "smaller"
+    tested = int((c.table["flag"] != "inconclusive").sum())
     lines = [f"# spbench compare: {c.metric}, NEW / BASE", "",
-             f"- BASE: {c.base.path} (commit {c.base.commits()}, {_machines_text(c.base)})",
-             f"- NEW: {c.new.path} (commit {c.new.commits()}, {_machines_text(c.new)})",
-             f"- Ratio of medians per point; {CONFIDENCE:.0%} bootstrap percentile interval "
-             f"({RESAMPLES} resamples) over the raw repetitions, or over the runs where a point has "
-             f"several; Mann–Whitney U two-sided p-value. A point is flagged when its interval excludes 1 "
-             f"and its ratio is beyond 1 + {c.threshold:.0%} or below 1 / (1 + {c.threshold:.0%}); "
-             f"{up} is better for {c.metric}.",
-             f"- Geometric mean of the ratio over {len(c.table)} matched points: **{gm:.3f}** "
-             f"[{lo:.3f}, {hi:.3f}] (bootstrap over points and repetitions).",
-             f"- Flagged: {c.regressions} regression(s), {int((c.table['flag'] == 'improvement').sum())} "
-             f"improvement(s)."]
-    if c.fewest_runs < 2:
-        lines.append("- Points with one run on a side: their intervals cover the spread of that run's "
-                     "repetitions, not the drift between two sweeps (machine load, frequency, memory "
-                     "placement). Run both sides with `--runs 3` or more to get intervals over runs, or "
-                     "raise --threshold.")
+             f"- BASE: {c.base.path} (commit {c.base.commits()}, {_machines_text(c.base)}; {load_text(c.base.load())})",
+             f"- NEW: {c.new.path} (commit {c.new.commits()}, {_machines_text(c.new)}; {load_text(c.new.load())})",
+             f"- Per point: each run's median of its repetitions; ratio of the runs' geometric means with a "
+             f"{CONFIDENCE:.0%} t-interval (Welch) on the runs' log-medians; p-value of a change beyond the "
+             f"threshold band [1/(1 + {c.threshold:.0%}), 1 + {c.threshold:.0%}], adjusted by "
+             f"Benjamini–Hochberg over the {tested} tested points at a false discovery rate of {c.fdr:.0%}. "
+             f"A point is flagged when its adjusted p-value is at most {c.fdr:.0%}; a point with fewer than "
+             f"{MIN_RUNS} runs on a side is inconclusive (one run has no spread between runs to test "
+             f"against). {up.capitalize()} is better for {c.metric}.",
+             f"- **{summary_line(c)}** of {len(c.table)} matched points.",
+             _geomean_line(c.table, gm, lo, hi)]
+    lines.append("- A point's runs follow one another in its sweep: its interval covers the spread between "
+                 "those runs, not a change of the machine's state between the two sweeps (other work, "
+                 "frequency); read both sides' load above before calling a flagged point real.")
+    inconclusive = c.count("inconclusive")
+    if inconclusive:
+        lines.append(f"- {inconclusive} point(s) inconclusive: needs ≥ {MIN_RUNS} runs per side "
+                     f"(`spbench run … --runs {max(MIN_RUNS, 3)}` on both sides).")
+    busy = busy_sides(c)
+    if busy:
+        lines.append(f"- **Warning: {' and '.join(busy)} ran on a busy machine**: its timings carry other "
+                     f"work's share of the cores; rerun on a quiet machine before calling a change real.")
     if c.cross_machine:
         lines.append("- **Cross-machine comparison** (--cross-machine): BASE and NEW ran on different "
                      "machines, so the ratios include the machines' difference, not only the code's.")
@@ -283,15 +331,27 @@ def report_lines(c: Comparison) -> list[str]:
     return lines
 
 
+def _geomean_line(table: pd.DataFrame, gm: float, lo: float, hi: float) -> str:
+    head = f"- Geometric mean of the ratio over {len(table)} matched points: **{gm:.3f}**"
+    if math.isfinite(lo):
+        return head + (f" [{lo:.3f}, {hi:.3f}] ({CONFIDENCE:.0%} t-interval over these points' runs, "
+                       f"Welch–Satterthwaite).")
+    return head + f" (no interval: some points have fewer than {MIN_RUNS} runs on a side)."
+
+
+def _runs_text(runs: pd.Series) -> str:
+    low, high = int(runs.min()), int(runs.max())
+    return f"{low} run{'s' if high > 1 else ''}" if low == high else f"{low}-{high} runs"
+
+
 def write_outputs(c: Comparison, out_dir) -> list[Path]:
-    """compare.md, compare.csv and the figure compare.png/.pdf (ratio per point with its interval)."""
+    """compare.md, and the figure compare.png/.pdf (ratio per point with its interval) with its
+    table compare.csv."""
     from spbench.profile.compare_figure import ratio_figure
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = [write_text(out_dir / "compare.md", "\n".join(report_lines(c))),
-               write_csv(c.table, out_dir / "compare.csv")]
-    if len(c.table):
-        written += ratio_figure(c.table, c.keys, c.threshold, f"{c.metric}: {c.new.path.name} / {c.base.path.name}",
-                                out_dir / "compare")
+    written = [write_text(out_dir / "compare.md", "\n".join(report_lines(c)))]
+    title = (f"{c.metric}: {c.new.path.name} / {c.base.path.name} ({_runs_text(c.table['runs_base'])} BASE, "
+             f"{_runs_text(c.table['runs_new'])} NEW per point; BH at FDR {c.fdr:.0%})")
+    written += ratio_figure(c.table, c.keys, c.threshold, title, out_dir / "compare")
     return written

@@ -1,75 +1,184 @@
-"""`spbench compare` on constructed results folders."""
+"""`spbench compare` on constructed results folders, and its statistics on simulated sweeps."""
 import json
+import math
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.compare import compare, flag
+from spbench.compare import compare
+from spbench.compare_statistics import (FDR, MIN_RUNS, adjusted_p_values, compare_point, geomean_interval,
+                                        verdict)
 
 POINTS = [(d, a, c) for d in ("lap2d-5pt", "Flan_1565") for a, c in
           (("serial", 1), ("wavefront", 2), ("growlocal", 2))]
+#: spread of a point's run medians between runs (log scale) and of repetitions inside a run
+RUN_SPREAD, REPEAT_SPREAD, REPEATS = 0.05, 0.1, 40
 
 
-def _meta(host="vm", sweep=("algorithm", "cores")):
-    return {"machine": {"host": host, "cpu": "Test CPU", "arch": "x86_64", "cores": 2},
-            "config": {"sweep": {a: [] for a in sweep}}}
+def _meta(host="vm", sweep=("algorithm", "cores"), name="t", load=None):
+    meta = {"machine": {"host": host, "cpu": "Test CPU", "arch": "x86_64", "cores": 2},
+            "config": {"name": name, "sweep": {a: [] for a in sweep}}}
+    if load is not None:
+        meta["load"] = load
+    return meta
 
 
-def write_folder(path, points=POINTS, scale=None, host="vm", runs=1, experiment="sptrsv", seed=0):
-    """A results folder: meta.json and one fragment per (point, run) with 40 lognormal repetitions;
-    ``scale`` maps an algorithm to the factor its repetitions are multiplied by."""
+def write_folder(path, points=POINTS, scale=None, host="vm", runs=5, experiment="sptrsv", seed=0,
+                 name="t", load=None):
+    """A results folder: meta.json and one fragment per (point, run) with 40 lognormal repetitions
+    around a run effect; ``scale`` maps an algorithm to the factor its repetitions are multiplied by."""
     rng = np.random.default_rng(seed)
     (path / "runs").mkdir(parents=True)
-    (path / "meta.json").write_text(json.dumps(_meta(host)))
+    (path / "meta.json").write_text(json.dumps(_meta(host, name=name, load=load)))
     for i, (dataset, algorithm, cores) in enumerate(points):
         for run in range(runs):
-            base = 1e-3 * (1 + i) * rng.lognormal(0.0, 0.1, 40) * (scale or {}).get(algorithm, 1.0)
-            row = {"experiment": experiment, "config": "t", "dataset": dataset, "algorithm": algorithm,
+            reps = (1e-3 * (1 + i) * rng.lognormal(0.0, RUN_SPREAD) * rng.lognormal(0.0, REPEAT_SPREAD, REPEATS)
+                    * (scale or {}).get(algorithm, 1.0))
+            row = {"experiment": experiment, "config": name, "dataset": dataset, "algorithm": algorithm,
                    "cores": cores, "kernel": "bsp", "execution": "measured", "status": "ok",
-                   "repeat": run, "host": host, "git_sha": "abc", "solve_time": float(np.median(base)),
-                   "solve_times": base.tolist(),
-                   "dataset_source": "synthetic"}
+                   "repeat": run, "host": host, "git_sha": "abc", "solve_time": float(np.median(reps)),
+                   "solve_times": reps.tolist(), "dataset_source": "synthetic"}
             (path / "runs" / f"{i}_{run}.json").write_text(json.dumps(row))
     return path
 
 
-def test_identical_folders_flag_nothing(tmp_path):
+def invoke(*args):
+    return CliRunner().invoke(main, ["compare", *map(str, args)])
+
+
+def test_one_run_a_side_is_inconclusive_and_nothing_is_written_without_out(tmp_path, monkeypatch):
+    write_folder(tmp_path / "a", runs=1)
+    write_folder(tmp_path / "b", runs=1, scale={"wavefront": 1.5}, seed=1)
+    monkeypatch.chdir(tmp_path)
+    res = invoke(tmp_path / "a", tmp_path / "b", "--fail")
+    assert res.exit_code == 0, res.output
+    assert "0 flagged (0 regression(s), 0 improvement(s)), 6 inconclusive, 0 unchanged" in res.output
+    assert f"inconclusive: needs ≥ {MIN_RUNS} runs per side" in res.output
+    assert "no interval" in res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]  # no ./plots in the cwd
+    c = compare(tmp_path / "a", tmp_path / "b")
+    assert c.table["ci_low"].isna().all() and c.table["p_value"].isna().all()
+
+
+def test_identical_sweeps_flag_nothing_and_out_gets_the_files(tmp_path):
     write_folder(tmp_path / "a")
     write_folder(tmp_path / "b")
-    res = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail",
-                                    "--out", str(tmp_path / "out")])
+    res = invoke(tmp_path / "a", tmp_path / "b", "--fail", "--out", tmp_path / "out")
     assert res.exit_code == 0, res.output
-    assert "one run on a side" in res.output  # repetitions of one run do not cover sweep-to-sweep drift
+    assert "0 flagged (0 regression(s), 0 improvement(s)), 0 inconclusive, 6 unchanged" in res.output
+    assert "Benjamini–Hochberg over the 6 tested points at a false discovery rate of 5%" in res.output
     c = compare(tmp_path / "a", tmp_path / "b")
-    assert len(c.table) == len(POINTS) and not c.table["flag"].any()
     assert np.allclose(c.table["ratio"], 1.0) and c.geomean[0] == pytest.approx(1.0)
+    assert c.geomean[1] < 1 < c.geomean[2]
     assert {p.name for p in (tmp_path / "out").iterdir()} == {"compare.md", "compare.csv", "compare.png",
                                                                "compare.pdf"}
 
 
-@pytest.mark.parametrize("factor,expected", [(1.5, "regression"), (1 / 1.5, "improvement")])
+@pytest.mark.parametrize("factor,expected", [(1.3, "regression"), (1 / 1.3, "improvement")])
 def test_scaled_algorithm_is_flagged_with_its_sign(tmp_path, factor, expected):
     write_folder(tmp_path / "a")
     write_folder(tmp_path / "b", scale={"wavefront": factor}, seed=1)
     c = compare(tmp_path / "a", tmp_path / "b")
-    flagged = c.table[c.table["flag"] != ""]
+    flagged = c.table[c.table["flag"].isin(["regression", "improvement"])]
     assert set(flagged["algorithm"]) == {"wavefront"} and set(flagged["flag"]) == {expected}
-    assert len(flagged) == 2
+    assert len(flagged) == 2 and (c.table["runs_new"] == 5).all()
     assert all(lo < factor < hi for lo, hi in zip(flagged["ci_low"], flagged["ci_high"]))
-    assert (flagged["p_value"] < 1e-6).all()
-    res = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail",
-                                    "--out", str(tmp_path / "out")])
+    assert (flagged["p_adjusted"] <= FDR).all() and (flagged["p_adjusted"] >= flagged["p_value"]).all()
+    res = invoke(tmp_path / "a", tmp_path / "b", "--fail")
     assert res.exit_code == (1 if expected == "regression" else 0), res.output
-    assert expected in res.output
+    assert f"2 flagged ({2 * (expected == 'regression')} regression(s)" in res.output
 
 
-def test_threshold_holds_back_a_small_real_change(tmp_path):
+def test_threshold_holds_back_a_change_not_shown_beyond_it(tmp_path):
     write_folder(tmp_path / "a")
-    write_folder(tmp_path / "b", scale={"wavefront": 1.5})
-    assert compare(tmp_path / "a", tmp_path / "b", threshold=0.6).regressions == 0
-    assert compare(tmp_path / "a", tmp_path / "b", threshold=0.4).regressions == 2
+    write_folder(tmp_path / "b", scale={"wavefront": 1.3}, seed=1)
+    assert compare(tmp_path / "a", tmp_path / "b", threshold=0.35).regressions == 0
+    assert compare(tmp_path / "a", tmp_path / "b", threshold=0.1).regressions == 2
+
+
+def _simulated_runs(rng, points: int, runs: int, factors=None) -> np.ndarray:
+    """points × runs medians of one simulated sweep, as compare summarises each stored run."""
+    level = 1e-3 * np.arange(1, points + 1)[:, None] * (1 if factors is None else factors[:, None])
+    reps = rng.lognormal(0.0, REPEAT_SPREAD, (points, runs, REPEATS))
+    return level * rng.lognormal(0.0, RUN_SPREAD, (points, runs)) * np.median(reps, axis=-1)
+
+
+def _flags(base: np.ndarray, new: np.ndarray, threshold=0.05) -> list[str]:
+    tests = [compare_point(b, n, threshold) for b, n in zip(base, new)]
+    return [verdict(t, p, FDR) for t, p in zip(tests, adjusted_p_values(tests))]
+
+
+@pytest.mark.parametrize("runs", [3, 5])
+def test_a_a_sweeps_flag_nothing_in_95_percent_of_trials(runs):
+    """Two independent sweeps of the same 24 points from the same distribution, at the defaults."""
+    rng = np.random.default_rng(2024)
+    trials = 250
+    clean = sum(not {"regression", "improvement"} & set(_flags(_simulated_runs(rng, 24, runs),
+                                                              _simulated_runs(rng, 24, runs)))
+                for _ in range(trials))
+    assert clean >= 0.95 * trials
+
+
+def test_a_1_3x_slow_down_of_one_algorithm_is_flagged():
+    """Four of 24 points (one algorithm) 1.3x slower in NEW, runs: 5: the algorithm flagged in every
+    trial, each of its points in >= 90% of them, and no other point flagged in >= 95% of trials."""
+    rng = np.random.default_rng(7)
+    factors = np.ones(24)
+    factors[::6] = 1.3
+    trials, slowed, found, clean = 200, [], 0, 0
+    for _ in range(trials):
+        flags = np.array(_flags(_simulated_runs(rng, 24, 5), _simulated_runs(rng, 24, 5, factors)))
+        slowed.append((flags[factors > 1] == "regression").mean())
+        found += bool((flags[factors > 1] == "regression").any())
+        clean += bool((flags[factors == 1] == "unchanged").all())
+    assert found == trials and np.mean(slowed) >= 0.9 and clean >= 0.95 * trials
+
+
+def test_benjamini_hochberg_over_all_points():
+    tests = [compare_point([1.0, 1.02], [1.2, 1.21], 0.0)] + \
+        [compare_point([1.0, 1.02], [1.0, 1.02 + 0.01 * k], 0.0) for k in range(9)]
+    p = np.array([t.p_value for t in tests])
+    adjusted = adjusted_p_values(tests)
+    order = np.argsort(p)
+    expected = np.minimum.accumulate((p[order] * len(p) / np.arange(1, len(p) + 1))[::-1])[::-1]
+    assert np.allclose(adjusted[order], np.minimum(expected, 1))
+    assert np.isnan(adjusted_p_values([compare_point([1.0], [2.0, 2.1], 0.0)])).all()
+
+
+def test_point_statistics_edges():
+    one = compare_point([1.0], [2.0, 2.1], 0.05)
+    assert not one.tested and one.ratio == pytest.approx(math.sqrt(4.2)) and math.isnan(one.low)
+    assert verdict(one, float("nan"), FDR) == "inconclusive"
+    same = compare_point([3.0, 3.0, 3.0], [3.0, 3.0], 0.05)  # a count: no spread at all
+    assert (same.ratio, same.low, same.high, same.p_value) == (1.0, 1.0, 1.0, 1.0)
+    moved = compare_point([3.0, 3.0], [4.0, 4.0], 0.05)
+    assert moved.p_value == 0.0 and verdict(moved, 0.0, FDR) == "regression"
+    assert verdict(moved, 0.0, FDR, higher_is_better=True) == "improvement"
+    within = compare_point([3.0, 3.0], [3.1, 3.1], 0.05)  # exact, but inside the threshold band
+    assert within.p_value == 1.0 and verdict(within, 1.0, FDR) == "unchanged"
+
+
+def test_t_interval_covers_the_true_ratio():
+    rng = np.random.default_rng(3)
+    cover = 0
+    for _ in range(400):
+        t = compare_point(rng.lognormal(0, 0.1, 3), 1.2 * rng.lognormal(0, 0.1, 3), 0.05)
+        cover += t.low < 1.2 < t.high
+    assert 0.92 * 400 <= cover <= 0.98 * 400
+
+
+def test_geomean_interval_covers_the_true_geomean():
+    rng = np.random.default_rng(4)
+    truth = np.array([0.8, 1.0, 1.3, 1.1])
+    cover = 0
+    for _ in range(300):
+        tests = [compare_point(rng.lognormal(0, 0.1, 4), f * rng.lognormal(0, 0.1, 4), 0.05) for f in truth]
+        _, low, high = geomean_interval(tests)
+        cover += low < math.exp(np.log(truth).mean()) < high
+    assert 0.92 * 300 <= cover <= 0.99 * 300
+    assert math.isnan(geomean_interval([compare_point([1.0], [1.0, 1.1], 0.05)])[1])
 
 
 def test_points_on_one_side_only_are_listed(tmp_path):
@@ -79,38 +188,49 @@ def test_points_on_one_side_only_are_listed(tmp_path):
     assert len(c.table) == 2
     assert [(k[1], k[3]) for k in c.only_base] == [("lap2d-5pt", "serial"), ("lap2d-5pt", "wavefront")]
     assert [(k[1], k[3]) for k in c.only_new] == [("Flan_1565", "growlocal"), ("Flan_1565", "wavefront")]
-    res = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b"),
-                                    "--out", str(tmp_path / "out")])
+    res = invoke(tmp_path / "a", tmp_path / "b")
     assert "Points only in BASE (2" in res.output and "Points only in NEW (2" in res.output
     assert "- Flan_1565 (stand-in) execution=measured algorithm=wavefront cores=2" in res.output
+
+
+def test_no_matched_point_is_one_line_exit_2(tmp_path):
+    write_folder(tmp_path / "a", points=POINTS[:2], name="first")
+    write_folder(tmp_path / "b", points=POINTS[3:], name="second")
+    out = tmp_path / "out"
+    res = invoke(tmp_path / "a", tmp_path / "b", "--out", out)
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    assert "none of its 3 points (config second) matches one of the 2 of" in res.output
+    assert not out.exists()
+
+
+def test_machine_load_of_both_sides_and_a_busy_warning(tmp_path):
+    write_folder(tmp_path / "a", load={"busy": False, "loadavg_1m": 0.31})
+    write_folder(tmp_path / "b", load={"busy": True, "reason": "load average 3.2 on 2 cores", "loadavg_1m": 3.2})
+    res = invoke(tmp_path / "a", tmp_path / "b")
+    assert res.exit_code == 0, res.output
+    assert "quiet; loadavg_1m 0.31" in res.output and "busy (load average 3.2 on 2 cores)" in res.output
+    assert "Warning: NEW ran on a busy machine" in res.output
+    write_folder(tmp_path / "c")
+    res = invoke(tmp_path / "a", tmp_path / "c")
+    assert "load not recorded" in res.output and "Warning" not in res.output
 
 
 def test_different_hosts_are_refused_unless_asked(tmp_path):
     write_folder(tmp_path / "a")
     write_folder(tmp_path / "b", host="other")
     out = tmp_path / "out"
-    res = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out)])
+    res = invoke(tmp_path / "a", tmp_path / "b", "--out", out)
     assert res.exit_code == 2 and "--cross-machine" in res.output and not out.exists()
     assert len(res.output.strip().splitlines()) == 1
-    res = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--cross-machine",
-                                    "--out", str(out)])
+    res = invoke(tmp_path / "a", tmp_path / "b", "--cross-machine", "--out", out)
     assert res.exit_code == 0 and "Cross-machine comparison" in res.output
 
 
 def test_stand_in_marked_in_the_table(tmp_path):
-    write_folder(tmp_path / "a")
-    write_folder(tmp_path / "b")
+    write_folder(tmp_path / "a", runs=2)
+    write_folder(tmp_path / "b", runs=2)
     datasets = set(compare(tmp_path / "a", tmp_path / "b").table["dataset"])
     assert datasets == {"Flan_1565 (stand-in)", "lap2d-5pt"}
-
-
-def test_several_runs_are_the_samples(tmp_path):
-    write_folder(tmp_path / "a", runs=4)
-    write_folder(tmp_path / "b", runs=4, scale={"growlocal": 2.0}, seed=3)
-    c = compare(tmp_path / "a", tmp_path / "b")
-    assert (c.table["n_base"] == 4).all() and (c.table["n_new"] == 4).all() and c.fewest_runs == 4
-    grow = c.table[c.table["algorithm"] == "growlocal"]
-    assert (grow["ratio"] > 1.6).all() and (grow["ci_low"] > 1.0).all()
 
 
 @pytest.mark.parametrize("make_bad,expected", [
@@ -122,27 +242,22 @@ def test_bad_input_exits_2_naming_the_folder(tmp_path, make_bad, expected):
     write_folder(tmp_path / "a")
     make_bad(tmp_path / "bad")
     out = tmp_path / "out"
-    res = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "bad"), "--out", str(out)])
+    res = invoke(tmp_path / "a", tmp_path / "bad", "--out", out)
     assert res.exit_code == 2 and expected in res.output and str(tmp_path / "bad") in res.output
     assert len(res.output.strip().splitlines()) == 1 and not out.exists()
 
 
-def test_unknown_metric_and_bad_threshold(tmp_path):
+def test_unknown_metric_bad_fractions_and_an_unwritable_out(tmp_path):
     write_folder(tmp_path / "a")
     write_folder(tmp_path / "b")
-    res = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--metric", "hooi_time"])
+    res = invoke(tmp_path / "a", tmp_path / "b", "--metric", "hooi_time")
     assert res.exit_code == 2 and "hooi_time" in res.output and "solve_time" in res.output
-    res = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--threshold", "x%"])
-    assert res.exit_code == 2 and "--threshold" in res.output
-
-
-def test_flag_rule():
-    assert flag(1.2, 1.1, 1.3, 0.05) == "regression"
-    assert flag(1.2, 0.9, 1.3, 0.05) == ""           # interval holds 1
-    assert flag(1.03, 1.01, 1.05, 0.05) == ""        # below the threshold
-    assert flag(0.8, 0.7, 0.9, 0.05) == "improvement"
-    assert flag(0.8, 0.7, 0.9, 0.05, higher_is_better=True) == "regression"
-    assert flag(1.5, float("nan"), float("nan"), 0.05) == ""
+    for option, value in (("--threshold", "x%"), ("--fdr", "0"), ("--fdr", "1.5")):
+        res = invoke(tmp_path / "a", tmp_path / "b", option, value)
+        assert res.exit_code == 2 and option in res.output and len(res.output.strip().splitlines()) == 1
+    (tmp_path / "file").write_text("")
+    res = invoke(tmp_path / "a", tmp_path / "b", "--out", tmp_path / "file" / "out")
+    assert res.exit_code == 2 and "--out: " in res.output and "a file, not a folder" in res.output
 
 
 def _tucker_folder(path, factor=1.0, host="vm"):
@@ -163,6 +278,7 @@ def test_tucker_hooi_time_over_runs(tmp_path):
     _tucker_folder(tmp_path / "b", factor=1.5)
     c = compare(tmp_path / "a", tmp_path / "b")
     assert c.metric == "hooi_time" and list(c.table["algorithm"]) == ["coarse", "lite"]
-    assert list(c.table["flag"]) == ["", "regression"] and (c.table["n_new"] == 5).all()
+    assert list(c.table["flag"]) == ["unchanged", "regression"] and (c.table["runs_new"] == 5).all()
     assert set(c.table["dataset"]) == {"enron (stand-in)"}
-    assert compare(tmp_path / "a", tmp_path / "b", metric="dist_time").table["ratio"].tolist() == [1.0, 1.0]
+    same = compare(tmp_path / "a", tmp_path / "b", metric="dist_time").table
+    assert same["ratio"].tolist() == [1.0, 1.0] and same["flag"].tolist() == ["unchanged", "unchanged"]
