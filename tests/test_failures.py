@@ -299,6 +299,19 @@ def test_unwritable_results_folder_is_refused_before_anything_runs(write_config,
     assert not out.exists()
 
 
+def test_results_folder_on_a_full_disk_is_refused_before_anything_runs(write_config, tmp_path, monkeypatch):
+    import spbench.atomic_files as atomic
+
+    from types import SimpleNamespace
+
+    real = atomic.os.statvfs
+    monkeypatch.setattr(atomic.os, "statvfs", lambda path: SimpleNamespace(f_bavail=0, f_frsize=4096)
+                        if str(tmp_path) in str(path) else real(path))
+    out = tmp_path / "out"
+    _error_line(_run(write_config(CFG), out), 2, str(out), "no space left on device: 0 bytes free")
+    assert not out.exists()
+
+
 @pytest.mark.skipif(AS_ROOT, reason="root writes into a read-only folder")
 def test_read_only_results_folder_by_permissions(write_config, tmp_path):
     out = tmp_path / "out"
