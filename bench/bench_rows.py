@@ -32,9 +32,11 @@ UNITS = {
     "peak_rss_mb_max": "MB", "mem_total_mb_max": "MB", "size_mb": "MiB", "words_per_rank_max": "words",
     "residual": "1", "max_rel_diff": "1", "chained": "1", "slope": "1", "fit": "1",
     "lanczos_residual_max": "1", "theorem_slack": "1", "predicted_time": "s", "rel_error": "1",
-    "hooi_time": "s", "speedup": "1", "largest_terms": "s", "paper_time": "s", "paper_gflops": "GFLOP/s",
+    "hooi_time": "s", "speedup": "1", "paper_time": "s", "paper_gflops": "GFLOP/s",
     "flop_reduction": "1", "splatt_ttm": "s", "splatt_svd": "s", "csf_ttm": "s", "spbench_svd": "s",
-    **{f"{w}_{k}": "1" if w == "rel_error" else "s" for k in ("hooi_time", "ttm_time", "svd_time", "comm_time")
+    "ref_schedule_time": "s", "spmp_schedule_time": "s", "ref_spmp_schedule_time": "s",
+    **{f"{w}_{k}": "1" if w == "rel_error" else "s" for k in ("hooi_time", "ttm_time", "svd_time", "comm_time",
+                                                                   "other_time")
        for w in ("measured", "predicted", "rel_error")},
 }
 #: the sources a benchmark's numbers depend on, beyond an experiment's run sources: modules

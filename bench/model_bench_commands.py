@@ -1,10 +1,11 @@
-"""``spbench bench sptrsv-model|tucker-model|tucker-speedup``: the cost models against measurement
-(and the Tucker model at the papers' scale), stored as rows like any benchmark.
+"""``spbench bench sptrsv-model|tucker-model``: the cost models against measurement, stored as rows
+like any benchmark.
 
 ``sptrsv-model`` puts measured and predicted SpTrSV solves side by side on a lap2d-5pt grid;
 ``tucker-model`` runs the MPI worker on a stand-in tensor beside the modelled times
-(:mod:`spbench.tucker.model_validation`); ``tucker-speedup`` models Lite's HOOI at the tensors'
-real sizes from ideal loads (rows ``execution: simulated``: nothing is measured). Each reads a
+(:mod:`spbench.tucker.model_validation`). The Tucker model at the papers' scale is the simulated
+sweep's (``spbench run configs/tucker_scaling.yaml``: the same model over each distribution's exact
+counts). Each reads a
 calibration (``--calibration``, default this machine's, as `spbench calibrate --experiment NAME`
 writes it); `spbench calibrate --validate SIZE` calls the experiment's one after calibrating.
 """
@@ -134,35 +135,5 @@ def tucker_model(tensor, nnz, ranks, schemes, K, lanczos, ttm, repeats, csv_path
     measure_and_store(name, options, "tucker", measure, out_dir, fresh, quiet)
 
 
-@click.command("tucker-speedup", cls=BenchCommand)
-@click.option("--tensors", default="nell1,nell2", show_default=True)
-@click.option("--ranks", default="32,512", show_default=True, help="Comma-separated rank counts (first to last).")
-@click.option("-K", "--K", "K", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option("--lanczos", type=click.Choice(LANCZOS), default="paper", show_default=True)
-@_calibration_option
-@common_options
-def tucker_speedup(tensors, ranks, K, lanczos, calibration, out_dir, fresh, quiet):
-    """Modelled Lite HOOI times and speed-up at the tensors' real sizes (ideal loads, ttm: paper)."""
-    from spbench.datasets.tensor_registry import TENSORS
-
-    name = "tucker-speedup"
-    chosen = parse_names(name, "--tensors", tensors, TENSORS)
-    counts = parse_ints(name, "--ranks", ranks)
-    costs, path = _read_calibration(name, "tucker", calibration)
-
-    def measure(say):
-        from spbench.tucker.model import speedup_table
-
-        say(f"{', '.join(chosen)} at {counts} ranks")
-        return [{"item": r["tensor"], "dataset": r["tensor"], "execution": "simulated", "dataset_source": "real",
-                 "dims": list(r["dims"]), "nnz": int(r["nnz"]), "K": r["K"], "lanczos": r["lanczos"],
-                 "ttm": r["ttm"], "ranks": counts, "hooi_time": [float(r[f"hooi_time_{P}"]) for P in counts],
-                 "speedup": float(r["speedup"]), "largest_terms": dict(r["largest_terms"])}
-                for r in speedup_table(costs, chosen, tuple(counts), K, lanczos)]
-
-    measure_and_store(name, {"tensors": chosen, "ranks": counts, "K": K, "lanczos": lanczos, "calibration": path},
-                      "tucker", measure, out_dir, fresh, quiet)
-
-
 #: the commands `spbench bench` adds to its own
-MODEL_COMMANDS = (sptrsv_model, tucker_model, tucker_speedup)
+MODEL_COMMANDS = (sptrsv_model, tucker_model)

@@ -1,4 +1,4 @@
-"""The cost models' checks as `spbench bench sptrsv-model|tucker-model|tucker-speedup` and `spbench
+"""The cost models' checks as `spbench bench sptrsv-model|tucker-model` and `spbench
 calibrate --validate SIZE`: rows in a results folder that `spbench profile` reads, the validation
 table on stdout, bad options one line with exit 2 and nothing written."""
 import json
@@ -87,18 +87,6 @@ def test_sptrsv_model_options(sptrsv_cal, tmp_path):
     assert df["units"].map(lambda u: u["time"] == "s" and u["rel_error"] == "1").all()
 
 
-def test_tucker_speedup_rows_are_simulated(tucker_cal, tmp_path):
-    out = tmp_path / "s"
-    res = invoke("bench", "tucker-speedup", "--calibration", tucker_cal, "--tensors", "nell2", "--ranks", "4,16",
-                 "-K", 5, "--out", out, "-q")
-    assert res.exit_code == 0, res.output
-    row = load_rows(out).iloc[0]
-    assert row["execution"] == "simulated" and row["dataset"] == "nell2" and row["ranks"] == [4, 16]
-    assert row["speedup"] == pytest.approx(row["hooi_time"][0] / row["hooi_time"][1]) and row["K"] == 5
-    assert "| nell2 |" in res.output and "| tensor | dims | nnz | K | P = 4 (s) | P = 16 (s) |" in res.output
-    assert "tucker-speedup" in profiled(out, tmp_path)
-
-
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 def test_tucker_model_runs_the_worker(tucker_cal, tmp_path):
     out, csv = tmp_path / "t", tmp_path / "v.csv"
@@ -129,8 +117,7 @@ def test_tucker_calibration_summary(tucker_cal):
     (["bench", "sptrsv-model"], "--calibration: "),  # no calibration of this machine yet
     (["bench", "tucker-model", "--calibration", "{cal}", "--tensor", "nope"], "--tensor: expected one of"),
     (["bench", "tucker-model", "--calibration", "{cal}", "--ttm", "nope"], "--ttm"),
-    (["bench", "tucker-speedup", "--calibration", "{cal}", "--tensors", "nope"], "--tensors: expected"),
-    (["bench", "tucker-speedup", "--calibration", "{cal}"], "a calibration of 'sptrsv'"),
+    (["bench", "tucker-model", "--calibration", "{cal}"], "a calibration of 'sptrsv'"),
 ])
 def test_bad_options_are_one_line_and_write_nothing(args, said, sptrsv_cal, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -1,11 +1,11 @@
-"""The tables of `spbench bench sptrsv-model|tucker-model|tucker-speedup`: the cost models beside
-measurement (the validation tables of docs/performance.md) and Lite's modelled speed-up at the papers' scale."""
+"""The tables of `spbench bench sptrsv-model|tucker-model`: the cost models beside measurement (the
+validation tables of docs/performance.md)."""
 from __future__ import annotations
 
-__all__ = ["sptrsv_model_table", "tucker_model_table", "tucker_speedup_table"]
+__all__ = ["sptrsv_model_table", "tucker_model_table"]
 
 #: the Tucker times the model predicts, as tucker-model rows carry them
-TUCKER_TIMES = ("hooi_time", "ttm_time", "svd_time", "comm_time")
+TUCKER_TIMES = ("hooi_time", "ttm_time", "svd_time", "comm_time", "other_time")
 
 
 def sptrsv_model_table(rows: list[dict]) -> str:
@@ -42,18 +42,3 @@ def tucker_model_table(rows: list[dict]) -> str:
         lines.append(f"| {r['scheme']} | {r['ranks']} | {times} | {r['queries']} | {errors} |")
     return "\n".join(lines)
 
-
-def tucker_speedup_table(rows: list[dict]) -> str:
-    """Lite's modelled HOOI time per rank count at the tensors' real sizes, the speed-up from the first
-    count to the last and the largest modelled terms at the last (simulated, not measured)."""
-    ranks = rows[0]["params"]["ranks"]
-    lines = ["Modelled (execution: simulated) from ideal loads, ttm: paper; calibration "
-             f"{rows[0]['params']['calibration']}", "",
-             "| tensor | dims | nnz | K | " + " | ".join(f"P = {P} (s)" for P in ranks)
-             + f" | speed-up | largest terms at P = {ranks[-1]} |", "|---" * (6 + len(ranks)) + "|"]
-    for r in rows:
-        times = " | ".join(f"{t:.3f}" for t in r["hooi_time"])
-        terms = ", ".join(f"{k} {v:.3f} s" for k, v in sorted(r["largest_terms"].items(), key=lambda kv: -kv[1]))
-        lines.append(f"| {r['item']} | {'x'.join(map(str, r['dims']))} | "
-                     f"{r['nnz']:,} | {r['K']} | {times} | {r['speedup']:.1f}x | {terms} |")
-    return "\n".join(lines)

@@ -12,5 +12,5 @@ R_sum, R_max, volumes, memory). Nothing here imports MPI.
 RUN_SOURCES = ("__init__.py", "runner.py", "launch.py", "job_process.py", "job_progress.py", "worker.py",
                "task_loop.py", "distribute.py", "hooi.py", "factor_start.py", "lanczos.py", "counter_random.py",
                "mode_plan.py", "mpi.py", "spbench.datasets.sparse_tensor", "ttm.py", "csf.py", "comm.py", "metrics.py",
-               "rank_usage.py", "model.py", "mode_load.py", "ideal_loads.py", "lite_bound.py", "schemes/*.py",
+               "rank_usage.py", "model.py", "mode_load.py", "lite_bound.py", "schemes/*.py",
                "stream_metrics.py", "spbench.datasets.tensor_stats")

@@ -27,9 +27,16 @@ back to the system before each TTM (:func:`return_free_memory`).
 Counters: ``svd_words``/``fm_words`` per mode (point-to-point words sent, summed over ranks: the
 paper's SVD and factor-transfer volumes), ``svd_gather_words`` (0: nothing is gathered),
 ``words_sent_recv`` (this rank's words sent plus received in HOOI, point to point and collective
-payloads, an Allreduce of k words counting 2k). Timers (local seconds): ``plan_time``,
-``init_time``, ``ttm_time``, ``svd_time`` (Lanczos with its oracle communication), ``fm_time``,
-``core_time``, ``comm_time`` (all communication inside HOOI), ``hooi_time``.
+payloads, an Allreduce of k words counting 2k; 0 on one process, which sends nothing).
+
+Timers (local seconds). ``hooi_time`` is partitioned (Fig. 11's breakup, §7.2), every second of
+it in exactly one of :data:`PARTITION`: ``ttm_time`` (the local TTMs), ``svd_time`` (the
+Lanczos runs' local work, the oracle's products included), ``comm_time`` (every message: the
+oracle's exchanges and Allreduces, the Lanczos Allreduces, the factor transfers, the core's),
+``other_time`` (the rest: the core's local product, rebuilding F_n, the fit). Beside them, not
+part of the partition: ``fm_time`` (the factor transfers' messages, within ``comm_time``),
+``core_time`` (forming the core and the fit, within ``other_time`` and ``comm_time``),
+``plan_time`` and ``init_time`` (before HOOI).
 """
 from __future__ import annotations
 
@@ -47,7 +54,11 @@ from spbench.datasets.sparse_tensor import SparseTensor
 from .ttm import TTM_KINDS, fold, khat, ttm_scratch_len
 from .ttm import ttm as local_ttm
 
-__all__ = ["hooi", "hooi_distributed", "HOOIResult", "Oracle", "tucker_fit", "gather_factors"]
+__all__ = ["hooi", "hooi_distributed", "HOOIResult", "Oracle", "tucker_fit", "gather_factors", "PARTITION"]
+
+
+#: the components that partition ``hooi_time`` (module docstring)
+PARTITION = ("ttm_time", "svd_time", "comm_time", "other_time")
 
 
 class _Clock:
@@ -62,6 +73,24 @@ class _Clock:
 
     def __exit__(self, *exc):
         self.seconds += time.perf_counter() - self._t
+
+
+class _Partition:
+    """HOOI's time partition on this rank: :meth:`mark` gives the seconds since the previous mark
+    to one component, less the messages timed by ``clock`` meanwhile, which go to ``comm_time``;
+    so the components add up to the time from :meth:`start` to the last mark."""
+
+    def __init__(self, clock: _Clock, times: dict):
+        self.clock, self.times = clock, times
+
+    def start(self) -> None:
+        self._t, self._c = time.perf_counter(), self.clock.seconds
+
+    def mark(self, component: str) -> None:
+        t, c = time.perf_counter(), self.clock.seconds
+        self.times[component] += (t - self._t) - (c - self._c)
+        self.times["comm_time"] += c - self._c
+        self._t, self._c = t, c
 
 
 class Oracle:
@@ -96,21 +125,20 @@ class Oracle:
     def rmatvec(self, y_own):
         self.queries += 1
         if self.alone:
-            self.moved += 2 * int(self.Z.shape[1])          # the Allreduce of K̂ words, counted as at P > 1
             return self.Z.T @ y_own
         return self.rmatmat(np.asarray(y_own, dtype=np.float64)[:, None])[:, 0]
 
     def count_direct(self, queries: int) -> None:
         """Account the queries a Lanczos run answered on Z itself (one process: compiled steps,
-        one y·Z per Z·x), each y·Z's Allreduce of K̂ words counted as at P > 1."""
-        extra = int(queries) - self.queries
+        nothing sent)."""
         self.queries = int(queries)
-        self.moved += extra // 2 * 2 * int(self.Z.shape[1])
 
     def rmatmat(self, Y_own):
         """Zᵀ·Y for Y given by its owned rows (own × k); the result is replicated."""
         pl = self.plan
         Y_own = np.asarray(Y_own, dtype=np.float64)
+        if self.alone:
+            return self.Z.T @ Y_own
         k = Y_own.shape[1]
         Yp = np.empty((pl.r_p, k))
         Yp[pl.own_idx] = Y_own
@@ -162,7 +190,9 @@ def _transfer(comm, pl, F, K, clock) -> int:
     """Factor transfer of mode ``pl.mode``: owners' rows to the ranks that need them, in blocks of
     columns so that the send and receive buffers stay within about ``TRANSFER_WORDS`` words each
     beside F_n (the same block count on every rank). Returns the words this rank sent plus
-    received."""
+    received (nothing on one process: every row is its own)."""
+    if comm.size == 1:
+        return 0
     step = max(1, min(K, TRANSFER_WORDS // max(pl.fm_items_max, 1)))
     for c in range(0, K, step):
         cols = slice(c, min(K, c + step))
@@ -241,9 +271,9 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
     if ttm not in TTM_KINDS:
         raise ValueError(f"ttm must be one of {', '.join(TTM_KINDS)}, got {ttm!r}")
     threads = max(1, int(threads))
-    times = dict.fromkeys(("plan_time", "init_time", "ttm_time", "svd_time", "fm_time", "core_time",
-                           "comm_time", "hooi_time"), 0.0)
+    times = dict.fromkeys(("plan_time", "init_time", *PARTITION, "fm_time", "core_time", "hooi_time"), 0.0)
     clock = _Clock()
+    part = _Partition(clock, times)
     queries, restarts, resid = [0] * N, [0] * N, [0.0] * N
     words, fm_words, sigmas = [0] * N, [0] * N, [None] * N
     moved, core_words = 0, 0
@@ -270,21 +300,22 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
         fits, core, G_last = [], None, None
         comm.Barrier()
         t_hooi = time.perf_counter()
+        part.start()
         for it in range(int(invocations)):
             for n, pl in enumerate(plans):
-                t0 = time.perf_counter()
                 # F_n is read by neither its own TTM nor its SVD: it is rebuilt from the new vectors
                 F[n] = None
                 return_free_memory()
+                part.mark("other_time")
                 Z = local_ttm(lt.tensor, pl.ttm, F, out=np.empty((pl.r_p, khat(K, n))), scratch=scratch,
                               threads=threads)
-                t1 = time.perf_counter()
+                part.mark("ttm_time")
                 orc = Oracle(comm, Z, pl, clock)
-                rows = CommRows(comm, pl.own_ids, pl.m)
+                rows = CommRows(comm, pl.own_ids, pl.m, clock)
                 res = lanczos_svd(orc.matvec, orc.rmatvec, orc.shape, K[n], mode=lanczos, ncv=ncv,
                                   tol=tol, seed=seed + n, rows=rows, local_matrix=Z if orc.alone else None)
                 orc.count_direct(res.queries)
-                t2 = time.perf_counter()
+                part.mark("svd_time")
                 queries[n] += orc.queries
                 restarts[n] += int(res.restarts)
                 resid[n] = max(resid[n], res.max_residual)
@@ -293,7 +324,6 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
                 fm_words[n] += int(pl.fm_send_local.size) * K[n]
                 moved += orc.moved + rows.words
                 orc = rows = None
-                t_core = 0.0
                 if n == N - 1:
                     # the core from Z_N and the owned rows of F_N (res.U) before F_N is rebuilt and
                     # transferred, so that Z_N is gone when those arrays come
@@ -303,24 +333,22 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
                     core_words += orc.words
                     moved += orc.moved
                     orc = None
-                    t_core = time.perf_counter() - tc
-                    times["core_time"] += t_core
+                    times["core_time"] += time.perf_counter() - tc
                 Z = None
                 F[n] = _updated_factor(lt.factor_ids[n].size, pl, res.U)
                 res = None
+                c0 = clock.seconds
                 moved += _transfer(comm, pl, F[n], K[n], clock)
-                t3 = time.perf_counter()
-                times["ttm_time"] += t1 - t0
-                times["svd_time"] += t2 - t1
-                times["fm_time"] += t3 - t2 - t_core
+                times["fm_time"] += clock.seconds - c0
+                part.mark("other_time")
             t0 = time.perf_counter()
             core = fold(G_last, N - 1, tuple(K))
             fits.append(tucker_fit(norm_t, float(np.linalg.norm(G_last))))
             times["core_time"] += time.perf_counter() - t0
             if progress is not None:
                 progress("invocation", invocation=it + 1, invocations=int(invocations), fit=fits[-1])
+            part.mark("other_time")
         times["hooi_time"] = time.perf_counter() - t_hooi
-    times["comm_time"] = clock.seconds
     tot = lambda xs: [int(v) for v in allreduce(comm, np.array(xs, dtype=np.int64))]  # noqa: E731
     return HOOIResult(F, lt.factor_ids, [pl.own_ids for pl in plans], core, fits, times, queries, restarts,
                       resid, sigmas, tot(words), tot(fm_words), [0] * N, int(comm.allreduce(core_words)),

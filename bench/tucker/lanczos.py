@@ -38,6 +38,7 @@ this for K_n ≥ L_n (those columns contribute nothing to the TTMs, the core or 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from dataclasses import dataclass, field
@@ -108,29 +109,35 @@ class LocalRows(RowLayout):
 
 
 class CommRows(RowLayout):
-    """Rows ``ids`` (increasing global ids) of an m-row vector on this rank of ``comm``."""
+    """Rows ``ids`` (increasing global ids) of an m-row vector on this rank of ``comm``;
+    ``clock``: a context manager timing every message (HOOI's ``comm_time``)."""
 
-    def __init__(self, comm, ids: np.ndarray, m: int):
+    def __init__(self, comm, ids: np.ndarray, m: int, clock=None):
         self.comm, self.m = comm, int(m)
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
-        self.words = 0          # words this rank contributed to Allreduces (for words-per-rank)
+        self.words = 0          # words this rank sent + received in Allreduces (words per rank; 0 alone)
         self.alone = comm.size == 1
+        self.clock = contextlib.nullcontext() if clock is None else clock
 
     def sum(self, a):
         a = np.ascontiguousarray(a, dtype=np.float64)
-        if self.alone:          # one process: the sum is its own contribution, no copy
-            self.words += 2 * int(a.size)
+        if self.alone:          # one process: the sum is its own contribution, no message
             return a
         out = np.empty_like(a)
-        self.comm.Allreduce(a, out)
+        with self.clock:
+            self.comm.Allreduce(a, out)
         self.words += 2 * int(a.size)
         return out
 
     def allgather(self, obj):
-        return self.comm.allgather(obj)
+        if self.alone:
+            return [obj]
+        with self.clock:
+            return self.comm.allgather(obj)
 
     def count_sums(self, words: int) -> None:
-        self.words += 2 * int(words)
+        if not self.alone:
+            self.words += 2 * int(words)
 
 
 def default_ncv(nsv: int) -> int:

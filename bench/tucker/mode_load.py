@@ -1,5 +1,5 @@
-"""What the Tucker cost model (:mod:`.model`) charges each rank for one mode: its loads, as exact
-counts or ideal ones (:mod:`.ideal_loads`), tucker-lite §4 and §7.3. A leaf both import."""
+"""What the Tucker cost model (:mod:`.model`) charges each rank for one mode: its loads, exact
+counts of a distribution, tucker-lite §4 and §7.3. A leaf the model imports."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -45,12 +45,16 @@ Allreduce(w) = ⌈log2 P⌉·α_allreduce + 2(P−1)/P·β_allreduce·w (Rabense
 Every communication term is 0 at P = 1. Steps are synchronized by their collectives, so the SVD
 is the sum over steps of the slowest rank's step.
 
-Outputs (seconds, × invocations): ``ttm_time``, ``svd_time`` (Lanczos with its oracle and its
-communication, as the worker's timer), ``comm_time`` (all communication), ``fm_time``,
-``core_time``, ``hooi_time`` = ttm + svd + fm + core, ``modes`` (per mode) and ``terms`` (each
-named term summed over modes: which ones dominate). Known gaps: waiting caused by TTM imbalance
-shows up in the measured svd/comm timers, here only as the max over ranks of each phase; every
-invocation is charged as the first (cold) one.
+Outputs (seconds, × invocations), the partition of the measured rows (:data:`.hooi.PARTITION`):
+``ttm_time`` (the TTM terms), ``svd_time`` (the Lanczos runs' local work: every SVD term above
+but the messages), ``comm_time`` (every message: the oracle's Alltoallvs, the Lanczos
+Allreduces, the dense fallback's Allgatherv, the factor transfers, the core's exchange and
+Allreduce), ``other_time`` (the core's local product), and ``hooi_time``, their sum. Beside
+them: ``fm_time`` (the factor transfers, within ``comm_time``), ``core_time`` (the core, product
+and messages), ``modes`` (per mode) and ``terms`` (each named term summed over modes: which ones
+dominate; :data:`TERM_COMPONENT` says which component each is part of). Known gaps: waiting
+caused by TTM imbalance shows up in the measured comm timer, here only as the max over ranks of
+each phase; every invocation is charged as the first (cold) one.
 """
 from __future__ import annotations
 
@@ -58,13 +62,22 @@ import math
 
 import numpy as np
 
+from .hooi import PARTITION
 from .lanczos import LANCZOS_MODES, default_ncv, paper_ncv
 from .mode_load import ModeLoad, khat_of as _khat
 
 __all__ = ["ModeLoad", "loads_from_counts", "csf_work", "rank_loads", "lanczos_steps", "predict_from_loads",
-           "predict_hooi", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS"]
+           "predict_hooi", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS", "TERM_COMPONENT"]
 
-MODEL_VERSION = 3
+#: 4: svd_time is the Lanczos runs' local work (its messages are in comm_time only), other_time the
+#: core's product, and the four add up to hooi_time
+MODEL_VERSION = 4
+#: the component of hooi_time (:data:`.hooi.PARTITION`) each named term is part of
+TERM_COMPONENT = {"ttm": "ttm_time", "oracle_products": "svd_time", "oracle_index": "svd_time",
+                  "lanczos_left": "svd_time", "lanczos_right": "svd_time", "query_calls": "svd_time",
+                  "dense_fallback": "svd_time", "oracle_alltoallv": "comm_time", "svd_allreduce": "comm_time",
+                  "dense_allgatherv": "comm_time", "factor_transfer": "comm_time", "core_comm": "comm_time",
+                  "core_product": "other_time"}
 #: the costs of each local TTM kernel (config key ``ttm``)
 TTM_COSTS = {"csf": ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row",
                      "ttm_csf_miss", "ttm_cache_bytes"),
@@ -192,7 +205,7 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
     rmv = c["oracle_rmatvec_entry"] * r * kh
     a2a = _alltoallv(c, ld.x_send, ld.x_recv, ld.x_peers, P)
     terms = dict.fromkeys(("oracle_products", "oracle_index", "lanczos_left", "lanczos_right", "query_calls",
-                           "oracle_alltoallv", "svd_allreduce", "dense_fallback"), 0.0)
+                           "oracle_alltoallv", "svd_allreduce", "dense_fallback", "dense_allgatherv"), 0.0)
     terms["query_calls"] = Q * (c["oracle_call"] + c["dist_oracle_call"] * (P > 1) + c["lanczos_query"])
     if P == 1 and not plan["dense"]:              # HOOI's one-process Lanczos: compiled steps
         terms["query_calls"] = Q * c["lanczos_local_query"]
@@ -205,7 +218,7 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
         if by_cols:
             terms["dense_fallback"] = c["gemm_madd"] * (2 * float(own.max(initial=0)) * kh ** 2 + 2 * P * kh ** 3)
             if P > 1:
-                terms["dense_fallback"] += _log2(P) * c["alpha_allgatherv"] + c["beta_allgatherv"] * (P - 1) * kh ** 2
+                terms["dense_allgatherv"] = _log2(P) * c["alpha_allgatherv"] + c["beta_allgatherv"] * (P - 1) * kh ** 2
         else:
             terms["svd_allreduce"] = Q * float(_allreduce(c, kh, P))
             terms["dense_fallback"] = c["gemm_madd"] * 4.0 * ld.L ** 2 * kh
@@ -231,9 +244,9 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
         ar = np.where(js == 0, _allreduce(c, 1, P), _allreduce(c, js, P) + _allreduce(c, js + 1, P))
         terms["svd_allreduce"] = float(np.sum(ar)) + steps * float(_allreduce(c, kh, P))
         terms["oracle_alltoallv"] = 2 * steps * a2a
-    comm = terms["oracle_alltoallv"] + terms["svd_allreduce"]
-    return {"terms": terms, "svd_time": float(sum(terms.values())), "comm_time": float(comm), "queries": int(Q),
-            "restarts": int(plan["restarts"]), "dense": bool(plan["dense"])}
+    comm = terms["oracle_alltoallv"] + terms["svd_allreduce"] + terms["dense_allgatherv"]
+    return {"terms": terms, "svd_time": float(sum(terms.values()) - comm), "comm_time": float(comm),
+            "queries": int(Q), "restarts": int(plan["restarts"]), "dense": bool(plan["dense"])}
 
 
 def _ttm_rank(ld: ModeLoad, c: dict, ttm: str) -> np.ndarray:
@@ -278,18 +291,15 @@ def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int =
                       "fm_time": fm_t, "queries": svd["queries"], "restarts": svd["restarts"], "dense": svd["dense"],
                       "terms": terms})
     last = loads[-1]
-    core_compute = float(np.max(last.r, initial=0)) * last.Khat * last.K * c["gemm_madd"]
-    core_comm = (_alltoallv(c, last.x_recv, last.x_send, last.x_peers, P, width=last.K)
-                 + float(_allreduce(c, last.K * last.Khat, P)))
-    total_terms["core"] = core_compute + core_comm
-    ttm_t = sum(m["ttm_time"] for m in modes)
-    svd = sum(m["svd_time"] for m in modes)
-    fm = sum(m["fm_time"] for m in modes)
-    comm = sum(m["oracle_comm_time"] + m["fm_time"] for m in modes) + core_comm
-    core = core_compute + core_comm
+    total_terms["core_product"] = float(np.max(last.r, initial=0)) * last.Khat * last.K * c["gemm_madd"]
+    total_terms["core_comm"] = (_alltoallv(c, last.x_recv, last.x_send, last.x_peers, P, width=last.K)
+                                + float(_allreduce(c, last.K * last.Khat, P)))
     inv = int(invocations)
-    return {"hooi_time": inv * (ttm_t + svd + fm + core), "ttm_time": inv * ttm_t, "svd_time": inv * svd,
-            "comm_time": inv * comm, "fm_time": inv * fm, "core_time": inv * core,
+    parts = dict.fromkeys(PARTITION, 0.0)
+    for k, v in total_terms.items():
+        parts[TERM_COMPONENT[k]] += inv * v
+    return {"hooi_time": sum(parts.values()), **parts, "fm_time": inv * total_terms["factor_transfer"],
+            "core_time": inv * (total_terms["core_product"] + total_terms["core_comm"]),
             "ranks": P, "invocations": inv, "lanczos": lanczos, "ttm": ttm, "model_version": MODEL_VERSION,
             "modes": modes,
             "terms": {k: inv * v for k, v in total_terms.items()}}
@@ -303,27 +313,3 @@ def predict_hooi(tensor, dist, K, costs: dict, *, queries=None, invocations: int
     return predict_from_loads(rank_loads(tensor, dist, K, Q=queries, metrics=metrics, ttm=ttm), costs,
                               invocations=invocations, lanczos=lanczos, ttm=ttm)
 
-
-# ---- at the papers' scale ------------------------------------------------------------------
-def speedup_table(costs: dict, tensors=("nell1", "nell2"), ranks=(32, 512), K: int = 10, lanczos: str = "paper",
-                  top: int = 4) -> list[dict]:
-    """Modelled Lite HOOI time at each rank count from ideal loads at the tensors' REAL sizes
-    (:mod:`.ideal_loads`), the speed-up from the first to the last count, and the largest terms
-    at the last count. The TTM is the paper's element-wise one: ideal loads count elements and
-    slices, not the fibers a CSF tree would have."""
-    from spbench.datasets.tensor_registry import TENSORS
-
-    from .ideal_loads import ideal_lite_loads
-
-    rows = []
-    for name in tensors:
-        entry = TENSORS[name]
-        preds = {P: predict_from_loads(ideal_lite_loads(entry.dims, entry.nnz, P, K, entry.max_share), costs,
-                                       lanczos=lanczos, ttm="paper") for P in ranks}
-        last = preds[ranks[-1]]
-        largest = sorted(last["terms"].items(), key=lambda kv: -kv[1])[:top]
-        rows.append({"tensor": name, "dims": entry.dims, "nnz": entry.nnz, "K": K, "lanczos": lanczos, "ttm": "paper",
-                     **{f"hooi_time_{P}": preds[P]["hooi_time"] for P in ranks},
-                     "speedup": preds[ranks[0]]["hooi_time"] / last["hooi_time"],
-                     "largest_terms": {k: v for k, v in largest}})
-    return rows

@@ -13,7 +13,7 @@ import numpy as np
 
 __all__ = ["validate", "TIME_KEYS"]
 
-TIME_KEYS = ("hooi_time", "ttm_time", "svd_time", "comm_time")
+TIME_KEYS = ("hooi_time", "ttm_time", "svd_time", "comm_time", "other_time")
 
 
 def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invocations: int, lanczos: str,

@@ -45,8 +45,8 @@ ROW_FIELDS = {
     "modes": optional(int), "dims": optional(list), "nnz": optional(int), "multi_policy": optional(bool),
     "dist_cached": optional(bool), "init": optional(str), "lanczos": optional(str), "invocations": optional(int),
     "threads": optional(int),
-    **dict.fromkeys(("dist_time", "hooi_time", "ttm_time", "svd_time", "comm_time", "core_time", "fm_time",
-                     "init_time", "plan_time", "dist_policy_time", "dist_redistribute_time", "fit", "e_max",
+    **dict.fromkeys(("dist_time", "hooi_time", "ttm_time", "svd_time", "comm_time", "other_time", "core_time",
+                     "fm_time", "init_time", "plan_time", "dist_policy_time", "dist_redistribute_time", "fit", "e_max",
                      "r_sum", "r_max", "svd_imbalance", "svd_redundancy", "ttm_imbalance", "ttm_kernel_flops",
                      "ttm_kernel_flops_max", "mem_tensor_mb", "mem_tensor_mb_max", "mem_penultimate_mb",
                      "mem_penultimate_mb_max", "mem_factor_mb", "mem_factor_mb_max", "mem_total_mb",
@@ -304,7 +304,7 @@ class TuckerExperiment(Experiment):
         a calibration exists."""
         axes = point.axes
         row = self.exact_metrics(point, prepared, config)
-        times = {"hooi_time": None, "ttm_time": None, "svd_time": None, "comm_time": None}
+        times = {"hooi_time": None, "ttm_time": None, "svd_time": None, "comm_time": None, "other_time": None}
         if self.costs is not None:
             from .model import loads_from_counts, predict_from_loads
             dc = self._counts(prepared, axes["algorithm"], axes["ranks"], config.seed,

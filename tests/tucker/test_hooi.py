@@ -48,6 +48,19 @@ def test_hooi_matches_dense(dims, K, init, make_tensor):
     assert all(q > 0 for q in res.queries)
 
 
+def test_one_process_time_partition_and_no_words(make_tensor):
+    """On one process: ttm + svd + comm + other = hooi_time within 2% (Fig. 11's bars), nothing is
+    sent (no message time, 0 words per rank)."""
+    from spbench.tucker.hooi import PARTITION
+
+    T = make_tensor(5, dims=(300, 200, 100), nnz=20000)
+    res = hooi(T, 6, invocations=2, seed=0)
+    parts = [res.times[k] for k in PARTITION]
+    assert min(parts) >= 0 and res.times["ttm_time"] > 0 and res.times["svd_time"] > 0
+    assert sum(parts) == pytest.approx(res.times["hooi_time"], rel=0.02)
+    assert res.times["comm_time"] == 0.0 and res.words_sent_recv == 0 and res.core_words == 0
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_hooi_default_tolerance_and_threads(threads, make_tensor):
     T = make_tensor(11, dims=(40, 30, 20), nnz=900)

@@ -161,6 +161,32 @@ def test_worker_contract(tmp_path):
             assert np.allclose(s, 1.0, atol=1e-8)
 
 
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_measured_components_partition_hooi_time(tmp_path, ranks):
+    """A measured row's ttm + svd + comm + other (the slowest rank's timers) = its hooi_time within
+    2% (Fig. 11's bars); at one rank nothing is sent: no message time, 0 words per rank."""
+    from spbench.tucker.hooi import PARTITION
+
+    tdir = _write_tensor_dir(tmp_path / "tensor", _tensor(dims=(300, 200, 150), nnz=30000))
+    runs = tmp_path / "runs"
+    tasks = [{"row": {"run_id": s}, "scheme": s, "K": 6, "seed": 0, "invocations": 2}
+             for s in ("lite", "coarse", "medium")]
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": str(runs), "threads": 1, "tasks": tasks}))
+    mpirun(ranks, "-m", "spbench.tucker.worker", spec)
+    for t in tasks:
+        row = json.loads((runs / f"{t['scheme']}.json").read_text())
+        parts = [row[k] for k in PARTITION]
+        assert min(parts) >= 0 and row["ttm_time"] > 0 and row["svd_time"] > 0, row
+        assert sum(parts) == pytest.approx(row["hooi_time"], rel=0.02), (t["scheme"], parts, row["hooi_time"])
+        assert row["fm_time"] <= row["comm_time"] and "slowest rank" in row["hooi_time_kind"]
+        if ranks == 1:
+            assert row["comm_time"] == 0.0 and row["words_per_rank_max"] == 0 and row["core_words"] == 0
+        else:
+            assert row["comm_time"] > 0 and row["words_per_rank_max"] > 0
+
+
 def test_worker_failed_task_is_its_own_error_row(tmp_path):
     """A failing task is that task's error row (every rank agrees, no hang); the tasks before and
     after it still run and store their rows."""
