@@ -39,3 +39,42 @@ def place(const index_t[::1] index, const int32_t[::1] stage1_owner, const int32
                 else:
                     hi = mid
             out[e] = <int32_t>lo
+
+
+def stage_one(const int64_t[::1] sizes, int64_t nparts, int64_t limit, int64_t[::1] loads):
+    """Figure 8's stage 1 on the non-empty slices sorted by (size, id): slice t goes whole to
+    t mod P while that keeps its load within ``limit``; returns t̂, the first slice that does not
+    (the slice count if all do), with ``loads[p]`` (zeroed on entry) = p's stage-1 elements."""
+    cdef Py_ssize_t t, m = sizes.shape[0], t_hat = sizes.shape[0]
+    cdef int64_t p
+    with nogil:
+        for t in range(m):
+            p = t % nparts
+            if loads[p] + sizes[t] > limit:
+                t_hat = t
+                break
+            loads[p] += sizes[t]
+    return t_hat
+
+
+def stage_two(const int64_t[::1] ids, const int64_t[::1] sizes, Py_ssize_t t_hat, int64_t nparts,
+              int32_t[::1] stage1_owner, int32_t[::1] slice_k, int64_t[::1] start_by_id, int64_t[::1] start2):
+    """The per-slice decisions :func:`place` reads, from stage 1's t̂: ``stage1_owner[id]`` = t mod P
+    for the stage-1 slices; the stage-2 slices numbered by increasing id (``slice_k``) with
+    ``start2[k]``, their first position in the stage-2 element stream (slices in sorted order).
+    ``stage1_owner`` and ``slice_k`` hold −1 on entry; ``start_by_id`` is scratch (one per slice)."""
+    cdef Py_ssize_t t, l, m = ids.shape[0], L = slice_k.shape[0]
+    cdef int64_t acc = 0
+    cdef int32_t k = 0
+    with nogil:
+        for t in range(t_hat):
+            stage1_owner[ids[t]] = <int32_t>(t % nparts)
+        for t in range(t_hat, m):
+            slice_k[ids[t]] = 0
+            start_by_id[ids[t]] = acc
+            acc += sizes[t]
+        for l in range(L):
+            if slice_k[l] >= 0:
+                slice_k[l] = k
+                start2[k] = start_by_id[l]
+                k += 1

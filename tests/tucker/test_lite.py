@@ -143,3 +143,25 @@ def test_theorem_6_1_property(sizes, P, seed):
     assert e_max <= math.ceil(index.size / P)
     assert r_sum <= L + P
     assert r_max <= math.ceil(L / P) + 2
+
+
+@pytest.mark.parametrize("kind", ["uniform", "powerlaw", "giant", "few_large"])
+@pytest.mark.parametrize("P", [1, 2, 7, 64, 513])
+def test_serial_decisions_equal_collective_ones(kind, P):
+    """The one-process decisions (compiled stage 1 and decision pass) equal the collective form's
+    run on a one-process communicator, field by field."""
+    import importlib
+
+    from spbench.tucker.mpi import LocalComm
+    L = importlib.import_module("spbench.tucker.schemes.lite")   # the package re-exports a function of that name
+
+    sizes = _random_sizes(np.random.default_rng(P), kind, 3000).astype(np.int64)
+    sizes[::7] = 0
+    comm = LocalComm()
+    serial = L._decide_serial(L._slice_stage_serial(sizes, P), sizes.size, P)
+    stage = L._slice_stage_collective(comm, sizes, P, np.random.default_rng(0))
+    collective = L._decide_collective(comm, stage, sizes.size, P)
+    for field in ("ids", "sizes", "first", "limit", "t_hat", "slices", "bounds"):
+        assert np.array_equal(getattr(serial.stage, field), getattr(collective.stage, field)), field
+    for field in ("stage1_owner", "slice_k", "start2"):
+        assert np.array_equal(getattr(serial, field), getattr(collective, field)), field

@@ -118,7 +118,36 @@ class _SliceStage:
 def _slice_stage(comm, sizes: np.ndarray, P: int, rng) -> _SliceStage:
     """Sort the non-empty slices by (size, id) with a sample sort (rank r brings its range of
     slice ids), then stage 1 (column-wise prefix loads by an Exscan of per-residue sums, t̂ by an
-    Allreduce(min), the stage-1 loads by an Allreduce) and stage 2's bins."""
+    Allreduce(min), the stage-1 loads by an Allreduce) and stage 2's bins. On one process the
+    same decisions come from a local sort and one compiled pass (:func:`_slice_stage_serial`)."""
+    if comm.size == 1:
+        return _slice_stage_serial(sizes, P)
+    return _slice_stage_collective(comm, sizes, P, rng)
+
+
+def _slice_stage_serial(sizes: np.ndarray, P: int) -> _SliceStage:
+    """:func:`_slice_stage` on one process: Figure 8's stage 1 as one loop over the sorted slices
+    (``spbench.kernels._lite_place.stage_one``), where the collective form needs prefix sums."""
+    from spbench.kernels._lite_place import stage_one
+
+    L = sizes.size
+    limit = -(-int(sizes.sum()) // P)
+    ids = np.flatnonzero(sizes > 0)
+    span = max(L, 1)
+    keys = sizes[ids] * span + ids
+    del ids
+    keys.sort()
+    sz, sl = np.divmod(keys, span)
+    del keys
+    loads = np.zeros(P, dtype=np.int64)
+    t_hat = int(stage_one(sz, P, limit, loads))
+    bounds = np.zeros(P + 1, dtype=np.int64)
+    np.cumsum(limit - loads, out=bounds[1:])
+    return _SliceStage(sl, sz, 0, limit, t_hat, int(sl.size), bounds)
+
+
+def _slice_stage_collective(comm, sizes: np.ndarray, P: int, rng) -> _SliceStage:
+    """:func:`_slice_stage` over the ranks of ``comm`` (each brings its range of slice ids)."""
     L = sizes.size
     limit = -(-int(sizes.sum()) // P)
     a, b = block_range(L, comm.size, comm.rank)
@@ -166,6 +195,13 @@ def _decide(comm, sizes: np.ndarray, P: int, rng) -> _ModeDecisions:
     (stage 1) or −(stream start+1) (stage 2) per slice."""
     L = sizes.shape[0]
     st = _slice_stage(comm, sizes, P, rng)
+    if comm.size == 1:
+        return _decide_serial(st, L, P)
+    return _decide_collective(comm, st, L, P)
+
+
+def _decide_collective(comm, st: _SliceStage, L: int, P: int) -> _ModeDecisions:
+    """:func:`_decide`'s decisions from this rank's part of the slice stage, spread by an Allreduce."""
     t = st.first + np.arange(st.ids.size, dtype=np.int64)
     s1 = t < st.t_hat
     sz2 = np.where(s1, 0, st.sizes)
@@ -178,6 +214,18 @@ def _decide(comm, sizes: np.ndarray, P: int, rng) -> _ModeDecisions:
     slice_k = np.full(L, -1, dtype=np.int32)
     slice_k[stage2_ids] = np.arange(stage2_ids.size, dtype=np.int32)
     return _ModeDecisions(st, (np.maximum(code, 0) - 1).astype(np.int32), slice_k, -code[stage2_ids] - 1)
+
+
+def _decide_serial(st: _SliceStage, L: int, P: int) -> _ModeDecisions:
+    """:func:`_decide` on one process: the decisions written by one compiled pass over the sorted
+    slices (``spbench.kernels._lite_place.stage_two``) instead of a code array spread by an Allreduce."""
+    from spbench.kernels._lite_place import stage_two
+
+    stage1_owner = np.full(L, -1, dtype=np.int32)
+    slice_k = np.full(L, -1, dtype=np.int32)
+    start2 = np.empty(st.ids.size - st.t_hat, dtype=np.int64)
+    stage_two(st.ids, st.sizes, st.t_hat, P, stage1_owner, slice_k, np.empty(L, dtype=np.int64), start2)
+    return _ModeDecisions(st, stage1_owner, slice_k, start2)
 
 
 def _place(dec: _ModeDecisions, index: np.ndarray, seen: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
