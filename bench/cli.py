@@ -99,6 +99,9 @@ def main():
                    "1 run; results in results/<name>_small/).")
 @click.option("--resume/--fresh", default=True, help="Skip stored runs (default) or start over.")
 @click.option("--dry-run", is_flag=True, help="Print the points (marking those already stored) with each one's "
+@click.option("--machine", "machine_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="simulate: model with this machine profile, a file `spbench calibrate` wrote (maybe on another "
+                   "machine; overrides the config's costs).")
               "estimated peak memory and the disk its stores still take, and exit.")
 @click.option("--no-preflight", is_flag=True, help="Run even when a point's estimated peak memory exceeds the "
               "free memory or the stores to generate exceed the free disk (also SPBENCH_NO_PREFLIGHT=1).")
@@ -112,7 +115,7 @@ def main():
 @click.option("--batch-job", is_flag=True, help="Print, as shell assignments, what a batch job of this config needs "
               "(NAME: the results folder's name; FLAGS: the experiment's run flags; its environment), and exit.")
 def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launcher, oversubscribe, timeout,
-        duplicates, scale, resume, dry_run, no_preflight, wait, quiet, shard, slurm_array, submit, batch_job):
+        duplicates, scale, machine_file, resume, dry_run, no_preflight, wait, quiet, shard, slurm_array, submit, batch_job):
     """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run.
 
     Exit code: 0 when every point is ok (or stored before), 1 when any ended error, timeout or
@@ -131,7 +134,8 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
         config = load_config(config_file).with_overrides(execution=execution, repeats=repeats, runs=runs,
                                                           barrier=barrier, fallback=fallback, launcher=launcher,
                                                           oversubscribe=oversubscribe, timeout=timeout,
-                                                          duplicates=duplicates, scale=scale)
+                                                          duplicates=duplicates, scale=scale,
+                                                          costs=None if machine_file is None else str(machine_file))
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
     if batch_job:
@@ -395,7 +399,9 @@ def info(as_json):
 @main.command(cls=OneLineCommand)
 @click.option("--experiment", type=click.Choice(EXPERIMENTS), default=EXPERIMENTS[0], show_default=True,
               help="The experiment whose cost model to calibrate.")
-@click.option("--cores", default="1,2", show_default=True, help="SpTrSV: core counts to calibrate, comma separated.")
+@click.option("--cores", default=None,
+              help="SpTrSV: core counts to calibrate, comma separated (default 1, 2, 4, ... up to this machine's cores).")
+@click.option("--force", is_flag=True, help="Keep a calibration measured on a busy machine (refused otherwise).")
 @click.option("--quick", is_flag=True, help="Small inputs and few repeats (seconds).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Calibration file (default $SPBENCH_DATA/calibration/<experiment>-<host>.json).")
@@ -408,7 +414,7 @@ def info(as_json):
               help="With --validate: results folder (default results/bench-<validation>/).")
 @click.option("--quiet", "-q", is_flag=True, help="With --validate: no progress on stderr.")
 @click.pass_context
-def calibrate(ctx, experiment, cores, quick, out_path, costs_path, validate, results_dir, quiet):
+def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, validate, results_dir, quiet):
     """Measure this machine's costs for the cost model `execution: simulate` uses: SpTrSV (per row /
     nonzero, barrier, weak barrier, P2P wait) or Tucker (TTM, oracle, Lanczos, MPI latency and
     per-word cost from a 2-rank micro-benchmark); --validate SIZE then stores the model's
@@ -427,10 +433,22 @@ def calibrate(ctx, experiment, cores, quick, out_path, costs_path, validate, res
             raise UsageFailure(f"spbench calibrate: --costs: {exc}") from None
     else:
         try:
-            cores_list = tuple(int(c) for c in cores.split(","))
+            if not force:  # before minutes of measuring: is someone else using the cores right now?
+                require_quiet(check_now(), what)
+        from .machine_load import MachineBusy, check_now, require_quiet
+
+        what = f"spbench calibrate --experiment {experiment}"
+        try:
+            cores_list = tuple(int(c) for c in cores.split(",")) if cores else ()
+        except ValueError:
+            raise UsageFailure(f"--cores: expected core counts separated by commas, got {cores!r}") from None
             measured = chosen.measure_calibration(quick, cores_list)
         except ValueError as exc:
-            raise UsageFailure(f"--cores: {exc}") from None
+            raise UsageFailure(f"{what}: {exc}") from None
+            if not force:
+                require_quiet(measured.get("load", {}), what)
+        except MachineBusy as exc:
+            raise UsageFailure(str(exc)) from None
         path = chosen.save_calibration(measured, out_path or chosen.calibration_path())
     for name, value in chosen.calibration_summary(measured):
         click.echo(f"{name:<10} {value}")

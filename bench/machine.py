@@ -59,6 +59,43 @@ def usable_cores() -> int:
     return n
 
 
+def topology(sys_root: str = "/sys/devices/system") -> dict:
+    """Sockets, NUMA domains and cores per domain of the online CPUs (sysfs:
+    ``cpu/cpu*/topology/physical_package_id``, ``node/node*/cpulist``); unknown counts are 1."""
+    root = Path(sys_root)
+    try:  # online CPUs, not this thread's affinity: libgomp pins the main thread to one place
+        cpus = _cpu_list((root / "cpu/online").read_text())
+    except (OSError, ValueError):
+        cpus = list(range(os.cpu_count() or 1))
+    sockets = set()
+    for c in cpus:
+        try:
+            sockets.add(int((root / f"cpu/cpu{c}/topology/physical_package_id").read_text()))
+        except (OSError, ValueError):
+            pass
+    domains = []
+    for node in sorted(root.glob("node/node[0-9]*")):
+        try:
+            mine = set(_cpu_list((node / "cpulist").read_text())) & set(cpus)
+        except (OSError, ValueError):
+            continue
+        if mine:
+            domains.append(len(mine))
+    n_domains = max(1, len(domains))
+    return {"sockets": max(1, len(sockets)), "numa_domains": n_domains,
+            "cores_per_domain": max(domains) if domains else len(cpus)}
+
+
+def _cpu_list(text: str) -> list[int]:
+    """``0-3,8,10-11`` -> [0, 1, 2, 3, 8, 10, 11] (the sysfs cpulist format)."""
+    out = []
+    for part in text.strip().split(","):
+        if part:
+            lo, _, hi = part.partition("-")
+            out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
 def proc_kb(path: str, key: str) -> int | None:
     """The ``key:`` line of a Linux /proc file (``/proc/self/status``, ``/proc/meminfo``) in KiB,
     None where the file or the line is missing."""

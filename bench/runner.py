@@ -31,6 +31,7 @@ from .config import Config
 from .experiment import RunError
 from .experiment_registry import get_experiment
 from .atomic_files import WriteFailed
+from .machine_load import LoadWatch
 from .point_process import run_apart
 from .results import FINAL_STATUSES, ResultStore
 from .shard import Shard, slurm_provenance
@@ -162,6 +163,7 @@ def _sweep_loaded(experiment, config: Config, store: ResultStore, loaded, progre
     for line in store.set_aside_corrupt():
         print(f"spbench: warning: {line}", file=stream or sys.stderr, flush=True)
     _write_meta(store, config, calibration=experiment.calibration, shard=shard)
+    watch = LoadWatch()  # measured times are costs only on a quiet machine: meta.json says how quiet
     stored = store.done()
     version = code_version(config.experiment)
     wanted: dict = {}  # point identity -> the run_id it has now
@@ -181,6 +183,10 @@ def _sweep_loaded(experiment, config: Config, store: ResultStore, loaded, progre
                                     **point.axes}))
         for row in _run_pending(experiment, config, store, progress, prepared, pending):
             _count(summary, row)
+    if config.execution == "measured":
+        meta = store.read_meta() or {}
+        meta["load"] = watch.figures()
+        store.write_meta(meta)
     summary.superseded = _move_superseded(store, wanted)
     if summary.superseded:
         progress.note(f"moved {summary.superseded} rows of an older code/data version to "

@@ -26,9 +26,19 @@ cdef extern from "sptrsv_impl.h" nogil:
                             const double *b, double *x, const int32_t *block_ptr, int n_steps,
                             int n_cores, const int32_t *parent_ptr, const int32_t *parent_idx,
                             double *times, int reps)
+    int SPB_SYNC_NONE
+    int SPB_SYNC_SPIN
+    int SPB_SYNC_OMP
+    int SPB_SYNC_WEAK
+    int SPB_SYNC_FLAG
+    int spb_sync_bench_timed(int kind, int n_cores, int n_steps, int work, int staleness,
+                             double *times, int reps, double *sink)
 
 BARRIER_SPIN = SPB_BARRIER_SPIN
 BARRIER_OMP = SPB_BARRIER_OMP
+#: synchronisation of :func:`sync_bench_timed` by name
+SYNC_KINDS = {"none": SPB_SYNC_NONE, "spin": SPB_SYNC_SPIN, "omp": SPB_SYNC_OMP,
+              "weak": SPB_SYNC_WEAK, "flag": SPB_SYNC_FLAG}
 
 import numpy as _np
 _NO_PARENT = _np.zeros(1, dtype=_np.int32)
@@ -199,4 +209,32 @@ def p2p_solve_timed(const int32_t[::1] indptr, const int32_t[::1] indices, const
                                    &task_parent_idx[0], &times[0], reps)
     if team < 0:
         raise MemoryError("could not allocate the task flags")
+    return team
+
+
+def sync_bench_timed(str kind, int n_cores, int n_steps, int work, int staleness, double[::1] times):
+    """Time the kernels' own synchronisation alone, ``len(times)`` runs in one OpenMP region.
+
+    Every thread runs ``n_steps`` supersteps of ``work`` dependent multiply-adds (0: empty
+    supersteps), each followed by ``kind`` (:data:`SYNC_KINDS`): "none" (the work alone), "spin"
+    (the BSP kernel's barrier), "omp" (OpenMP's), "weak" (the SSP kernel's weak barrier at
+    ``staleness``) or "flag" (the P2P kernel's flag wait on task (s - 1, p + 1 mod P)).  Each
+    run ends with a spin barrier inside thread 0's clock, for every kind alike.  Returns the team
+    size OpenMP gave; the runs happened only if it equals ``n_cores``.
+    """
+    if kind not in SYNC_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(map(repr, SYNC_KINDS))}, got {kind!r}")
+    if n_cores < 1 or n_steps < 1 or work < 0 or staleness < 1:
+        raise ValueError(f"need n_cores >= 1, n_steps >= 1, work >= 0, staleness >= 1; got "
+                         f"{n_cores}, {n_steps}, {work}, {staleness}")
+    cdef int reps = <int>times.shape[0]
+    if reps < 1:
+        raise ValueError("times must have at least one entry")
+    cdef int code = SYNC_KINDS[kind]
+    cdef int team
+    cdef double sink = 0.0
+    with nogil:
+        team = spb_sync_bench_timed(code, n_cores, n_steps, work, staleness, &times[0], reps, &sink)
+    if team < 0:
+        raise MemoryError("could not allocate the barrier counters and flags")
     return team

@@ -342,4 +342,98 @@ static int spb_p2p_solve_timed(const int32_t *indptr, const int32_t *indices, co
     return team;
 }
 
+/* ---- Synchronisation microbenchmark --------------------------------------------------------
+ *
+ * The kernels' own synchronisation timed alone (sptrsv-elasticity §4.1): every thread runs
+ * n_steps supersteps, each a fixed work item (`work` dependent multiply-adds on a register, no
+ * memory traffic; 0 = an empty superstep) and then, by `kind`:
+ *   SPB_SYNC_NONE  nothing (the work alone: the compute reference),
+ *   SPB_SYNC_SPIN  the BSP kernel's spin barrier (spb_counters_barrier),
+ *   SPB_SYNC_OMP   OpenMP's barrier,
+ *   SPB_SYNC_WEAK  the SSP kernel's weak barrier at `staleness`, in the kernel's order: wait
+ *                  until the others completed superstep s - staleness, work, arrive,
+ *   SPB_SYNC_FLAG  the P2P kernel's flag wait: task (s, p) waits for the flag of task
+ *                  (s - 1, (p + 1) mod P), works, then stores its own flag (release).
+ * Each repetition starts with a spin barrier (untimed) and ends with one, inside thread 0's
+ * clock for every kind alike, so the difference of two kinds holds no start or end cost.  Nothing
+ * is allocated inside the parallel region. */
+#define SPB_SYNC_NONE 0
+#define SPB_SYNC_SPIN 1
+#define SPB_SYNC_OMP 2
+#define SPB_SYNC_WEAK 3
+#define SPB_SYNC_FLAG 4
+
+static inline double spb_work_item(double v, int work)
+{
+    for (int k = 0; k < work; ++k) v = v * 0.999999 + 1e-9;
+    return v;
+}
+
+static double spb_sync_worker(int kind, int n_cores, int n_steps, int work, int staleness, int me,
+                              spb_counters *c, spb_line *flags, double *times, int reps)
+{
+    double v = 1.0 + me;
+    const int64_t lag = (int64_t)staleness - 1;
+    const int next = (me + 1) % n_cores;
+    for (int r = 0; r < reps; ++r) {
+        const int64_t epoch = (int64_t)r + 1;
+        spb_counters_barrier(c, me);
+        double t0 = me == 0 ? spb_now() : 0.0;
+        for (int s = 0; s < n_steps; ++s) {
+            if (kind == SPB_SYNC_WEAK) {
+                spb_counters_wait(c, me, spb_counters_value(c, me) - lag);
+                v = spb_work_item(v, work);
+                spb_counters_arrive(c, me);
+            } else if (kind == SPB_SYNC_FLAG) {
+                if (s > 0) spb_flag_wait(flags, (int32_t)((int64_t)(s - 1) * n_cores + next), epoch);
+                v = spb_work_item(v, work);
+                atomic_store_explicit(&flags[(int64_t)s * n_cores + me].value, epoch,
+                                      memory_order_release);
+            } else {
+                v = spb_work_item(v, work);
+                if (kind == SPB_SYNC_SPIN) spb_counters_barrier(c, me);
+                else if (kind == SPB_SYNC_OMP) spb_sync(c, me, SPB_BARRIER_OMP);
+            }
+        }
+        spb_counters_barrier(c, me);
+        if (me == 0) times[r] = spb_now() - t0;
+    }
+    return v;
+}
+
+/* reps timed runs of the microbenchmark in one parallel region; return value as
+ * spb_bsp_solve_timed.  *sink receives the work items' result (so they cannot be elided). */
+static int spb_sync_bench_timed(int kind, int n_cores, int n_steps, int work, int staleness,
+                                double *times, int reps, double *sink)
+{
+    int team = 1;
+    spb_counters *c = spb_counters_create(n_cores);
+    spb_line *flags = (spb_line *)spb_aligned_calloc((size_t)n_steps * n_cores * sizeof(spb_line));
+    if (!c || !flags) {
+        spb_counters_destroy(c);
+        free(flags);
+        return -1;
+    }
+    for (int64_t t = 0; t < (int64_t)n_steps * n_cores; ++t) atomic_init(&flags[t].value, 0);
+    double total = 0.0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_cores) reduction(+ : total)
+    {
+        int nt = omp_get_num_threads();
+#pragma omp single
+        team = nt;
+        if (nt == n_cores)
+            total += spb_sync_worker(kind, n_cores, n_steps, work, staleness, omp_get_thread_num(),
+                                     c, flags, times, reps);
+    }
+#else
+    if (n_cores == 1)
+        total = spb_sync_worker(kind, 1, n_steps, work, staleness, 0, c, flags, times, reps);
+#endif
+    *sink = total;
+    spb_counters_destroy(c);
+    free(flags);
+    return team;
+}
+
 #endif /* SPBENCH_SPTRSV_IMPL_H */

@@ -44,6 +44,7 @@ def test_calibrate_goes_through_the_experiment(experiment, tmp_path, monkeypatch
 
     kind = type(get_experiment(experiment))
     asked = []
+    monkeypatch.setattr("spbench.machine_load.check_now", lambda seconds=1.0: {"busy": False})
     monkeypatch.setattr(kind, "measure_calibration",
                         lambda self, quick, cores: asked.append((quick, cores)) or MEASURED[experiment])
     out = tmp_path / "cal.json"

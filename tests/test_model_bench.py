@@ -71,6 +71,7 @@ def test_calibrate_validate_after_measuring(sptrsv_cal, tmp_path, monkeypatch):
     from spbench.sptrsv.runner import SptrsvExperiment
 
     monkeypatch.setattr(SptrsvExperiment, "measure_calibration", lambda self, quick, cores: load(sptrsv_cal))
+    monkeypatch.setattr("spbench.machine_load.check_now", lambda seconds=1.0: {"busy": False})
     cal, out = tmp_path / "new.json", tmp_path / "val"
     res = invoke("calibrate", "--cores", "1", "--out", cal, "--validate", 6, "--results", out, "-q")
     assert res.exit_code == 0, res.output

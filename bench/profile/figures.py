@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from spbench.profile.labels import provenance_tag  # noqa: E402
+from spbench.profile.measurement_conditions import shade_extrapolated  # noqa: E402
 from spbench.profile.intervals import geomean_interval, point_samples, ratio_of_medians  # noqa: E402
 from spbench.profile.perfprofile import (  # noqa: E402
     DEFAULT_TAUS, check_columns, executions, performance_profile, series_labels)
@@ -218,6 +219,7 @@ def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
                             alpha=0.15, linewidth=0)
         ax.axhline(1.0, color="0.4", linestyle="--", linewidth=0.8)
         ax.set_xticks(cores)
+        shade_extrapolated(ax, rows)
         shown = points[[lo_col, hi_col, "speedup_geomean", "speedup_ci_low", "speedup_ci_high"]]
         shown = shown.to_numpy(float)[np.isfinite(shown.to_numpy(float)) & (shown.to_numpy(float) > 0)]
         if shown.size and shown.max() / shown.min() > 10:  # more than a decade: a log axis

@@ -11,6 +11,7 @@ import pandas as pd
 from spbench.profile.failed_rows import failed_rows_section
 from spbench.profile.figures import performance_profile_figure, speedup_points, speedup_vs_cores
 from spbench.profile.labels import display_map
+from spbench.profile.measurement_conditions import conditions_section
 from spbench.profile.perfprofile import REQUIRED_COLUMNS, check_columns, executions
 from spbench.profile.model_report import write_model_sections
 from spbench.profile.sptrsv_paper_sections import write_paper_sections
@@ -142,7 +143,8 @@ def write_sptrsv_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[P
         written += paths
         sections += model_lines
         notes += model_notes
-    lines = [f"# SpTrSV profile: {name}", "", "## Rows", "", *_row_counts(df), "", *failed_rows_section(df)]
+    lines = [f"# SpTrSV profile: {name}", "", "## Rows", "", *_row_counts(df), "", *failed_rows_section(df),
+             *conditions_section(df, "cores")]
     if notes:
         lines += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     lines += sections

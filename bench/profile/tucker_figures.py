@@ -218,6 +218,8 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
                      "process; `dist_time` is the serial scheme computation on this machine.")
     lines += ["", *failed_rows_section(df)]
     from spbench.profile.tucker_representativeness import representativeness_section
+    from spbench.profile.measurement_conditions import conditions_section
+    lines += conditions_section(df, "ranks")  # busy machine, oversubscribed ranks
     lines += representativeness_section(df)
     shown = display_map(df)
     for ranks, K, rows in configurations(df):

@@ -9,17 +9,20 @@ What is measured (medians of timed solves, 2 untimed first as in §5.1):
   to ``rows · t_row + nnz · t_nnz + chained · t_chain + far · t_far`` (``model.row_features``);
 - per-core rates at P cores: P copies of each of those matrices as a block diagonal, one
   superstep, copy p on core p (BSP kernel), so every core runs a whole matrix at once; same fit;
-- synchronisation at P cores on the wavefront schedule of lap2d-9pt (hundreds of short
-  supersteps, cross-core reads as in real schedules): the BSP kernel with the spin barrier
-  (``barrier``) and OpenMP's (``barrier_omp``), the SSP kernel at staleness 1 on the same
-  schedule (``weak_barrier``: arrive-to-seen latency of the weak barrier) and the
-  point-to-point kernel on its task graph (SpMP's execution; ``p2p_dep``: cost per dependency),
-  in interleaved rounds (median of the rounds).  Each is the value for which
-  :func:`model.simulate` of that schedule equals the measured time (bisection; the model is
-  monotone in it), so it also absorbs what the compute model misses there (cross-core reads of
-  x).  On 1 core nothing waits on another core, so ``weak_barrier`` and ``p2p_dep`` are 0 there.
-  (A pure chain, row i on core i mod P, gave ~2x higher latencies here: there every superstep
-  also waits for one cross-core read of x, which real schedules overlap.)
+- synchronisation at P cores, measured alone, never fitted against compute
+  (:func:`measure_sync`, :func:`sync_costs`): the kernels' own spin barrier (``barrier``),
+  OpenMP's barrier (``barrier_omp``), the SSP kernel's weak barrier at staleness 2
+  (``weak_barrier``) and the P2P kernel's flag wait (``p2p_dep``), in a microbenchmark of
+  thousands of empty supersteps (and, as a check, supersteps of a fixed work item), interleaved
+  rounds, median and interquartile range recorded.  Each latency is the one for which the model's
+  replay of the same microbenchmark matches the measured time per superstep.  On 1 core nothing
+  waits on another core: the cost per superstep is the call's own.
+
+A cross-core synchronisation below SYNC_FLOOR, or a per-nonzero cost changing more than
+COMPUTE_JUMP_MAX times between 1 and 2 cores, is refused (:func:`check_physical`).  The result
+also records the machine's load over the measurement (:mod:`spbench.machine_load`; `spbench
+calibrate` refuses a busy machine unless ``--force``) and a machine profile (:func:`machine_profile`:
+sockets, NUMA domains, copy bandwidth, the law for core counts not measured).
 
 Bind the threads (``OMP_PROC_BIND=close OMP_PLACES=cores``, as the paper does, §5.1): unbound
 threads on a small VM were seen to share one CPU for a while, making a superstep cost a context
@@ -43,7 +46,7 @@ from spbench.kernels import _sptrsv
 from spbench.machine import usable_cores
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import BARRIERS, WARMUP_RUNS, prepare_lower
-from spbench.sptrsv.model import RATE_KEYS, row_features, simulate
+from spbench.sptrsv.model import RATE_KEYS, SYNC_KEYS, row_features, sync_bench_time
 from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph
 
 SCHEMA_VERSION = 1
@@ -57,27 +60,35 @@ MATRICES = {
            ("rgg-spd", {"n": 12000, "avg_degree": 12.0})],
 }
 REPEATS = {False: 50, True: 10}
-#: sync costs come from the wavefront schedule of this matrix (many short supersteps)
-SYNC_MATRIX = {False: ("lap2d-9pt", {"grid": 150}), True: ("lap2d-9pt", {"grid": 60})}
-SYNC_REPEATS = {False: 20, True: 5}
-SYNC_ROUNDS = {False: 5, True: 1}
+#: synchronisation microbenchmark (:func:`measure_sync`): supersteps per run, timed runs per
+#: round, rounds, and the fixed work item of the second variant (dependent multiply-adds, about
+#: 0.4 µs on a 2.5 GHz core: of the order of a barrier, so overlap shows)
+SYNC_STEPS = {False: 4000, True: 1000}
+SYNC_RUNS = {False: 15, True: 6}
+SYNC_ROUNDS = {False: 5, True: 2}
+SYNC_WORK = 200
+SSP_STALENESS = 2
+SYNC_BENCH_KINDS = ("none", "spin", "omp", "weak", "flag")
+#: the least a synchronisation between two cores can cost: one cache-line transfer between cores
+#: takes tens of ns on any current multi-core CPU (71 ns for our spin barrier on this project's
+#: 2-core EPYC VM); a smaller value timed no synchronisation
+SYNC_FLOOR = 20e-9
+#: the most the per-nonzero cost may change between 1 and 2 cores, each solving its own copy
+COMPUTE_JUMP_MAX = 2.0
 
 
-def _median(times: np.ndarray) -> float:
-    return float(np.median(times[WARMUP_RUNS:]))
-
-
-def _time_serial(L, repeats: int) -> float:
+def _serial_times(L, repeats: int) -> np.ndarray:
+    """Seconds of ``repeats`` timed serial solves (after WARMUP_RUNS untimed)."""
     times = np.empty(WARMUP_RUNS + repeats)
     x = np.zeros(L.shape[0])
     with threadpool_limits(limits=1, user_api="blas"):
         _sptrsv.serial_solve_timed(L.indptr, L.indices, L.data, np.ones(L.shape[0]), x, times)
-    return _median(times)
+    return times[WARMUP_RUNS:]
 
 
-def time_schedule(L, run, kernel: str, repeats: int, barrier: str = "spin") -> float:
-    """Median seconds of ``repeats`` timed solves of L run by a Schedule/TaskSchedule on ``kernel``
-    (the layout and kernel calls of ``execute.solve_point``)."""
+def schedule_times(L, run, kernel: str, repeats: int, barrier: str = "spin") -> np.ndarray:
+    """Seconds of ``repeats`` timed solves of L run by a Schedule/TaskSchedule on ``kernel``
+    (the layout and kernel calls of ``execute.solve_point``; WARMUP_RUNS untimed first)."""
     schedule = run.schedule if isinstance(run, TaskSchedule) else run
     P = schedule.n_cores
     L_perm, perm, block_ptr = reorder(schedule, L)
@@ -97,7 +108,7 @@ def time_schedule(L, run, kernel: str, repeats: int, barrier: str = "spin") -> f
             raise ValueError(f"kernel must be 'bsp', 'ssp' or 'p2p', got {kernel!r}")
     if team != P:
         raise RuntimeError(f"OpenMP started {team} threads, asked for {P}")
-    return _median(times)
+    return times[WARMUP_RUNS:]
 
 
 def _fit_rates(samples: list[dict]) -> dict:
@@ -144,6 +155,87 @@ def chain(n: int, cores: int, staleness: int = 1) -> tuple[sp.csr_matrix, Schedu
     return L, Schedule(core=i % cores, superstep=i, n_cores=cores, staleness=staleness)
 
 
+def _sync_per_step(kind: str, cores: int, steps: int, work: int, runs: int) -> np.ndarray:
+    """Seconds per superstep of ``runs`` timed runs of the synchronisation microbenchmark
+    (``_sptrsv.sync_bench_timed``; the first WARMUP_RUNS untimed)."""
+    times = np.empty(WARMUP_RUNS + runs)
+    team = _sptrsv.sync_bench_timed(kind, cores, steps, work, SSP_STALENESS, times)
+    if team != cores:
+        raise RuntimeError(f"OpenMP started {team} threads, asked for {cores}")
+    return times[WARMUP_RUNS:] / steps
+
+
+def measure_sync(cores: int, quick: bool) -> dict:
+    """Raw timings of the kernels' own synchronisation at ``cores`` threads: seconds per superstep
+    of every microbenchmark kind (``none``: the work alone) on empty supersteps and on supersteps
+    of SYNC_WORK multiply-adds, in interleaved rounds (machine noise hits every kind alike)."""
+    steps, runs = SYNC_STEPS[quick], SYNC_RUNS[quick]
+    timings: dict[str, list[float]] = {}
+    for _ in range(SYNC_ROUNDS[quick]):
+        for work in (0, SYNC_WORK):
+            for kind in SYNC_BENCH_KINDS:
+                timings.setdefault(f"{kind}@{work}", []).extend(
+                    _sync_per_step(kind, cores, steps, work, runs).tolist())
+    return {"steps": steps, "work": SYNC_WORK, "staleness": SSP_STALENESS, "per_step": timings}
+
+
+#: microbenchmark kind -> (the cost it gives, the model's kernel for it)
+_SYNC_TERMS = {"spin": ("barrier", "bsp"), "omp": ("barrier_omp", "bsp"),
+               "weak": ("weak_barrier", "ssp"), "flag": ("p2p_dep", "p2p")}
+#: supersteps of the model run each latency is solved on (the per-step steady state)
+_MODEL_STEPS = 256
+
+
+def _latency_for(kernel: str, cores: int, compute: float, per_step: float, weak: float = 0.0) -> float:
+    """The latency for which the model's microbenchmark (:func:`model.sync_bench_time`) takes
+    ``per_step`` seconds per superstep when each superstep's work takes ``compute``."""
+    if cores == 1:  # nothing to wait for: the call's own cost per superstep (the model waits only across cores)
+        return max(0.0, per_step - compute)
+
+    def per_step_model(lam):
+        return sync_bench_time(kernel, _MODEL_STEPS, cores, compute, lam, staleness=SSP_STALENESS,
+                               weak_barrier=weak) / _MODEL_STEPS
+    return _solve_latency(per_step_model, per_step)
+
+
+def sync_costs(raw: dict, cores: int) -> dict:
+    """Synchronisation costs from :func:`measure_sync`'s timings, no compute rate involved.
+
+    Every latency comes from empty supersteps: the one for which the model's run of the same
+    microbenchmark (compute = the ``none`` run's seconds per superstep) matches the measured
+    median; BSP: per-step time minus compute; SSP at staleness 2: the weak barrier overlaps one
+    superstep, so about twice the per-step time; P2P: per-step time minus compute.  The
+    fixed-work supersteps then check it: ``check[name]`` is the model's per-step time with that
+    latency against the measured one (the relative error)."""
+    med = {k: float(np.median(v)) for k, v in raw["per_step"].items()}
+    spread = {k: _relative_iqr(v) for k, v in raw["per_step"].items()}
+    out: dict = {}
+    check: dict = {}
+    for work in (0, raw["work"]):
+        compute = med[f"none@{work}"]
+        weak = out.get("weak_barrier", 0.0)
+        for kind in ("spin", "omp", "weak", "flag"):
+            name, kernel = _SYNC_TERMS[kind]
+            if work == 0:
+                lam = _latency_for(kernel, cores, compute, med[f"{kind}@0"],
+                                   weak=out.get("weak_barrier", 0.0))
+                out[name] = lam
+            else:
+                modelled = sync_bench_time(kernel, _MODEL_STEPS, cores, compute, out[name],
+                                           staleness=raw["staleness"], weak_barrier=weak) / _MODEL_STEPS
+                measured = med[f"{kind}@{work}"]
+                check[name] = {"measured_per_step": measured, "modelled_per_step": modelled,
+                               "rel_error": (modelled - measured) / measured}
+    out["sync_bench"] = {"steps": raw["steps"], "work": raw["work"], "staleness": raw["staleness"],
+                         "median_per_step": med, "relative_iqr": spread, "check_fixed_work": check}
+    return out
+
+
+def _relative_iqr(times) -> float:
+    q1, q2, q3 = np.percentile(np.asarray(times, dtype=float), [25, 50, 75])
+    return float((q3 - q1) / q2) if q2 > 0 else 0.0
+
+
 def _solve_latency(model, measured: float) -> float:
     """λ ≥ 0 with model(λ) = measured (model non-decreasing); 0 when even λ = 0 is too slow."""
     if model(0.0) >= measured:
@@ -151,7 +243,7 @@ def _solve_latency(model, measured: float) -> float:
     lo, hi = 0.0, measured
     while model(hi) < measured:
         hi *= 2
-    for _ in range(60):
+    for _ in range(50):
         mid = 0.5 * (lo + hi)
         if model(mid) < measured:
             lo = mid
@@ -160,53 +252,77 @@ def _solve_latency(model, measured: float) -> float:
     return 0.5 * (lo + hi)
 
 
-def _sync_costs(cores: int, rates: dict, serial: dict, quick: bool) -> dict:
-    from spbench.datasets.synthetic import generate, label
-    from spbench.sptrsv.schedulers import wavefront
-
-    repeats = SYNC_REPEATS[quick]
-    name, params = SYNC_MATRIX[quick]
-    L = prepare_lower(generate(name, params))
-    dag = DAG(L)
-    schedule = wavefront.schedule(dag, cores)
-    base = {**rates, **{f"serial_{k}": serial[k] for k in RATE_KEYS}}
-    tasks = task_graph(schedule, dag) if cores > 1 else None
-    runs = {"bsp": [], "bsp_omp": [], "ssp": [], "p2p": []}
-    for _ in range(SYNC_ROUNDS[quick]):  # interleaved: machine noise hits every kernel alike
-        runs["bsp"].append(time_schedule(L, schedule, "bsp", repeats, "spin"))
-        runs["bsp_omp"].append(time_schedule(L, schedule, "bsp", repeats, "omp"))
-        if cores > 1:
-            runs["ssp"].append(time_schedule(L, schedule, "ssp", repeats))
-            runs["p2p"].append(time_schedule(L, tasks, "p2p", repeats))
-    measured = {"matrix": label(name, params), "schedule": "wavefront",
-                "supersteps": schedule.n_supersteps,
-                **{k: float(np.median(v)) for k, v in runs.items() if v}}
-    def bsp(lam):
-        return simulate(schedule, dag, {**base, "barrier": lam}, kernel="bsp", cores=cores)
-
-    out = {
-        "barrier": _solve_latency(bsp, measured["bsp"]),
-        "barrier_omp": _solve_latency(bsp, measured["bsp_omp"]),
-        "weak_barrier": 0.0,
-        "p2p_dep": 0.0,
-    }
-    if cores > 1:
-        out["weak_barrier"] = _solve_latency(
-            lambda lam: simulate(schedule, dag, {**base, "weak_barrier": lam}, kernel="ssp",
-                                 cores=cores), measured["ssp"])
-        weak = out["weak_barrier"]
-        out["p2p_dep"] = _solve_latency(
-            lambda d: simulate(tasks, dag, {**base, "weak_barrier": weak, "p2p_dep": d},
-                               kernel="p2p", cores=cores), measured["p2p"])
-    out["measured"] = measured
-    return out
+class ImplausibleCalibration(ValueError):
+    """A calibration term no machine can have; the message is one line naming it."""
 
 
-def calibrate(cores_list=(1, 2), quick: bool = False) -> dict:
-    """Measure the model's costs on this machine; JSON-serialisable (module docstring)."""
+def per_nonzero(samples: list[dict]) -> float:
+    """Seconds per nonzero of a set of compute samples: their total time over their total nonzeros
+    (no fit: what a busy core inflates shows here whatever the rates' split)."""
+    return float(sum(s["measured"] for s in samples) / sum(s["nnz"] for s in samples))
+
+
+def check_physical(costs: dict) -> None:
+    """Refuse (:class:`ImplausibleCalibration`, one line) a cross-core synchronisation cost below
+    SYNC_FLOOR or a per-nonzero cost changing more than COMPUTE_JUMP_MAX times between 1 and 2
+    cores: what a busy machine or a fit trading one term for another produces."""
+    cores = costs["cores"]
+    for P, entry in sorted(cores.items(), key=lambda kv: int(kv[0])):
+        if int(P) < 2:
+            continue
+        for name in SYNC_KEYS:
+            value = float(entry[name])
+            if value < SYNC_FLOOR:
+                raise ImplausibleCalibration(
+                    f"{name} at {P} cores came out {value * 1e9:.1f} ns, below the {SYNC_FLOOR * 1e9:.0f} ns "
+                    "one cache-line transfer between cores takes: the timing was not a synchronisation "
+                    "(a busy machine?); nothing written")
+    if "1" in cores and "2" in cores and cores["1"].get("fit") and cores["2"].get("fit"):
+        one, two = per_nonzero(cores["1"]["fit"]), per_nonzero(cores["2"]["fit"])
+        ratio = max(one, two) / min(one, two)
+        if ratio > COMPUTE_JUMP_MAX:
+            raise ImplausibleCalibration(
+                f"the per-nonzero cost changed {ratio:.1f}x between 1 core ({one * 1e9:.2f} ns) and 2 cores "
+                f"({two * 1e9:.2f} ns), more than the {COMPUTE_JUMP_MAX:.0f}x two cores each solving their "
+                "own copy can differ: a busy machine?; nothing written")
+
+
+def default_core_counts(cores: int | None = None) -> list[int]:
+    """Every core count a calibration measures by default: 1, 2, 4, ... up to this machine's usable
+    cores, and that count itself."""
+    have = cores or usable_cores()
+    counts = {have}
+    P = 1
+    while P < have:
+        counts.add(P)
+        P *= 2
+    return sorted(counts)
+
+
+def machine_profile(cores_list, quick: bool) -> dict:
+    """What a simulation on another machine needs to know about this one besides the costs:
+    sockets, NUMA domains, cores per domain (sysfs), one core's copy bandwidth of a 256 MiB buffer,
+    the calibrated core counts and the law the model extrapolates beyond them with."""
+    from spbench.machine import topology
+    from spbench.sptrsv.kernel_bench import copy_bandwidth
+    from spbench.sptrsv.model import EXTRAPOLATION_LAW
+
+    nbytes = (32 if quick else 256) * 2**20
+    return {**topology(), "copy_bandwidth_bytes_per_s": copy_bandwidth(nbytes, repeats=5),
+            "copy_bytes": nbytes, "calibrated_cores": list(cores_list), "law": EXTRAPOLATION_LAW}
+
+
+def calibrate(cores_list=None, quick: bool = False) -> dict:
+    """Measure the model's costs on this machine; JSON-serialisable (module docstring).
+
+    ``load`` holds the machine's load over the measurement (:mod:`spbench.machine_load`); the
+    caller refuses a busy one.  A term no machine can have raises :class:`ImplausibleCalibration`
+    (:func:`check_physical`)."""
     from spbench.machine import machine_facts
+    from spbench.machine_load import LoadWatch, timing_spread
 
-    cores_list = sorted({int(c) for c in cores_list})
+    watch = LoadWatch()
+    cores_list = sorted({int(c) for c in (cores_list or default_core_counts())})
     if not cores_list or cores_list[0] < 1:
         raise ValueError(f"cores_list must hold core counts >= 1, got {cores_list}")
     have = usable_cores()
@@ -216,20 +332,26 @@ def calibrate(cores_list=(1, 2), quick: bool = False) -> dict:
                          "count)")
     repeats = REPEATS[quick]
     lowers = _lowers(quick)
-    samples = [{"matrix": name, **features, "measured": _time_serial(L, repeats)}
-               for name, L, features in lowers]
+    groups = []
+    samples = []
+    for name, L, features in lowers:
+        times = _serial_times(L, repeats)
+        groups.append(times)
+        samples.append({"matrix": name, **features, "measured": float(np.median(times))})
     serial = {**_fit_rates(samples), "fit": samples}
     per_core = {}
     for P in cores_list:
         samples = []
         for name, L, features in lowers:
             B, schedule = _block_diagonal(L, P)
-            samples.append({"matrix": name, **features,
-                            "measured": time_schedule(B, schedule, "bsp", repeats)})
-        rates = _fit_rates(samples)
-        entry = {**rates, **_sync_costs(P, rates, serial, quick), "fit": samples}
-        per_core[str(P)] = entry
-    return {
+            times = schedule_times(B, schedule, "bsp", repeats)
+            groups.append(times)
+            samples.append({"matrix": name, **features, "measured": float(np.median(times))})
+        raw = measure_sync(P, quick)
+        groups.extend(raw["per_step"].values())
+        per_core[str(P)] = {**_fit_rates(samples), **sync_costs(raw, P), "per_nnz": per_nonzero(samples),
+                            "fit": samples}
+    costs = {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -237,7 +359,16 @@ def calibrate(cores_list=(1, 2), quick: bool = False) -> dict:
         "machine": machine_facts(with_mpi=False),
         "serial": serial,
         "cores": per_core,
+        "profile": machine_profile(cores_list, quick),
     }
+    costs["load"] = watch.figures(timing_spread(groups))
+    try:
+        check_physical(costs)
+    except ImplausibleCalibration as exc:
+        if costs["load"]["busy"]:
+            raise ImplausibleCalibration(f"{exc} (the machine was busy: {costs['load']['reason']})") from None
+        raise
+    return costs
 
 
 def default_calibration_path() -> Path:
@@ -290,4 +421,16 @@ def summary(costs: dict) -> list[tuple[str, str]]:
                                    f"(omp {e['barrier_omp'] * ns:.0f}), "
                                    f"weak barrier {e['weak_barrier'] * ns:.0f} ns, "
                                    f"p2p per dependency {e['p2p_dep'] * ns:.0f} ns"))
+    profile = costs.get("profile")
+    if profile:
+        rows.append(("profile", f"{profile['sockets']} socket(s), {profile['numa_domains']} NUMA domain(s) of "
+                                f"{profile['cores_per_domain']} cores, copy "
+                                f"{profile['copy_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s; beyond "
+                                f"{max(profile['calibrated_cores'])} cores: {profile['law']}"))
+    from spbench.machine_load import describe
+
+    load = costs.get("load")
+    if load:
+        rows.append(("load", describe(load)))
     return rows
+

@@ -23,9 +23,23 @@ calibrated on this machine (:mod:`spbench.sptrsv.calibrate`):
 
 ``costs`` is either a calibration (``calibrate.calibrate()``: ``{"serial": {...}, "cores":
 {"1": {...}, "2": {...}}, ...}``) or one flat dict ``{"t_row", "t_nnz", "t_chain", "t_far",
-"barrier", "weak_barrier", "p2p_dep"}`` (all but t_row and t_nnz default to 0).  Core counts
-not calibrated use the nearest calibrated count below (above, if none is below): rates and
-latencies are held constant, and ``costs_for`` says so with ``extrapolated: True``.
+"barrier", "weak_barrier", "p2p_dep"}`` (all but t_row and t_nnz default to 0).
+
+A core count the calibration (a machine profile) did not measure is extrapolated by one stated law,
+:data:`EXTRAPOLATION_LAW` (``costs_for`` says ``extrapolated: True`` and names it; rows carry
+``model_extrapolated`` and ``model_law``):
+
+- compute rates: those of the nearest calibrated count below (above, if none is below), held;
+- ``barrier``, ``barrier_omp``, ``weak_barrier``: ``a + b·(P − 1) + c·(D(P) − 1)``.  The kernels'
+  barriers poll one counter per other core (``kernels/sync.h``), so within a NUMA domain the cost
+  grows by one cache-line read per peer: a and b are the least-squares line through the
+  calibrated counts within one domain (b ≥ 0; b = 0 when only one such count exists);
+- ``p2p_dep`` (one flag read per dependency, whatever P): ``a + c·(D(P) − 1)``, a its value at
+  the largest calibrated count within one domain;
+- D(P) = ⌈P / cores per NUMA domain⌉, threads filling domain after domain (``OMP_PROC_BIND=close``);
+  c, the step per domain crossed, is the mean excess over the within-domain line of the calibrated
+  counts beyond one domain; a profile that measured none has no step (c = 0, ``numa_step``
+  None: the rows say so).  Without a profile (flat costs, older calibrations) D = 1.
 """
 from __future__ import annotations
 
@@ -40,6 +54,37 @@ SIM_KERNELS = ("serial", "bsp", "ssp", "p2p")
 RATE_KEYS = ("t_row", "t_nnz", "t_chain", "t_far")
 FAR_ROWS = 2048  # an x entry this many rows (16 KiB) back counts as a far read
 SYNC_KEYS = ("barrier", "barrier_omp", "weak_barrier", "p2p_dep")
+#: the synchronisation costs that grow with the peers a barrier polls (the rest are per dependency)
+PEER_KEYS = ("barrier", "barrier_omp", "weak_barrier")
+#: name of the law for core counts a calibration did not measure (module docstring)
+EXTRAPOLATION_LAW = "peers-linear + NUMA step"
+
+
+def _domains(cores: int, per_domain: int | None) -> int:
+    return 1 if not per_domain else -(-int(cores) // int(per_domain))
+
+
+def sync_law(table: Mapping, key: str, per_domain: int | None) -> tuple[float, float, float | None]:
+    """(a, b, c) of the extrapolation law for sync cost ``key`` (module docstring) from a
+    calibration's ``cores`` table ({P: entry}); c is None when no calibrated count crossed a domain."""
+    inside = sorted(P for P in table if _domains(P, per_domain) == 1)
+    beyond = sorted(P for P in table if _domains(P, per_domain) > 1)
+    if not inside:  # every calibrated count spans domains: the smallest one anchors the line
+        inside, beyond = beyond[:1], beyond[1:]
+    values = np.array([float(table[P].get(key, 0.0) or 0.0) for P in inside])
+    if key in PEER_KEYS and len(inside) > 1:
+        x = np.array(inside, dtype=float) - 1.0
+        b, a = np.polyfit(x, values, 1)
+        if b < 0:
+            a, b = float(values.mean()), 0.0
+    else:
+        a, b = float(values[-1]), 0.0
+    slope = b if key in PEER_KEYS else 0.0
+    if not beyond:
+        return float(a), float(slope), None
+    excess = [(float(table[P].get(key, 0.0) or 0.0) - a - slope * (P - 1)) / (_domains(P, per_domain) - 1)
+              for P in beyond]
+    return float(a), float(slope), float(max(0.0, np.mean(excess)))
 
 
 def costs_for(costs: Mapping, cores: int) -> dict:
@@ -60,12 +105,23 @@ def costs_for(costs: Mapping, cores: int) -> dict:
         entry = table[used]
         serial = costs.get("serial", entry)
         flat = {k: float(entry.get(k, 0.0) or 0.0) for k in RATE_KEYS}
-        for k in SYNC_KEYS:
-            flat[k] = float(entry.get(k, 0.0) or 0.0)
         for k in RATE_KEYS:
             flat[f"serial_{k}"] = float(serial.get(k, 0.0) or 0.0)
         flat["calibrated_cores"] = used
         flat["extrapolated"] = used != cores
+        if cores in table:
+            for k in SYNC_KEYS:
+                flat[k] = float(entry.get(k, 0.0) or 0.0)
+            return flat
+        profile = costs.get("profile") if isinstance(costs.get("profile"), Mapping) else {}
+        per_domain = profile.get("cores_per_domain")
+        steps = {}
+        for k in SYNC_KEYS:
+            a, b, c = sync_law(table, k, per_domain)
+            flat[k] = a + b * (cores - 1) + (c or 0.0) * (_domains(cores, per_domain) - 1)
+            steps[k] = c
+        flat["law"] = EXTRAPOLATION_LAW
+        flat["numa_step"] = steps if any(v is not None for v in steps.values()) else None
         return flat
     missing = [k for k in ("t_row", "t_nnz") if k not in costs]
     if missing:
@@ -149,11 +205,11 @@ def _ssp(compute: np.ndarray, rows: np.ndarray, staleness: int, latency: float) 
     return float(own.max() + latency)
 
 
-def _p2p(compute: np.ndarray, rows: np.ndarray, tasks: TaskSchedule, dep: float,
+def _p2p(compute: np.ndarray, rows: np.ndarray, ptr: np.ndarray, idx: np.ndarray, dep: float,
          latency: float) -> float:
+    """P2P replay; task t = s·P + p has parents ``idx[ptr[t]:ptr[t + 1]]``."""
     steps, P = compute.shape
     end = np.zeros(steps * P)
-    ptr, idx = tasks.parent_ptr, tasks.parent_idx
     own = np.zeros(P)
     for s in range(steps):
         lo, hi = s * P, s * P + P
@@ -206,12 +262,37 @@ def simulate(schedule_or_tasks, dag: DAG, costs: Mapping, *, kernel: str, cores:
         return _ssp(compute, rows, schedule.staleness, flat["weak_barrier"])
     tasks = (schedule_or_tasks if isinstance(schedule_or_tasks, TaskSchedule)
              else task_graph(schedule, dag))
-    return _p2p(compute, rows, tasks, flat["p2p_dep"], flat["weak_barrier"])
+    return _p2p(compute, rows, tasks.parent_ptr, tasks.parent_idx, flat["p2p_dep"], flat["weak_barrier"])
+
+
+def sync_bench_time(kernel: str, steps: int, cores: int, compute: float, latency: float, *,
+                    staleness: int = 2, weak_barrier: float = 0.0) -> float:
+    """Modelled seconds of the synchronisation microbenchmark (``_sptrsv.sync_bench_timed``,
+    :func:`calibrate.measure_sync`): ``steps`` supersteps of ``compute`` seconds on each of
+    ``cores`` cores, synchronised by ``kernel``'s rule with ``latency``: "bsp" (barrier), "ssp" (weak
+    barrier at ``staleness``) or "p2p" (flag wait: task (s, p) on task (s − 1, p + 1 mod P), ending
+    with ``weak_barrier``), the same replay :func:`simulate` runs on a schedule."""
+    grid = np.full((steps, cores), float(compute))
+    rows = np.ones((steps, cores), dtype=np.int64)
+    if kernel == "bsp":
+        return _bsp(grid, latency)
+    if kernel == "ssp":
+        return _ssp(grid, rows, staleness, latency)
+    if kernel == "p2p":
+        t = np.arange(steps * cores)
+        has = t >= cores
+        ptr = np.concatenate(([0], np.cumsum(has))).astype(np.int64)
+        s, p = t[has] // cores, t[has] % cores
+        idx = (s - 1) * cores + (p + 1) % cores
+        return _p2p(grid, rows, ptr, idx, latency, weak_barrier)
+    raise ValueError(f"kernel must be 'bsp', 'ssp' or 'p2p', got {kernel!r}")
 
 
 def _model_info(flat: dict, kernel: str, costs: Mapping) -> dict:
     info = {"kind": "discrete-event", "kernel": kernel,
             "calibrated_cores": flat["calibrated_cores"], "extrapolated": flat["extrapolated"]}
+    if "law" in flat:  # synchronisation costs of a core count the calibration did not measure
+        info.update(law=flat["law"], numa_step=flat["numa_step"])
     if kernel == "serial":
         info.update({k: flat[f"serial_{k}"] for k in RATE_KEYS})
     else:

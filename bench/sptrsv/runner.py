@@ -21,6 +21,11 @@ ROW_FIELDS = {
     "supersteps": optional(int), "staleness": optional(int, None), "schedule_time": optional(NUMBER),
     "solve_time": optional(NUMBER, None), "solve_times": optional(list), "residual": optional(NUMBER, None),
     "model": optional(dict), "barrier_sweep": optional(list),
+    # simulated: costs of a core count the calibration did not measure, and the law that supplied them
+    "model_extrapolated": optional(bool), "model_law": optional(str, None),
+    # measured: more threads than this machine's usable cores (time slices, not costs), and the
+    # machine's load over the point (spbench.machine_load)
+    "oversubscribed": optional(bool), "load": optional(dict),
     **dict.fromkeys(("work_total", "work_critical", "work_balance", "work_speedup_bound"), optional(NUMBER)),
 }
 
@@ -177,9 +182,16 @@ class SptrsvExperiment(Experiment):
                                    barrier=config.barrier, dag=prepared.dag, **extra)
             if axes["algorithm"] == "elastic_divide" and axes["cores"] > 1 and result["kernel"] == "ssp":
                 result["barrier_sweep"] = self._barrier_sweep(prepared, axes["cores"], params)
+            result["model_extrapolated"] = bool(result["model"]["extrapolated"])
+            result["model_law"] = result["model"].get("law")
         else:
+            from ..machine import usable_cores
+            from ..machine_load import LoadWatch, timing_spread
+            watch = LoadWatch()
             result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
                                  barrier=config.barrier, params=params, dag=prepared.dag, **extra)
+            result["oversubscribed"] = axes["cores"] > usable_cores()
+            result["load"] = watch.figures(timing_spread([result.get("solve_times") or []]))
         result["omp_threads"] = None if config.execution == "schedule" else result.get("cores", axes["cores"])
         if axes["algorithm"] != "serial":  # every row records the scheduler's parameters, e.g. its L
             from .schedulers import effective_parameters

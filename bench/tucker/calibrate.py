@@ -42,7 +42,9 @@ fits live in :mod:`.calibrate_ttm`, the fitting helpers in :mod:`.cost_fit`):
   reason (``mpi.skipped``) and the model then predicts P = 1 only.
 
 The result is a JSON-serialisable dict: ``{"schema_version", "timestamp", "quick", "machine",
-"costs": {name: seconds}, "fits": {diagnostics}, "mpi": {...}}``; :func:`save` / :func:`load`.
+"costs": {name: seconds}, "fits": {diagnostics}, "mpi": {...}, "load"}``; :func:`save` / :func:`load`.
+``load``: the machine's load over the whole calibration and the spread of the repeated timings
+(:mod:`spbench.machine_load`); `spbench calibrate` refuses a busy machine unless ``--force``.
 """
 from __future__ import annotations
 
@@ -284,16 +286,20 @@ def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> 
 def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
     """Every cost of :mod:`.model` on this machine (quick: ≈ 10–30 s, full: a few minutes)."""
     from spbench.machine import machine_facts
+    from spbench.machine_load import LoadWatch, timing_spread
+    from spbench.timing import collect_timings
 
     from .calibrate_ttm import calibrate_ttm, calibrate_ttm_csf
 
     t0 = time.perf_counter()
+    watch = LoadWatch()
     costs, fits = {}, {}
-    for name, fn in (("ttm", calibrate_ttm), ("ttm_csf", calibrate_ttm_csf), ("oracle", calibrate_oracle),
-                     ("lanczos", calibrate_lanczos), ("oracle_index", calibrate_oracle_index)):
-        part = fn(quick=quick, seed=seed)
-        fits[name] = part.pop("_fit")
-        costs.update(part)
+    with collect_timings() as timings:
+        for name, fn in (("ttm", calibrate_ttm), ("ttm_csf", calibrate_ttm_csf), ("oracle", calibrate_oracle),
+                         ("lanczos", calibrate_lanczos), ("oracle_index", calibrate_oracle_index)):
+            part = fn(quick=quick, seed=seed)
+            fits[name] = part.pop("_fit")
+            costs.update(part)
     mpi_part = calibrate_mpi(quick=quick) if mpi else {"skipped": "mpi=False"}
     if "costs" in mpi_part:
         costs.update(mpi_part["costs"])
@@ -308,6 +314,7 @@ def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
         "fits": fits,
         "mpi": {k: v for k, v in mpi_part.items() if k != "costs"},
         "calibration_seconds": time.perf_counter() - t0,
+        "load": watch.figures(timing_spread(timings)),  # `spbench calibrate` refuses a busy machine
     }
 
 

@@ -51,20 +51,25 @@ def run_mpi_batch(pending, prepared, config, store, progress):
     tensor). Lite rows get Theorem 6.1's slack from those metrics. Each task's start, HOOI
     invocations and finish are printed as the job reports them. A job that dies takes only the
     task it was running with it: the tasks it had not started run in a new job."""
+    from ..machine import usable_cores
+    from ..machine_load import LoadWatch
     from .lite_bound import theorem_6_1_slack
 
+    cores = usable_cores()  # rows of more ranks than cores say so: their times are time slices
     by_ranks: dict = {}
     for point, row in pending:
         by_ranks.setdefault(point.axes["ranks"], []).append((point, row))
     for ranks, items in sorted(by_ranks.items()):
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         work = [(point, _task(config, point, dict(row, started_at=now, dataset_label=prepared.label, omp_threads=1,
-                                                  tensor_stats=prepared.stats)))
+                                                  tensor_stats=prepared.stats, oversubscribed=ranks > cores)))
                 for point, row in items]
         progress.note(f"MPI job: {items[0][0].dataset.name} at {ranks} ranks, {len(work)} runs")
         while work:
             watch = JobWatch(work, progress)
+            load = LoadWatch()  # the job's ranks are waited-for children: their CPU counts as ours
             outcome = _launch(config, ranks, prepared.store, store, [task for _, task in work], watch)
+            job_load = load.figures()
             retry = []
             for i, (point, task) in enumerate(work):
                 path = store.runs / f"{task['row']['run_id']}.json"
@@ -72,7 +77,8 @@ def run_mpi_batch(pending, prepared, config, store, progress):
                     row = json.loads(path.read_text())
                     if row.get("status") == "ok" and row.get("algorithm") == "lite" and "lite_bound_slack" not in row:
                         row["lite_bound_slack"] = theorem_6_1_slack(row["mode_metrics"], row["nnz"], row["ranks"])
-                        store.write_row(row)
+                    row["load"] = job_load
+                    store.write_row(row)
                 elif i not in watch.started and outcome.returncode not in (0, None) and not outcome.timed_out \
                         and watch.started:
                     retry.append((point, task))  # the job died in an earlier task: run this one again

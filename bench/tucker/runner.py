@@ -45,6 +45,9 @@ ROW_FIELDS = {
     "modes": optional(int), "dims": optional(list), "nnz": optional(int), "multi_policy": optional(bool),
     "dist_cached": optional(bool), "init": optional(str), "lanczos": optional(str), "invocations": optional(int),
     "threads": optional(int),
+    # measured with more ranks than this machine's cores (time slices, not costs); the machine's load
+    # over the MPI job that ran the row (spbench.machine_load)
+    "oversubscribed": optional(bool), "load": optional(dict),
     **dict.fromkeys(("dist_time", "hooi_time", "ttm_time", "svd_time", "comm_time", "other_time", "core_time",
                      "fm_time", "init_time", "plan_time", "dist_policy_time", "dist_redistribute_time", "fit", "e_max",
                      "r_sum", "r_max", "svd_imbalance", "svd_redundancy", "ttm_imbalance", "ttm_kernel_flops",
@@ -161,9 +164,12 @@ class TuckerExperiment(Experiment):
         import json
 
         mpi = {k: v for k, v in measured["mpi"].items() if k != "raw"}
+        from ..machine_load import describe
+
         return [*((k, f"{v:.4g}") for k, v in measured["costs"].items()),
                 ("fits", json.dumps(measured["fits"], default=str)), ("mpi", json.dumps(mpi, default=str)),
-                ("seconds", f"{measured['calibration_seconds']:.1f}")]
+                ("seconds", f"{measured['calibration_seconds']:.1f}"),
+                *((("load", describe(measured["load"])),) if measured.get("load") else ())]
 
     validation = ("tucker-model", "nnz")  # the MPI worker vs the model on a stand-in of this many nonzeros
 
