@@ -97,11 +97,11 @@ def main():
 @click.option("--scale", type=click.Choice(["full", "small"]), default=None,
               help="small: a quick pass (stand-ins ~1/8 the rows or 1/100 the nonzeros, at most 10 repeats, "
                    "1 run; results in results/<name>_small/).")
-@click.option("--resume/--fresh", default=True, help="Skip stored runs (default) or start over.")
-@click.option("--dry-run", is_flag=True, help="Print the points (marking those already stored) with each one's "
 @click.option("--machine", "machine_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="simulate: model with this machine profile, a file `spbench calibrate` wrote (maybe on another "
                    "machine; overrides the config's costs).")
+@click.option("--resume/--fresh", default=True, help="Skip stored runs (default) or start over.")
+@click.option("--dry-run", is_flag=True, help="Print the points (marking those already stored) with each one's "
               "estimated peak memory and the disk its stores still take, and exit.")
 @click.option("--no-preflight", is_flag=True, help="Run even when a point's estimated peak memory exceeds the "
               "free memory or the stores to generate exceed the free disk (also SPBENCH_NO_PREFLIGHT=1).")
@@ -432,9 +432,6 @@ def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, valida
         except (OSError, ValueError) as exc:
             raise UsageFailure(f"spbench calibrate: --costs: {exc}") from None
     else:
-        try:
-            if not force:  # before minutes of measuring: is someone else using the cores right now?
-                require_quiet(check_now(), what)
         from .machine_load import MachineBusy, check_now, require_quiet
 
         what = f"spbench calibrate --experiment {experiment}"
@@ -442,13 +439,16 @@ def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, valida
             cores_list = tuple(int(c) for c in cores.split(",")) if cores else ()
         except ValueError:
             raise UsageFailure(f"--cores: expected core counts separated by commas, got {cores!r}") from None
+        try:
+            if not force:  # before minutes of measuring: is someone else using the cores right now?
+                require_quiet(check_now(), what)
             measured = chosen.measure_calibration(quick, cores_list)
-        except ValueError as exc:
-            raise UsageFailure(f"{what}: {exc}") from None
             if not force:
                 require_quiet(measured.get("load", {}), what)
         except MachineBusy as exc:
             raise UsageFailure(str(exc)) from None
+        except ValueError as exc:
+            raise UsageFailure(f"{what}: {exc}") from None
         path = chosen.save_calibration(measured, out_path or chosen.calibration_path())
     for name, value in chosen.calibration_summary(measured):
         click.echo(f"{name:<10} {value}")
