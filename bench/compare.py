@@ -274,9 +274,21 @@ def load_text(load: dict | None) -> str:
     head = "busy" if busy else ("quiet" if busy is False else "")
     if load.get("reason"):
         head += f" ({load['reason']})" if head else str(load["reason"])
-    figures = [f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in load.items()
-               if k not in ("busy", "reason") and isinstance(v, (int, float, str)) and not isinstance(v, bool)]
+    figures = [f"{k} {_figure(v)}" for k, v in load.items() if k not in ("busy", "reason") and _figure(v)]
     return "; ".join(part for part in (head, ", ".join(figures)) if part) or "load recorded, no figures"
+
+
+def _figure(value) -> str:
+    """A load figure as text: a number to 3 digits, a list of numbers joined by '/' (load averages);
+    '' for None, a flag or anything else."""
+    if isinstance(value, bool) or value is None:
+        return ""
+    if isinstance(value, (int, float)):
+        return f"{value:.3g}"
+    if isinstance(value, list) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                 for v in value):
+        return "/".join(f"{v:.3g}" for v in value)
+    return value if isinstance(value, str) else ""
 
 
 def busy_sides(c: Comparison) -> list[str]:

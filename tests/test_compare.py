@@ -205,10 +205,12 @@ def test_no_matched_point_is_one_line_exit_2(tmp_path):
 
 def test_machine_load_of_both_sides_and_a_busy_warning(tmp_path):
     write_folder(tmp_path / "a", load={"busy": False, "loadavg_1m": 0.31})
-    write_folder(tmp_path / "b", load={"busy": True, "reason": "load average 3.2 on 2 cores", "loadavg_1m": 3.2})
+    write_folder(tmp_path / "b", load={"busy": True, "reason": "other processes used 1.15 cores",
+                                       "loadavg_start": [1.22, 1.32, 1.44], "steal_fraction": None})
     res = invoke(tmp_path / "a", tmp_path / "b")
     assert res.exit_code == 0, res.output
-    assert "quiet; loadavg_1m 0.31" in res.output and "busy (load average 3.2 on 2 cores)" in res.output
+    assert "quiet; loadavg_1m 0.31" in res.output
+    assert "busy (other processes used 1.15 cores); loadavg_start 1.22/1.32/1.44)" in res.output
     assert "Warning: NEW ran on a busy machine" in res.output
     write_folder(tmp_path / "c")
     res = invoke(tmp_path / "a", tmp_path / "c")
