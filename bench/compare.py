@@ -21,6 +21,7 @@ import pandas as pd
 from spbench.compare_statistics import (CONFIDENCE, FDR, MIN_RUNS, adjusted_p_values, compare_point,
                                         geomean_interval, verdict)
 from spbench.experiment_registry import ROW_KINDS, get_row_kind
+from spbench.machine_load import describe
 from spbench.profile.intervals import raw_samples
 from spbench.profile.labels import dataset_display
 from spbench.profile.tables import format_markdown, write_text
@@ -31,7 +32,6 @@ RAW_COLUMNS = {"solve_time": "solve_times", "time": "times"}
 HIGHER_IS_BETTER = frozenset({"fit", "bandwidth", "gflops", "elements_per_s"})
 #: machine facts that must agree for timings to compare
 MACHINE_KEYS = ("host", "cpu", "arch")
-VERDICTS = ("regression", "improvement", "inconclusive", "unchanged")
 
 
 class CompareError(ValueError):
@@ -267,28 +267,8 @@ def _point_text(keys: list[str], key: tuple, sources: dict[str, str]) -> str:
 
 
 def load_text(load: dict | None) -> str:
-    """meta.json's load record in a few words: busy or not with its reason, then its figures."""
-    if load is None:
-        return "load not recorded"
-    busy = load.get("busy")
-    head = "busy" if busy else ("quiet" if busy is False else "")
-    if load.get("reason"):
-        head += f" ({load['reason']})" if head else str(load["reason"])
-    figures = [f"{k} {_figure(v)}" for k, v in load.items() if k not in ("busy", "reason") and _figure(v)]
-    return "; ".join(part for part in (head, ", ".join(figures)) if part) or "load recorded, no figures"
-
-
-def _figure(value) -> str:
-    """A load figure as text: a number to 3 digits, a list of numbers joined by '/' (load averages);
-    '' for None, a flag or anything else."""
-    if isinstance(value, bool) or value is None:
-        return ""
-    if isinstance(value, (int, float)):
-        return f"{value:.3g}"
-    if isinstance(value, list) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                 for v in value):
-        return "/".join(f"{v:.3g}" for v in value)
-    return value if isinstance(value, str) else ""
+    """meta.json's record of the machine's load in one line (:func:`spbench.machine_load.describe`)."""
+    return "load not recorded" if load is None else describe(load)
 
 
 def busy_sides(c: Comparison) -> list[str]:

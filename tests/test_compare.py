@@ -204,13 +204,16 @@ def test_no_matched_point_is_one_line_exit_2(tmp_path):
 
 
 def test_machine_load_of_both_sides_and_a_busy_warning(tmp_path):
-    write_folder(tmp_path / "a", load={"busy": False, "loadavg_1m": 0.31})
-    write_folder(tmp_path / "b", load={"busy": True, "reason": "other processes used 1.15 cores",
-                                       "loadavg_start": [1.22, 1.32, 1.44], "steal_fraction": None})
+    quiet = {"loadavg_start": [0.31, 0.4, 0.5], "other_cpu_cores": 0.02, "steal_fraction": 0.0, "busy": False}
+    busy = {"loadavg_start": [1.22, 1.32, 1.44], "other_cpu_cores": 1.15, "steal_fraction": 0.0167,
+            "busy": True, "reason": "other processes used 1.15 cores"}
+    write_folder(tmp_path / "a", load=quiet)
+    write_folder(tmp_path / "b", load=busy)
     res = invoke(tmp_path / "a", tmp_path / "b")
     assert res.exit_code == 0, res.output
-    assert "quiet; loadavg_1m 0.31" in res.output
-    assert "busy (other processes used 1.15 cores); loadavg_start 1.22/1.32/1.44)" in res.output
+    assert "load average 0.31, other processes 0.02 cores, steal 0.0%, timing spread n/a: quiet" in res.output
+    assert "load average 1.22, other processes 1.15 cores, steal 1.7%, timing spread n/a: BUSY (other " \
+           "processes used 1.15 cores)" in res.output
     assert "Warning: NEW ran on a busy machine" in res.output
     write_folder(tmp_path / "c")
     res = invoke(tmp_path / "a", tmp_path / "c")
