@@ -1,9 +1,9 @@
 """Figures and tables of the tucker-lite paper from result rows (Figs. 12, 13, 17).
 
 One figure set per (ranks, K): the paper shows 512 ranks and K = 10, a sweep may hold more.
-Each figure is PNG + PDF with the CSV of exactly its plotted values beside it; the title says
-whether the rows were measured or simulated (the metrics are exact either way; only times
-differ, and no time is plotted here).
+Each figure is PNG + PDF with the CSV of exactly its plotted values beside it; every title says
+whether the rows were measured or simulated, whether the tensors are the paper's or stand-ins and
+their size against the paper's (:mod:`.tucker_provenance`; the metrics are exact either way).
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from spbench.profile.figures import panel_grid, plain_log_ticks, save_figure  # 
 from spbench.profile.intervals import median_interval, point_samples  # noqa: E402
 from spbench.profile.labels import display_map  # noqa: E402
 from spbench.profile import tucker_paper  # noqa: E402
+from spbench.profile.tucker_provenance import rows_tag  # noqa: E402
 from spbench.profile.tables import write_table  # noqa: E402
 
 #: the paper's order of the schemes (§5–§6) and their figure labels (from the scheme registry)
@@ -93,7 +94,7 @@ def _grouped_bars(ax, table: pd.DataFrame, schemes: list[str]) -> None:
     ax.grid(axis="y", which="both", alpha=0.3)
 
 
-def fig12(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
+def fig12(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str,
           shown: dict | None = None) -> list[Path]:
     """Fig. 12 a/b/c: TTM imbalance, SVD redundancy, SVD imbalance per tensor and scheme."""
     schemes, written = _schemes(rows), []
@@ -103,14 +104,14 @@ def fig12(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
         _grouped_bars(ax, table, schemes)
         ax.axhline(1.0, color="0.3", lw=0.8, ls="--")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"Fig. 12({letter}) {title}, {suffix.replace('_', ' ')}, {execution}")
+        ax.set_title(f"Fig. 12({letter}) {title}, {suffix.replace('_', ' ')}\n{tag}", fontsize=9)
         _outside_legend(fig, ax)
         points = table.rename(columns=_label).reset_index()
         written += save_figure(fig, out_dir, f"fig12{letter}_{column}_{suffix}", points)
     return written
 
 
-def fig13(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
+def fig13(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str,
           shown: dict | None = None) -> list[Path]:
     """Fig. 13: communication volume per tensor, SVD oracle part and factor-matrix part stacked."""
     schemes = _schemes(rows)
@@ -132,11 +133,11 @@ def fig13(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
                    for s, a, b in zip(schemes, svd, fm)]
     axes[0].set_ylabel("words communicated per HOOI (millions)")
     _outside_legend(fig, axes[0])
-    fig.suptitle(f"Fig. 13 communication volume, {suffix.replace('_', ' ')}, {execution}")
+    fig.suptitle(f"Fig. 13 communication volume, {suffix.replace('_', ' ')}\n{tag}", fontsize=10)
     return save_figure(fig, out_dir, f"fig13_volume_{suffix}", pd.DataFrame(points))
 
 
-def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
+def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str,
           shown: dict | None = None) -> list[Path]:
     """Fig. 17: (a) average memory per rank table, (b–) its breakup per tensor as stacked bars."""
     schemes = _schemes(rows)
@@ -161,7 +162,7 @@ def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, execution: str,
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("average memory per rank (MB)")
     _outside_legend(fig, axes[0])
-    fig.suptitle(f"Fig. 17 memory breakup, {suffix.replace('_', ' ')}, {execution}")
+    fig.suptitle(f"Fig. 17 memory breakup, {suffix.replace('_', ' ')}\n{tag}", fontsize=10)
     return written + save_figure(fig, out_dir, f"fig17_memory_{suffix}", pd.DataFrame(points))
 
 
@@ -171,8 +172,8 @@ def tucker_summary(df: pd.DataFrame) -> pd.DataFrame:
     stand-ins marked in ``dataset``."""
     ok = df[df["status"] == "ok"]
     cols = ["nnz", "ttm_imbalance", "svd_redundancy", "svd_imbalance", "svd_volume", "fm_volume",
-            "mem_total_mb", "mem_total_mb_max", "hooi_time", "ttm_time", "svd_time", "comm_time", "fit",
-            "peak_rss_mb_max", "dist_time"]
+            "mem_total_mb", "mem_total_mb_max", "hooi_time", "ttm_time", "svd_time", "comm_time", "other_time",
+            "fit", "peak_rss_mb_max", "dist_time"]
     cols = [c for c in cols if c in ok.columns and ok[c].notna().any()]
     keys = ["dataset", "algorithm", "ranks", "K", "execution"]
     table = ok.groupby(keys, sort=True)[cols].median().reset_index()
@@ -217,18 +218,18 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
         lines.append("- Simulated rows: exact policies and metrics for the given rank count, computed in one "
                      "process; `dist_time` is the serial scheme computation on this machine.")
     lines += ["", *failed_rows_section(df)]
-    from spbench.profile.tucker_representativeness import representativeness_section
     from spbench.profile.measurement_conditions import conditions_section
     lines += conditions_section(df, "ranks")  # busy machine, oversubscribed ranks
+    from spbench.profile.tucker_representativeness import representativeness_section
     lines += representativeness_section(df)
     shown = display_map(df)
     for ranks, K, rows in configurations(df):
         suffix = f"P{ranks}_K{K}"
-        execution = "/".join(sorted(set(df[(df["ranks"] == ranks) & (df["K"] == K)]["execution"])))
+        tag = rows_tag(df[(df["ranks"] == ranks) & (df["K"] == K) & ok])
         lines += [f"## {ranks} ranks, K = {K}", ""]
         sections = []
         if "hooi_time" in rows.columns and rows["hooi_time"].notna().any():
-            files, notes = tucker_paper.hooi_figures(rows, out_dir, suffix, execution, ranks=ranks, K=K,
+            files, notes = tucker_paper.hooi_figures(rows, out_dir, suffix, tag, ranks=ranks, K=K,
                                                      shown=shown)
             sections.append(("Figs. 10, 11, 14, 16: HOOI time, breakup, distribution time", files))
             lines += [f"- {n}" for n in notes]
@@ -238,11 +239,11 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
                       "--experiment tucker` and rerun the sweep for modelled times, or run it with "
                       "`--execution measured` (MPI) for measured ones.", ""]
         if ranks > 1:  # at one rank every normalized metric of Fig. 12 is trivially 1
-            sections.append(("Fig. 12: computation metrics", fig12(rows, out_dir, suffix, execution, shown)))
+            sections.append(("Fig. 12: computation metrics", fig12(rows, out_dir, suffix, tag, shown)))
         else:
             lines += ["Fig. 12 is not drawn at P = 1: every normalized load metric is 1 there.", ""]
-        sections += [("Fig. 13: communication volume", fig13(rows, out_dir, suffix, execution, shown)),
-                     ("Fig. 17: memory per rank", fig17(rows, out_dir, suffix, execution, shown)
+        sections += [("Fig. 13: communication volume", fig13(rows, out_dir, suffix, tag, shown)),
+                     ("Fig. 17: memory per rank", fig17(rows, out_dir, suffix, tag, shown)
                       + tucker_paper.memory_table(rows, out_dir, suffix, ranks=ranks, K=K, shown=shown))]
         for title, files in sections:
             written += files
@@ -254,7 +255,7 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
                 elif path.suffix == ".md":
                     lines += [path.read_text(), ""]
     if "hooi_time" in df.columns and df["hooi_time"].notna().any():
-        files, notes = tucker_paper.scaling(df, out_dir, shown)
+        files, notes = tucker_paper.scaling(df, out_dir, shown, rows_tag(df[ok]))
         written += files
         lines += ["## Fig. 15: scaling", "", *[f"- {n}" for n in notes], ""]
         for path in files:
@@ -263,8 +264,9 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
             elif path.suffix == ".md":
                 lines += [path.read_text(), ""]
     lines += ["The paper's columns are its 512-rank, K = 10 numbers on the real FROSTT tensors (Power-8 "
-              "cluster, §7.1), each heading naming its rank count beside this run's; this run's come from this "
-              "machine and, for stand-ins, from smaller tensors.", ""]
+              "cluster, §7.1), shown only beside this run's values at the same P and K (Fig. 15(a): 32 to 512 "
+              "ranks, K = 10); this run's come from this machine and, for stand-ins, from synthetic tensors of "
+              "the size each title states.", ""]
     from spbench.profile.model_report import error_section, model_error
     err = model_error(df, keys=["dataset", "algorithm", "ranks", "K"], column="hooi_time")
     if len(err):

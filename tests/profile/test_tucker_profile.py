@@ -1,15 +1,18 @@
-"""Tucker profile with measured HOOI times: Figs. 10, 11, 14, 15, 16 and the paper's columns."""
+"""Tucker profile with measured HOOI times: Figs. 10, 11, 14, 15, 16, the paper's columns only at
+its P and K, titles that say what the rows are."""
 import pandas as pd
+import pytest
 
 from spbench.profile.report import write_profile
 from spbench.profile.tucker_paper import FIG15A_SPEEDUP, side_by_side
+from spbench.profile.tucker_provenance import rows_tag, size_phrase
 
 
-def _rows():
+def _rows(ranks_list=(1, 2, 4)):
     rows = []
     for ds in ("enron", "amazon"):
         for alg, base in (("coarse", 8.0), ("medium", 4.0), ("lite", 2.0)):
-            for ranks in (1, 2, 4):
+            for ranks in ranks_list:
                 t = base / ranks ** (0.5 if alg == "coarse" else 1.0)
                 rows.append({"experiment": "tucker", "config": "m", "dataset": ds, "dataset_source": "synthetic",
                              "algorithm": alg, "ranks": ranks, "K": 10, "status": "ok", "execution": "measured",
@@ -24,16 +27,29 @@ def _rows():
 def test_measured_tucker_profile_has_paper_figures(tmp_path):
     written = {p.name for p in write_profile(_rows(), tmp_path)}
     for name in ("fig10_hooi_P4_K10.png", "fig11_breakup_P4_K10.csv", "fig14_big_P4_K10.md",
-                 "fig16_dist_P4_K10.md", "fig15a_speedup.md", "fig15b_lite_scaling.png", "fig17a_paper_P4_K10.md"):
+                 "fig16_dist_P4_K10.md", "fig15a_speedup_K10.md", "fig15b_lite_scaling_K10.png",
+                 "fig17a_paper_P4_K10.md"):
         assert name in written, name
-    speed = pd.read_csv(tmp_path / "fig15a_speedup.csv")
+    speed = pd.read_csv(tmp_path / "fig15a_speedup_K10.csv")
     lite = speed.loc[speed["dataset"] == "enron (stand-in)", "Lite (this run, P=1→4)"].iloc[0]
     assert float(lite) == 4.0  # 2.0 s at 1 rank, 0.5 s at 4 ranks
-    assert "13.5" in (tmp_path / "fig15a_speedup.md").read_text()  # the paper's amazon Lite speed-up
+    scaling = pd.read_csv(tmp_path / "fig15b_lite_scaling_K10.csv")
+    assert (scaling["K"] == 10).all() and scaling["speedup"].max() == 4.0
+    # the paper's values are at 32 → 512 ranks and 512 ranks, K = 10: not beside P = 1 → 4 or P = 4
+    assert "paper" not in (tmp_path / "fig15a_speedup_K10.md").read_text()
+    assert "paper" not in (tmp_path / "fig17a_paper_P4_K10.md").read_text()
+    assert "paper" not in (tmp_path / "fig16_dist_P4_K10.md").read_text()
+    assert "Lite (this run, P=4)" in (tmp_path / "fig17a_paper_P4_K10.md").read_text()
     report = (tmp_path / "REPORT.md").read_text()
     assert "Fig. 15" in report and "fig10_hooi_P4_K10.png" in report
-    assert "Lite (paper, P=512)" in (tmp_path / "fig17a_paper_P4_K10.md").read_text()
-    assert "Lite (this run, P=4)" in (tmp_path / "fig17a_paper_P4_K10.md").read_text()
+    # Fig. 10 normalised per tensor by Lite (Lite = 1), Lite's seconds kept in the CSV
+    fig10 = pd.read_csv(tmp_path / "fig10_hooi_P4_K10.csv").set_index("dataset")
+    assert (fig10["Lite / Lite"] == 1.0).all() and fig10.loc["enron (stand-in)", "CoarseG / Lite"] == 8.0
+    assert fig10.loc["enron (stand-in)", "Lite seconds"] == 0.5 and "normalised per tensor" in report
+    # Fig. 11 stacks the partition: its segments add up to the HOOI time of each bar
+    fig11 = pd.read_csv(tmp_path / "fig11_breakup_P4_K10.csv")
+    sums = fig11.groupby(["dataset", "scheme"]).agg(seconds=("seconds", "sum"), hooi=("hooi_time", "first"))
+    assert (sums["seconds"] - sums["hooi"]).abs().max() < 1e-12
     assert "fig12a_ttm_imbalance_P1_K10.png" not in written and "fig12a_ttm_imbalance_P2_K10.png" in written
     assert "not drawn at P = 1" in report
 
@@ -49,7 +65,31 @@ def test_several_runs_give_intervals(tmp_path):
     assert (summary["hooi_time_ci_high"] > summary["hooi_time_ci_low"]).all()
     assert set(summary["dataset"]) == {"enron (stand-in)", "amazon (stand-in)"}
     points = pd.read_csv(tmp_path / "fig10_hooi_P4_K10.csv")
-    assert "Lite ci_low" in points.columns and points["Lite ci_low"].notna().all()
+    assert "Lite ci_low seconds" in points.columns and points["Lite ci_low seconds"].notna().all()
+
+
+def test_paper_values_beside_this_run_at_its_ranks_and_K(tmp_path):
+    """At 32 and 512 ranks, K = 10, the paper's Fig. 15(a) speed-ups and 512-rank tables stand beside
+    this run's; the 32-rank tables stay without them."""
+    write_profile(_rows((32, 512)), tmp_path)
+    assert "13.5" in (tmp_path / "fig15a_speedup_K10.md").read_text()  # the paper's amazon Lite speed-up
+    assert "Lite (paper, P=512)" in (tmp_path / "fig17a_paper_P512_K10.md").read_text()
+    assert "paper" not in (tmp_path / "fig17a_paper_P32_K10.md").read_text()
+
+
+@pytest.mark.parametrize("nnz, execution, expected", [
+    (1_000, "measured", "measured, 2 stand-ins at 1/54000 to 1/1700000 of the paper's nonzeros"),
+    ({"enron": 541_000, "amazon": 17_416_000}, "simulated", "simulated (cost model), 2 stand-ins at 1/100 of the "
+                                                           "paper's nonzeros"),
+    ({"enron": 54_202_099, "amazon": 1_741_809_018}, "simulated", "2 stand-ins at the paper's size"),
+])
+def test_titles_say_execution_data_and_size(nnz, execution, expected):
+    rows = _rows().assign(execution=execution)
+    if isinstance(nnz, dict):
+        rows["nnz"] = rows["dataset"].map(nnz)
+    assert rows_tag(rows).endswith(expected)
+    assert rows_tag(rows.assign(dataset_source="real")) == f"{rows_tag(rows).split(',')[0]}, 2 real tensors"
+    assert size_phrase([0.0101, 0.0099]) == "1/100 of the paper's nonzeros"
 
 
 def test_side_by_side_marks_missing_paper_values():
