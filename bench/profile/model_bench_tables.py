@@ -25,11 +25,12 @@ def sptrsv_model_table(rows: list[dict]) -> str:
 
 
 def tucker_model_table(rows: list[dict]) -> str:
-    """Measured (the MPI worker, medians over repeats) against modelled times, and their relative errors."""
+    """Measured (the MPI worker: the run of median HOOI time over repeats, whose components add up to it)
+    against modelled times, and their relative errors."""
     p = rows[0]["params"]
     head = " | ".join(f"{w} {k}" for k in TUCKER_TIMES for w in ("measured", "predicted"))
-    lines = [f"{rows[0]['dataset']}, K = {p['K']}, lanczos {p['lanczos']}, ttm {p['ttm']}, medians of "
-             f"{p['repeats']} runs; calibration {p['calibration']}", "",
+    lines = [f"{rows[0]['dataset']}, K = {p['K']}, lanczos {p['lanczos']}, ttm {p['ttm']}, the run of median HOOI "
+             f"time of {p['repeats']} runs; calibration {p['calibration']}", "",
              f"| scheme | ranks | {head} | queries | " + " | ".join(f"rel. error {k}" for k in TUCKER_TIMES) + " |",
              "|---" * (3 + 3 * len(TUCKER_TIMES)) + "|"]
     for r in rows:
