@@ -97,6 +97,31 @@ bench-splatt: install
 	@test -n "$(SPLATT)" || { echo "make bench-splatt: set SPLATT=path/to/splatt (docs/performance.md says how to build it)"; exit 2; }
 	$(SPBENCH) bench splatt --binary "$(SPLATT)" --threads 1,2 --iterations 10 --reps 5 --out $(RESULTS)/bench-splatt
 
+# The original HDagg (and SpMP) as a driver binary, for `spbench bench sptrsv-refs --hdagg BIN`:
+#   make hdagg-ref HDAGG_SRC=path/to/HDagg-benchmark [SPMP_SRC=path/to/SpMP]
+# HDAGG_SRC: a checkout of BehroozZare/HDagg-benchmark; SPMP_SRC: a checkout of IntelLabs/SpMP with
+# libspmp.a built (make CUSTOM_CXX=g++ libspmp.a). Their CMake needs MKL; this compiles their
+# src/ directly (no MKL, METIS or PAPI) with the flags below. Neither is shipped here.
+HDAGG_REF_DIR   := build/hdagg-ref
+HDAGG_REF_FLAGS := -O3 -std=c++17 -fopenmp -DNDEBUG -mavx2 -mfma -Wno-write-strings -w
+HDAGG_REF_SRCS   = $(HDAGG_SRC)/src/dense_blas/BLAS.cpp $(HDAGG_SRC)/src/hdagg/hdagg.cpp \
+	$(wildcard $(HDAGG_SRC)/src/Group/*.cpp $(HDAGG_SRC)/src/lbc/*.cpp $(HDAGG_SRC)/src/sparse_blas/*.cpp) \
+	$(filter-out %/metis_interface.cpp,$(wildcard $(HDAGG_SRC)/src/utils/*.cpp))
+HDAGG_REF_INCS   = $(addprefix -I$(HDAGG_SRC)/src/,dense_blas/includes hdagg/includes Group/includes lbc/includes \
+	sparse_blas/includes utils/includes) $(if $(SPMP_SRC),-I$(SPMP_SRC) -DSPMP)
+.PHONY: hdagg-ref
+hdagg-ref:
+	@test -n "$(HDAGG_SRC)" && test -f "$(HDAGG_SRC)/src/hdagg/hdagg.cpp" || { echo "make hdagg-ref: set HDAGG_SRC=path/to/HDagg-benchmark (a checkout with src/hdagg/hdagg.cpp)"; exit 2; }
+	@test -z "$(SPMP_SRC)" || test -f "$(SPMP_SRC)/libspmp.a" || { echo "make hdagg-ref: SPMP_SRC=$(SPMP_SRC): no libspmp.a there (run make CUSTOM_CXX=g++ libspmp.a in it)"; exit 2; }
+	mkdir -p $(HDAGG_REF_DIR)/obj
+	for f in $(HDAGG_REF_SRCS); do \
+	  o=$(HDAGG_REF_DIR)/obj/$$(basename $$(dirname $$f))_$$(basename $$f .cpp).o; \
+	  test "$$o" -nt "$$f" || $(CXX) $(HDAGG_REF_FLAGS) $(HDAGG_REF_INCS) -c $$f -o $$o || exit 1; \
+	done
+	$(CXX) $(HDAGG_REF_FLAGS) $(HDAGG_REF_INCS) bench/sptrsv/reference/hdagg_ref.cpp $(HDAGG_REF_DIR)/obj/*.o \
+	  $(if $(SPMP_SRC),$(SPMP_SRC)/libspmp.a) -o $(HDAGG_REF_DIR)/hdagg_ref
+	@echo "built $(HDAGG_REF_DIR)/hdagg_ref"
+
 # .tns text into a tensor store: a 5e7-nonzero nell2-shaped file (generated once into $SPBENCH_DATA/bench),
 # converted at the default memory setting, against pandas' reader and `cat FILE > /dev/null`
 bench-ingest: install

@@ -23,7 +23,13 @@ def _lower(dense_pattern):
 
 def test_registered():
     assert SCHEDULERS["hdagg"] is hdagg.schedule
-    assert hdagg.name == "hdagg" and defaults(hdagg.parameters) == {"threshold": 0.003}
+    assert hdagg.name == "hdagg" and defaults(hdagg.parameters) == {"threshold": 0.003, "grouping": "tree"}
+
+
+def _groups(L):
+    dag = DAG(L)
+    sp_ptr, sp_idx = _hdagg.sparsified_children(dag.n, dag.child_ptr, dag.child_idx)
+    return sp_ptr, sp_idx, *_hdagg.tree_groups(dag.n, sp_ptr, sp_idx)
 
 
 def test_sparsification_and_tree_grouping():
@@ -32,13 +38,61 @@ def test_sparsification_and_tree_grouping():
     P = np.zeros((6, 6))
     P[1, 0] = P[2, 1] = P[2, 0] = 1
     P[4, 3] = P[5, 3] = 1
-    L = _lower(P)
-    dag = DAG(L)
-    group = _hdagg.tree_groups(dag.n, dag.parent_ptr, dag.parent_idx)
-    assert group[0] == group[1] == group[2]
-    assert len({group[3], group[4], group[5], group[0]}) == 4
-    # groups numbered by root id: root 2 -> 0, root 3 -> 1, 4 -> 2, 5 -> 3
+    sp_ptr, sp_idx, group, level = _groups(_lower(P))
+    np.testing.assert_array_equal(np.diff(sp_ptr), [1, 1, 0, 2, 0, 0])
+    # groups numbered by their smallest vertex: {0, 1, 2} -> 0, {3} -> 1, {4} -> 2, {5} -> 3
     np.testing.assert_array_equal(group, [0, 0, 0, 1, 2, 3])
+    np.testing.assert_array_equal(level, [0, 0, 1, 1])
+
+
+def test_clique_becomes_a_chain_whose_last_column_keeps_the_edges():
+    # columns 0, 1, 2 are dense inside and identical below (rows 4, 5): a clique; column 3 reads 0
+    # only.  The chain 0 -> 1 -> 2 keeps 2 -> 4 and 2 -> 5; 0 -> 3 stays (no other path to 3).
+    P = np.zeros((6, 6))
+    P[1, 0] = P[2, 0] = P[2, 1] = 1
+    P[[4, 5], 0] = P[[4, 5], 1] = P[[4, 5], 2] = 1
+    P[3, 0] = 1
+    sp_ptr, sp_idx, group, _ = _groups(_lower(P))
+    children = [list(sp_idx[sp_ptr[i]:sp_ptr[i + 1]]) for i in range(6)]
+    assert children == [[1, 3], [2], [4, 5], [], [], []]
+    # 1 has one child: it joins 2's group; 0 (two children), 3, 4, 5 are roots of their own
+    assert group[1] == group[2] and len(set(group)) == 5
+
+
+def test_groups_numbered_by_smallest_vertex_not_by_root():
+    # 0 -> 4 (0's only child) and 1 -> {2, 3}: group {0, 4} has root 4 but number 0
+    P = np.zeros((5, 5))
+    P[4, 0] = P[2, 1] = P[3, 1] = 1
+    _, _, group, _ = _groups(_lower(P))
+    np.testing.assert_array_equal(group, [0, 1, 2, 3, 0])
+
+
+def test_divergence_accumulates_over_a_windows_attempts():
+    # Level 0 = positions 0, 1 (costs 3, 2); level 1 = 2, 3 (3, 2) with edges 0 -> 2, 1 -> 3: each
+    # attempt packs 3:2 or 6:4 on two cores, the same divergence d.  The second level glues only
+    # when the threshold is above the running sum 2d (the original keeps one sum per window).
+    cost = np.array([3.0, 2.0, 3.0, 2.0])
+    level_ptr = np.array([0, 2, 4], dtype=np.int32)
+    edge_ptr = np.array([0, 0, 2], dtype=np.int32)
+    src, dst = np.array([0, 1], dtype=np.int32), np.array([2, 3], dtype=np.int32)
+    pos_level = np.array([0, 0, 1, 1], dtype=np.int32)
+    d = 0.6 * np.log2(1.2) + 0.4 * np.log2(0.8)
+    step, core = _hdagg.glue(level_ptr, edge_ptr, src, dst, pos_level, cost, 2, 1.5 * d)
+    np.testing.assert_array_equal(step, [0, 0, 1, 1])
+    step, core = _hdagg.glue(level_ptr, edge_ptr, src, dst, pos_level, cost, 2, 2.5 * d)
+    np.testing.assert_array_equal(step, [0, 0, 0, 0])
+    np.testing.assert_array_equal(core, [0, 1, 0, 1])  # a component stays on one core
+
+
+def test_a_core_left_without_work_ends_the_window():
+    # Level 0 has two independent vertices, level 1 one vertex reading both: the window [0, 2) is
+    # one component, so one of the two effective cores gets nothing and the divergence is NaN.
+    cost = np.array([1.0, 1.0, 1.0])
+    level_ptr = np.array([0, 2, 3], dtype=np.int32)
+    edge_ptr = np.array([0, 0, 2], dtype=np.int32)
+    src, dst = np.array([0, 1], dtype=np.int32), np.array([2, 2], dtype=np.int32)
+    step, _ = _hdagg.glue(level_ptr, edge_ptr, src, dst, np.array([0, 0, 1], dtype=np.int32), cost, 2, 1e9)
+    np.testing.assert_array_equal(step, [0, 0, 1])
 
 
 def test_chain_is_one_group_on_one_core():
@@ -117,3 +171,26 @@ def test_solve_point_matches_scipy(random_lower, laplacian_2d, cores):
     x_ref = spla.spsolve_triangular(L.tocsr(), np.ones(300), lower=True)
     np.testing.assert_allclose(spla.spsolve_triangular(L_perm.tocsr(), np.ones(300), lower=True),
                                x_ref[perm], rtol=1e-12)
+
+
+# Supersteps of the original HDagg (threshold 0.003) on these matrices, tree-grouped / not grouped,
+# from `spbench bench sptrsv-refs --hdagg build/hdagg-ref/hdagg_ref --sets generators --scale 0.1
+# --cores 2,16,128` (the driver built by `make hdagg-ref` from BehroozZare/HDagg-benchmark 948b38f).
+ORIGINAL_SUPERSTEPS = [
+    ("lap2d-5pt", {"grid": 32}, {2: (61, 63), 16: (61, 63), 128: (61, 63)}),
+    ("lap3d-27pt", {"grid": 14}, {2: (86, 90), 16: (86, 90), 128: (86, 90)}),
+    ("elasticity3d", {"grid": 9, "seed": 0}, {2: (51, 111), 16: (51, 161), 128: (51, 161)}),
+    ("rgg-spd", {"n": 1000}, {2: (7, 7), 16: (10, 15), 128: (10, 15)}),
+    ("fem-mesh", {"cells_x": 5, "cells_y": 5, "cells_z": 5}, {2: (30, 91), 16: (30, 98), 128: (30, 98)}),
+    ("bundle-adjustment", {"cameras": 20, "points": 500}, {2: (2, 2), 16: (2, 7), 128: (2, 9)}),
+]
+
+
+@pytest.mark.parametrize("generator,params,expected", ORIGINAL_SUPERSTEPS, ids=[g for g, _, _ in ORIGINAL_SUPERSTEPS])
+def test_supersteps_equal_the_originals(generator, params, expected):
+    from spbench.datasets.synthetic import generate
+
+    dag = DAG(prepare_lower(generate(generator, params)))
+    ours = {c: (hdagg.schedule(dag, c).n_supersteps, hdagg.schedule(dag, c, grouping="none").n_supersteps)
+            for c in expected}
+    assert ours == expected
