@@ -187,7 +187,10 @@ def _needs(bits, words: int, P: int, cnt: np.ndarray, sigma: np.ndarray) -> dict
 
 class _Pass:
     """One pass over the elements: the policies of each chunk, the per-rank element counts (first
-    pass only) and the bitmaps of this pass's sets marked, one thread per bitmap."""
+    pass only) and the bitmaps of this pass's sets marked. Pipelined on the pool's threads: a
+    chunk's policies are filled (the stream's :meth:`~.schemes.PolicyStream.fill_jobs`, at once)
+    while the previous chunk's bitmaps are marked, one job per bitmap, so no bitmap is ever marked
+    by two threads at once."""
 
     def __init__(self, stream, sets, dims, e_p):
         self.stream, self.sets, self.e_p = stream, sets, e_p
@@ -195,32 +198,42 @@ class _Pass:
         self.words = (stream.nparts + 63) // 64
         self.bits = {s: _pair_bitmap(dims[s[1]], stream.nparts) for s in sets}
 
-    def run(self, chunks, pool) -> None:
+    def _fill(self, job) -> float:
+        began = time.thread_time()
+        job()
+        return time.thread_time() - began
+
+    def _mark_jobs(self, cols, pol) -> list:
+        jobs = []
+        for kind, n in self.sets:
+            index = cols[n] if cols[n].dtype in (np.int32, np.int64) else cols[n].astype(np.int64)
+            if kind == "S":   # (l, π_n(e)); a uni-policy scheme has one row for all modes
+                rows, skip = pol[n:n + 1] if self.stream.multi_policy else pol[:1], -1
+            else:             # (l, π_j(e)) for every j ≠ n
+                rows, skip = pol, n
+            jobs.append((self.bits[(kind, n)], self.words, index, rows, skip))
+        return jobs
+
+    def run(self, chunks, pool, fill_pool) -> None:
         from spbench.kernels._pair_sets import mark_pairs
 
         stream, P = self.stream, self.stream.nparts
         stream.restart()
-        out = None
-        for lo, cols in _read_ahead(chunks):
-            m = len(cols[0])
-            if out is None or out.shape[1] != m:      # C-contiguous (rows, m) for the kernel
-                out = np.empty((stream.rows, m), dtype=np.int32)
-            started = time.perf_counter()
-            stream.fill(lo, cols, out)
-            self.fill_seconds += time.perf_counter() - started
-            pol = out
-            if self.e_p is not None:
-                for j in range(stream.rows):
-                    self.e_p[j] += np.bincount(pol[j], minlength=P)
-            jobs = []
-            for kind, n in self.sets:
-                index = cols[n] if cols[n].dtype in (np.int32, np.int64) else cols[n].astype(np.int64)
-                if kind == "S":   # (l, π_n(e)); a uni-policy scheme has one row for all modes
-                    rows, skip = pol[n:n + 1] if stream.multi_policy else pol[:1], -1
-                else:             # (l, π_j(e)) for every j ≠ n
-                    rows, skip = pol, n
-                jobs.append((self.bits[(kind, n)], self.words, index, rows, skip))
-            list(pool.map(lambda job: mark_pairs(*job), jobs))
+        marking: list = []
+        try:
+            for lo, cols in _read_ahead(chunks):
+                pol = np.empty((stream.rows, len(cols[0])), dtype=np.int32)   # C-contiguous rows for the kernel
+                fills = [fill_pool.submit(self._fill, job) for job in stream.fill_jobs(lo, cols, pol)]
+                self.fill_seconds += sum(f.result() for f in fills)   # CPU seconds placing the elements
+                if self.e_p is not None:
+                    for j in range(stream.rows):
+                        self.e_p[j] += np.bincount(pol[j], minlength=P)
+                for f in marking:
+                    f.result()
+                marking = [pool.submit(mark_pairs, *job) for job in self._mark_jobs(cols, pol)]
+        finally:
+            for f in marking:
+                f.result()
 
 
 def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | None = None,
@@ -252,10 +265,10 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
     d_sets = [("D", n) for n in range(N) if stream.multi_policy and N > 1]
     plan = passes(s_sets + d_sets, dims, P, budget) or [[]]
     first = True
-    with ThreadPoolExecutor(max(1, threads)) as pool:
+    with ThreadPoolExecutor(max(1, threads)) as pool, ThreadPoolExecutor(max(1, threads)) as fill_pool:
         for group in plan:
             one = _Pass(stream, group, dims, e_p if first else None)
-            one.run(chunks, pool)
+            one.run(chunks, pool, fill_pool)
             if first and timing is not None:
                 timing["fill_seconds"] = one.fill_seconds
             first = False

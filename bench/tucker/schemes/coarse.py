@@ -12,6 +12,8 @@ same seed) and streamed (:func:`coarse_stream`: the owners applied chunk by chun
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..mpi import LocalComm, allreduce
@@ -44,8 +46,12 @@ class _CoarseStream(PolicyStream):
         self._nonempty = [np.flatnonzero(np.asarray(s) > 0) for s in slice_sizes]
 
     def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
-        for n, index in enumerate(cols):
-            np.take(self.owners[n], index, out=out[n, :len(index)])
+        for job in self.fill_jobs(lo, cols, out):
+            job()
+
+    def fill_jobs(self, lo: int, cols: list, out: np.ndarray) -> list:
+        """One gather per mode."""
+        return [partial(np.take, self.owners[n], index, out=out[n, :len(index)]) for n, index in enumerate(cols)]
 
     def slice_pairs(self, mode: int):
         """Whole slices: every non-empty slice has one sharer, its owner."""

@@ -10,6 +10,7 @@ A leaf of :mod:`spbench.tucker.schemes`: the scheme files import it, the registr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -64,6 +65,11 @@ class PolicyStream:
         """``out[j, :m]`` = policy j of elements lo .. lo + m − 1, whose coordinates are ``cols``
         (one array per mode); chunks come in storage order, each once per pass."""
         raise NotImplementedError
+
+    def fill_jobs(self, lo: int, cols: list, out: np.ndarray) -> list:
+        """Callables that together do :meth:`fill` and may run at the same time on different
+        threads (a scheme whose policy rows are independent gives one per row)."""
+        return [partial(self.fill, lo, cols, out)]
 
     def slice_pairs(self, mode: int):
         """The distinct (slice, rank) pairs of ``mode`` sorted by slice then rank, when the scheme

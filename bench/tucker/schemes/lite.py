@@ -41,6 +41,7 @@ element a running count of its slice and a binary search among the P + 1 bin bou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -263,8 +264,12 @@ class _LiteStream(PolicyStream):
         self._seen = [np.zeros(dec.start2.size, dtype=np.int64) for dec in self.modes]
 
     def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
-        for n, index in enumerate(cols):
-            _place(self.modes[n], index, self._seen[n], out[n])
+        for job in self.fill_jobs(lo, cols, out):
+            job()
+
+    def fill_jobs(self, lo: int, cols: list, out: np.ndarray) -> list:
+        """One job per mode: each mode's placement keeps its own running counts."""
+        return [partial(_place, self.modes[n], index, self._seen[n], out[n]) for n, index in enumerate(cols)]
 
     def slice_pairs(self, mode: int):
         """Stage-1 slices whole, stage-2 slices cut along consecutive bins (:meth:`LitePlan.pieces`)."""

@@ -15,6 +15,8 @@ parallel one (slice sizes by an Allreduce) and the streamed one (:func:`medium_s
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..mpi import LocalComm, allreduce
@@ -141,6 +143,12 @@ class _MediumStream(PolicyStream):
         for n, index in enumerate(cols):
             row *= self.grid[n]
             row += self.layers[n][index]
+
+    def fill_jobs(self, lo: int, cols: list, out: np.ndarray) -> list:
+        """The chunk's two halves (the policy of an element depends on its coordinates alone)."""
+        h = len(cols[0]) // 2
+        return [partial(self.fill, lo, [c[:h] for c in cols], out[:, :h]),
+                partial(self.fill, lo + h, [c[h:] for c in cols], out[:, h:])]
 
 
 def medium_stream(slice_sizes: list, nparts: int, *, seed: int = 0, grid=None) -> PolicyStream:
