@@ -122,6 +122,12 @@ hdagg-ref:
 	  $(if $(SPMP_SRC),$(SPMP_SRC)/libspmp.a) -o $(HDAGG_REF_DIR)/hdagg_ref
 	@echo "built $(HDAGG_REF_DIR)/hdagg_ref"
 
+# The original HDagg and SpMP beside ours on the generator families and the three data sets' stand-ins
+.PHONY: bench-sptrsv-refs
+bench-sptrsv-refs: install
+	@test -x "$(HDAGG)" || { echo "make bench-sptrsv-refs: set HDAGG=path/to/hdagg_ref (make hdagg-ref builds it)"; exit 2; }
+	$(SPBENCH) bench sptrsv-refs --hdagg "$(HDAGG)" --cores 2,4,8,16,32,64,128 --out $(RESULTS)/bench-sptrsv-refs
+
 # .tns text into a tensor store: a 5e7-nonzero nell2-shaped file (generated once into $SPBENCH_DATA/bench),
 # converted at the default memory setting, against pandas' reader and `cat FILE > /dev/null`
 bench-ingest: install
