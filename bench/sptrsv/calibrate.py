@@ -70,8 +70,9 @@ SYNC_WORK = 200
 SSP_STALENESS = 2
 SYNC_BENCH_KINDS = ("none", "spin", "omp", "weak", "flag")
 #: the least a synchronisation between two cores can cost: one cache-line transfer between cores
-#: takes tens of ns on any current multi-core CPU (71 ns for our spin barrier on this project's
-#: 2-core EPYC VM); a smaller value timed no synchronisation
+#: takes tens of ns on any current multi-core CPU (our spin barrier: about 70 or 250 ns on this
+#: project's 2-core EPYC VM, depending on where the hypervisor puts the two vCPUs); a smaller value
+#: timed no synchronisation
 SYNC_FLOOR = 20e-9
 #: the most the per-nonzero cost may change between 1 and 2 cores, each solving its own copy
 COMPUTE_JUMP_MAX = 2.0
