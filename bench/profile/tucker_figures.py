@@ -263,6 +263,10 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
                 lines += [f"![{path.stem}]({path.name})", ""]
             elif path.suffix == ".md":
                 lines += [path.read_text(), ""]
+    from spbench.profile.tucker_components import components_section
+    files, component_lines = components_section(df, out_dir)
+    written += files
+    lines += component_lines
     lines += ["The paper's columns are its 512-rank, K = 10 numbers on the real FROSTT tensors (Power-8 "
               "cluster, §7.1), shown only beside this run's values at the same P and K (Fig. 15(a): 32 to 512 "
               "ranks, K = 10); this run's come from this machine and, for stand-ins, from synthetic tensors of "

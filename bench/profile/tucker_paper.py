@@ -23,6 +23,9 @@ LABEL = {name: scheme.label for name, scheme in REGISTRY.items()}
 
 #: the rank count and K of the paper's printed numbers (tucker-lite §7.1)
 PAPER_RANKS, PAPER_K = 512, 10
+#: Fig. 10's three configurations (P, K) → its panel; §7.2: "Lite offers the best performance on
+#: all the datasets and configurations" (the medium tensors)
+FIG10_CONFIGS = {(32, 10): "a", (512, 10): "b", (512, 20): "c"}
 #: Fig. 14: HOOI time (s) on the big tensors, 512 ranks, K = 10
 FIG14_HOOI_S = {
     "amazon": {"coarse": 89.0, "medium": 13.1, "lite": 8.6},
