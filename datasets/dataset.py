@@ -36,10 +36,12 @@ class Dataset(ABC):
     params: dict
 
     @abstractmethod
-    def load(self, *, fetch: bool = True, standin: bool = False, progress=None) -> LoadedDataset:
+    def load(self, *, fetch: bool = True, standin: bool = False, progress=None,
+             duplicates: str = "sum") -> LoadedDataset:
         """The data: real when cached (or downloaded when ``fetch``), else the synthetic stand-in
         when ``standin``, else a DatasetError naming the data set. ``progress`` is told what a
-        long load (download, conversion, generation) has done."""
+        long load (download, conversion, generation) has done; ``duplicates`` is the rule for a
+        file's repeated coordinates ("sum", or "error" where the kind supports refusing them)."""
 
     @abstractmethod
     def scaled(self, factor: float) -> "Dataset":

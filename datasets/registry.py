@@ -77,14 +77,18 @@ class MatrixDataset(Dataset):
         suffix = f"+{self.transform}" if self.transform else ""
         return self.name[: len(self.name) - len(suffix)] if suffix and self.name.endswith(suffix) else self.name
 
-    def load(self, *, fetch: bool = True, standin: bool = False, progress=None) -> LoadedMatrix:
+    def load(self, *, fetch: bool = True, standin: bool = False, progress=None,
+             duplicates: str = "sum") -> LoadedMatrix:
         """The matrix: generated, read from a file, or from the cache / a download / the stand-in.
+        Repeated entries are summed, as Matrix Market defines them (``duplicates`` must be "sum").
 
         Without a transform: the full symmetric matrix. With one: ``apply_transform``'s lower
         triangle (a fixed point of ``lower_triangle``, so callers taking the lower triangle of
         what ``load`` returns need not know), cached on disk for real matrices. ``progress(done
         bytes, total or None)`` follows a download.
         """
+        if duplicates != "sum":
+            raise ValueError(f"matrices sum repeated entries (Matrix Market's rule); got duplicates={duplicates!r}")
         loaded = self._load_base(fetch=fetch, standin=standin, progress=progress)
         if self.transform is None:
             return loaded
