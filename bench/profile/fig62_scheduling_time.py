@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from spbench.profile import labels, paper_values as paper  # noqa: E402
-from spbench.profile.figures import _colors, plain_log_ticks, save_figure  # noqa: E402
+from spbench.profile.figures import curve_styles, plain_log_ticks, save_figure, scale_phrase  # noqa: E402
 from spbench.profile.markdown_sections import figure_lines  # noqa: E402
 from spbench.profile.sptrsv_rows import default_cores, ok_rows  # noqa: E402
 from spbench.profile.tables import SERIAL, format_markdown, write_table  # noqa: E402
@@ -47,7 +47,7 @@ def schedule_points(df: pd.DataFrame, cores: int | None = None) -> pd.DataFrame:
 def fit_slopes(points: pd.DataFrame) -> pd.DataFrame:
     """ℓ2 fit of ``log10(schedule_ms) = m log10(nnz) + c`` per algorithm (Figure 6.2).
 
-    Columns: ``algorithm, points, slope, intercept`` (log10 of ms), ``paper_slope`` (what §6.5
+    Columns: ``algorithm, points, sizes`` (distinct nnz), ``slope, intercept`` (log10 of ms), ``paper_slope`` (what §6.5
     states: HDagg 1.38–1.56, the others ≤ 1.0). A slope needs at least :data:`MIN_SIZES`
     distinct nnz spanning at least :data:`MIN_SPAN` × (a line through two points is no fit):
     otherwise slope and intercept are NaN ("n/a" in the report).
@@ -60,10 +60,11 @@ def fit_slopes(points: pd.DataFrame) -> pd.DataFrame:
             slope, intercept = np.polyfit(x, y, 1)
         else:
             slope = intercept = np.nan
-        records.append({"algorithm": algorithm, "points": len(part), "slope": float(slope),
+        records.append({"algorithm": algorithm, "points": len(part), "sizes": int(len(np.unique(x))),
+                        "slope": float(slope),
                         "intercept": float(intercept),
                         "paper_slope": _paper_slope(str(algorithm))})
-    return pd.DataFrame(records, columns=["algorithm", "points", "slope", "intercept",
+    return pd.DataFrame(records, columns=["algorithm", "points", "sizes", "slope", "intercept",
                                           "paper_slope"])
 
 
@@ -89,29 +90,40 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
         return []
     out_dir = Path(out_dir)
     slopes = fit_slopes(points).set_index("algorithm")
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    colors = _colors(df)  # the colours of the other figures where a curve is one algorithm
+    styles = curve_styles(df)  # the other figures' styles and paper labels, per algorithm
     fig, ax = plt.subplots(figsize=(7.6, 4.2), layout="constrained")
-    for i, (algorithm, part) in enumerate(points.groupby("algorithm", sort=True)):
-        color = colors.get(algorithm, cycle[i % len(cycle)])
+    for algorithm, part in points.groupby("algorithm", sort=True):
+        style = styles.get(algorithm) or next(v for k, v in styles.items() if k.startswith(f"{algorithm}/"))
+        name = labels.algorithm_label(algorithm)  # the schedule does not depend on the kernel
         m, c = slopes.at[algorithm, "slope"], slopes.at[algorithm, "intercept"]
-        label = f"{algorithm} (m n/a)" if np.isnan(m) else f"{algorithm} (m = {m:.2f})"
-        ax.scatter(part["nnz"], part["schedule_ms"], color=color, s=18, label=label)
+        label = f"{name} (m n/a)" if np.isnan(m) else f"{name} (m = {m:.2f})"
+        ax.scatter(part["nnz"], part["schedule_ms"], color=style["color"], marker=style["marker"], s=22,
+                   label=label, clip_on=False, zorder=3)
         if not np.isnan(m):
             x = np.geomspace(part["nnz"].min(), part["nnz"].max(), 50)
-            ax.plot(x, 10 ** (m * np.log10(x) + c), color=color, linewidth=1)
+            ax.plot(x, 10 ** (m * np.log10(x) + c), color=style["color"], linestyle=style["linestyle"],
+                    linewidth=1)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("number of non-zeroes")
+    ax.set_xlabel("number of nonzeros")
     ax.set_ylabel("schedule compute time [ms]")
     data = labels.provenance_tag(df[df["dataset"].astype(str).isin(set(points["dataset"]))])
-    ax.set_title(f"Scheduling time vs nnz, {int(points['cores'].iloc[0])} cores, "
-                 "ℓ2 fit log y = m log x + c" + (f"\n{data}" if data else ""), fontsize=9)
+    sizes = points["nnz"].nunique()
+    fitted = (f"ℓ2 fit log y = m log x + c over {sizes} distinct size{'s' if sizes != 1 else ''}"
+              if slopes["slope"].notna().any() else
+              f"no fit: {sizes} distinct size{'s' if sizes != 1 else ''}, a fit needs {MIN_SIZES} "
+              f"spanning {MIN_SPAN:g}×")
+    scale = scale_phrase(df)
+    ax.set_title(f"Scheduling time vs nnz, {int(points['cores'].iloc[0])} cores, schedulers timed on "
+                 f"this machine{', ' + scale if scale else ''}\n{fitted}" + (f"\n{data}" if data else ""),
+                 fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
+    ax.margins(0.08)
     fig.canvas.draw()  # the limits autoscaling chose, for the tick labels
     plain_log_ticks(ax.xaxis)
     plain_log_ticks(ax.yaxis)
     fig.legend(fontsize=8, loc="outside right upper")
+    points = points.assign(label=points["algorithm"].map(labels.algorithm_label))
     written = save_figure(fig, out_dir, stem, points)
     return written + write_table(slopes.reset_index(), out_dir / f"{stem}_slopes")
 

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.labels import provenance_tag  # noqa: E402
+from spbench.profile.labels import curve_labels, provenance_tag  # noqa: E402
 from spbench.profile.measurement_conditions import shade_extrapolated  # noqa: E402
 from spbench.profile.intervals import geomean_interval, point_samples, ratio_of_medians  # noqa: E402
 from spbench.profile.perfprofile import (  # noqa: E402
@@ -41,17 +41,48 @@ def _split_by_execution(df: pd.DataFrame, name: str) -> list[tuple[str, pd.DataF
             for kind in values]
 
 
-def _colors(df: pd.DataFrame) -> dict[str, object]:
-    """One fixed colour per curve label of ``df``, so every figure of a sweep agrees."""
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">")
+DASHES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 2)))
+
+
+def curve_styles(df: pd.DataFrame) -> dict[str, dict]:
+    """One fixed style per curve key of ``df`` (:func:`series_labels`): colour, marker, dash and the
+    paper's label (:func:`~spbench.profile.labels.curve_labels`), so every figure of a sweep names
+    and draws a series alike and curves on top of each other stay apart by marker and dash."""
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    return {label: cycle[i % len(cycle)] for i, label in enumerate(sorted(set(series_labels(df))))}
+    names = curve_labels(df, series_labels(df))
+    return {key: {"color": cycle[i % len(cycle)], "marker": MARKERS[i % len(MARKERS)],
+                  "linestyle": DASHES[i % len(DASHES)], "label": names[key]}
+            for i, key in enumerate(sorted(names))}
 
 
-def _title(df: pd.DataFrame, what: str, execution: str) -> str:
+def scale_phrase(df: pd.DataFrame) -> str:
+    """"--scale small" when the rows come from a reduced ``--scale`` run (its config is named
+    ``<name>_<scale>``, :meth:`spbench.config.Config.scaled`), "" at full scale."""
+    from spbench.config import SCALES
+
+    configs = set(df["config"].dropna().astype(str)) if "config" in df.columns else set()
+    scales = sorted({s for s in SCALES if s != "full" for c in configs if c.endswith(f"_{s}")})
+    return f"--scale {'/'.join(scales)}" if scales else ""
+
+
+def _title(df: pd.DataFrame, what: str, execution: str, counted: str) -> str:
+    """Title lines: what is shown; the sweep, measured or simulated, the scale and the core counts
+    counted; what the matrices are (real, generated, stand-ins)."""
     configs = sorted(set(df["config"].dropna().astype(str))) if "config" in df.columns else []
-    where = f"{configs[0]}, " if len(configs) == 1 else ""
+    shown = {"simulated": "simulated (cost model)"}.get(execution, execution)
+    parts = [configs[0]] if len(configs) == 1 else []
+    parts += [shown, *filter(None, [scale_phrase(df)]), counted]
     data = provenance_tag(df)
-    return f"{what}\n{where}{execution}" + (f", {data}" if data else "")
+    return f"{what}\n{', '.join(parts)}" + (f"\n{data}" if data else "")
+
+
+def _cores_phrase(cores) -> str:
+    """"cores 1, 2" / "cores 1-128 (8 counts)" for a title."""
+    cores = sorted({int(c) for c in cores})
+    if len(cores) <= 6:
+        return "cores " + ", ".join(map(str, cores))
+    return f"cores {cores[0]}-{cores[-1]} ({len(cores)} counts)"
 
 
 def plain_log_ticks(axis) -> None:
@@ -172,20 +203,33 @@ def _check_band(band: Sequence[float]) -> tuple[float, float]:
     return lo, hi
 
 
+def _side_by_side(cores: Sequence[float], n: int, log_x: bool):
+    """``place(x, i)``: curve i's x positions shifted so that n curves' markers at one core count sit
+    side by side, within a third of the gap to the next count (multiplicative on a log axis)."""
+    c = np.asarray(sorted(cores), dtype=float)
+    if log_x:
+        gap = float(np.min(np.diff(np.log2(c)))) if c.size > 1 else 1.0
+        return lambda x, i: x * 2 ** ((i - (n - 1) / 2) * gap / 3 / max(n, 1))
+    gap = float(np.min(np.diff(c))) if c.size > 1 else 1.0
+    return lambda x, i: x + (i - (n - 1) / 2) * gap / 3 / max(n, 1)
+
+
 def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
                      band: Sequence[float] = (25, 75)) -> list[Path]:
     """Figure 6.1 (and 1.1): geometric-mean speed-up over serial against the core count.
 
-    One line with markers per algorithm, shaded between the ``band`` percentiles over datasets
-    (paper: 25–75 in Figure 6.1, 10–90 in Figure 1.1), and a horizontal line at 1. Writes
-    ``speedup.png/.pdf/.csv``; the CSV holds :func:`speedup_points` plus ``execution``.
+    Per algorithm (the paper's label) a marker at each measured core count, no line joining the
+    counts: a capped bar for the 95% interval and a wide pale bar between the ``band`` percentiles
+    over datasets (paper: 25–75 in Figure 6.1, 10–90 in Figure 1.1); the algorithms' markers side by
+    side at one count; a dashed line at 1. Writes ``speedup.png/.pdf/.csv``; the CSV holds
+    :func:`speedup_points` plus ``execution`` and the legend's ``label``.
     Without an ok ``serial`` run there is no baseline: the figure is skipped with a warning
     (likewise datasets lacking one are dropped with a warning).
     """
     check_columns(df)
     lo, hi = _check_band(band)
     out_dir = Path(out_dir)
-    colors = _colors(df)
+    styles = curve_styles(df)
     written: list[Path] = []
     for execution, rows, stem in _split_by_execution(df, "speedup"):
         baseline = serial_times(rows)
@@ -206,19 +250,27 @@ def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
         lo_col, hi_col = f"speedup_p{lo:g}", f"speedup_p{hi:g}"
         fig, ax = plt.subplots(figsize=(7.6, 4.2), layout="constrained")
         cores = sorted(points["cores"].unique())
-        step = 0.012 * (max(cores) - min(cores) or 1)  # error bars side by side, not on top
+        log_x = len(cores) > 2 and max(cores) / min(cores) >= 8
         curves = list(points.groupby("algorithm", sort=True))
+        offsets = _side_by_side(cores, len(curves), log_x)
         for i, (algorithm, curve) in enumerate(curves):
-            color = colors.get(algorithm)
+            style = styles[algorithm]
+            x = offsets(curve["cores"].to_numpy(float), i)
             g = curve["speedup_geomean"].to_numpy(float)
-            err = [np.nan_to_num(g - curve["speedup_ci_low"].to_numpy(float)),
-                   np.nan_to_num(curve["speedup_ci_high"].to_numpy(float) - g)]
-            x = curve["cores"].to_numpy(float) + (i - (len(curves) - 1) / 2) * step
-            ax.errorbar(x, g, yerr=err, marker="o", color=color, capsize=3, label=algorithm)
-            ax.fill_between(curve["cores"], curve[lo_col], curve[hi_col], color=color,
-                            alpha=0.15, linewidth=0)
+            band_err = [np.nan_to_num(g - curve[lo_col].to_numpy(float)),
+                        np.nan_to_num(curve[hi_col].to_numpy(float) - g)]
+            ci_err = [np.nan_to_num(g - curve["speedup_ci_low"].to_numpy(float)),
+                      np.nan_to_num(curve["speedup_ci_high"].to_numpy(float) - g)]
+            ax.errorbar(x, g, yerr=band_err, fmt="none", ecolor=style["color"], elinewidth=7,
+                        alpha=0.25, clip_on=False)
+            ax.errorbar(x, g, yerr=ci_err, fmt=style["marker"], color=style["color"], capsize=3,
+                        markersize=6, label=style["label"], clip_on=False, zorder=3)
         ax.axhline(1.0, color="0.4", linestyle="--", linewidth=0.8)
-        ax.set_xticks(cores)
+        if log_x:
+            ax.set_xscale("log", base=2)
+        ax.set_xticks(cores, [str(int(c)) for c in cores])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.margins(x=0.08, y=0.06)
         shade_extrapolated(ax, rows)
         shown = points[[lo_col, hi_col, "speedup_geomean", "speedup_ci_low", "speedup_ci_high"]]
         shown = shown.to_numpy(float)[np.isfinite(shown.to_numpy(float)) & (shown.to_numpy(float) > 0)]
@@ -229,10 +281,13 @@ def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
         ax.set_xlabel("cores")
         ax.set_ylabel("speed-up over serial (geometric mean)")
         ax.set_title(_title(rows, "SpTrSV speed-up over serial, geometric mean over matrices",
-                            execution) + f"\nbars: 95% bootstrap interval · band: p{lo:g}–p{hi:g}",
-                     fontsize=9)
+                            execution, _cores_phrase(cores)), fontsize=9)
         ax.grid(True, alpha=0.3)
+        ax.plot([], [], color="0.5", linewidth=7, alpha=0.25, label=f"p{lo:g}–p{hi:g} over matrices")
+        ax.plot([], [], color="0.2", marker="|", markersize=8, linestyle="none",
+                label="95% bootstrap interval")
         fig.legend(fontsize=8, loc="outside right upper")
+        points.insert(1, "label", points["algorithm"].map(lambda k: styles[k]["label"]))
         points.insert(0, "execution", execution)
         written += save_figure(fig, out_dir, stem, points)
     return written
@@ -246,13 +301,15 @@ def performance_profile_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
 
     Step curves per algorithm of :func:`~spbench.profile.perfprofile.performance_profile`
     (``exclude`` and ``min_cores`` are passed on), x from the first to the last τ (1 to 3 by
-    default), y from 0 to 1. Writes ``perfprofile.png/.pdf/.csv``; the CSV holds the profile
-    plus ``execution``. Skipped with a warning when there is no parallel instance.
+    default), y from 0 to 1 with a margin so that a curve on 0 or 1 shows; each curve its own dash,
+    width and markers. The title counts the instances (cores ≥ ``min_cores``). Writes
+    ``perfprofile.png/.pdf/.csv``; the CSV holds the profile plus ``execution`` and the legend's
+    ``label``. Skipped with a warning when there is no parallel instance.
     """
     check_columns(df)
     taus = np.asarray(taus, dtype=float)
     out_dir = Path(out_dir)
-    colors = _colors(df)
+    styles = curve_styles(df)
     written: list[Path] = []
     for execution, rows, stem in _split_by_execution(df, "perfprofile"):
         profile = performance_profile(rows, taus, exclude=exclude, min_cores=min_cores)
@@ -260,18 +317,30 @@ def performance_profile_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
             warnings.warn(f"no instance to profile ({execution}, cores >= {min_cores}, "
                           f"without {sorted(set(exclude))}): {stem} skipped", stacklevel=2)
             continue
+        counted = rows[(rows["cores"].astype(int) >= min_cores) & ~rows["algorithm"].isin(set(exclude))]
+        instances = counted[["dataset", "cores"]].drop_duplicates()
         fig, ax = plt.subplots(figsize=(7.6, 4.2), layout="constrained")
-        for algorithm, curve in profile.groupby("algorithm", sort=True):
-            ax.step(curve["tau"], curve["fraction"], where="post", color=colors.get(algorithm),
-                    label=algorithm, clip_on=False)
+        curves = list(profile.groupby("algorithm", sort=True))
+        every = max(1, len(taus) // 8)
+        for i, (algorithm, curve) in enumerate(curves):
+            style = styles[algorithm]
+            # drawn above the frame (a curve at 0 or 1 would lie under it), later curves thinner so
+            # that one lying on another still shows; a marker every few τ tells equal curves apart
+            ax.step(curve["tau"], curve["fraction"], where="post", color=style["color"],
+                    linestyle=style["linestyle"], linewidth=2.6 - 1.4 * i / max(len(curves) - 1, 1),
+                    marker=style["marker"], markevery=(i * every // len(curves), every), markersize=5,
+                    label=style["label"], clip_on=False, zorder=3 + i)
         if taus[-1] > taus[0]:
             ax.set_xlim(taus[0], taus[-1])
-        ax.set_ylim(0.0, 1.03)  # a curve at 1 stays visible above the frame
+        ax.set_ylim(-0.03, 1.03)  # curves at 0 and 1 stay visible inside the frame
         ax.set_xlabel("threshold τ (× best time on the same matrix and core count)")
         ax.set_ylabel("fraction of runs within τ × best")
-        ax.set_title(_title(rows, "SpTrSV performance profile", execution), fontsize=10)
+        ax.set_title(_title(rows, "SpTrSV performance profile", execution,
+                            f"cores ≥ {min_cores} ({len(instances)} matrix × core-count instances)"),
+                     fontsize=9)
         ax.grid(True, alpha=0.3)
         fig.legend(fontsize=8, loc="outside right upper")
+        profile.insert(2, "label", profile["algorithm"].map(lambda k: styles[k]["label"]))
         profile.insert(0, "execution", execution)
         written += save_figure(fig, out_dir, stem, profile)
     return written

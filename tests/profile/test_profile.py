@@ -109,7 +109,7 @@ def test_speedup_csv_matches_hand_computation(rows, tmp_path):
     paths = speedup_vs_cores(rows, tmp_path)
     assert sorted(p.name for p in paths) == ["speedup.csv", "speedup.pdf", "speedup.png"]
     points = pd.read_csv(tmp_path / "speedup.csv").set_index(["algorithm", "cores"])
-    assert list(points.columns) == ["execution", "datasets", "speedup_geomean",
+    assert list(points.columns) == ["execution", "label", "datasets", "speedup_geomean",
                                     "speedup_p25", "speedup_p75", "speedup_ci_low", "speedup_ci_high"]
     assert (points["speedup_ci_low"] <= points["speedup_geomean"]).all()
     assert (points["speedup_geomean"] <= points["speedup_ci_high"]).all()

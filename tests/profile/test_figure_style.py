@@ -1,0 +1,91 @@
+"""What the SpTrSV figures draw (paper 2, Figs. 5.1, 6.1, 6.2): the paper's labels, markers with
+interval bars at the core counts, curves visible on the frame and apart from each other, titles that
+say what was counted."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from spbench.profile import fig62_scheduling_time, figures
+from spbench.profile.labels import algorithm_label, curve_labels
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures passed to ``save_figure`` (kept open), in call order."""
+    kept = []
+
+    def keep(fig, out_dir, stem, points):
+        kept.append(fig)
+        return []
+
+    monkeypatch.setattr(figures, "save_figure", keep)
+    monkeypatch.setattr(fig62_scheduling_time, "save_figure", keep)
+    monkeypatch.setattr(fig62_scheduling_time, "write_table", lambda *a, **k: [])
+    yield kept
+    for fig in kept:
+        plt.close(fig)
+
+
+def _legend(fig) -> list[str]:
+    return [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+@pytest.mark.parametrize("algorithm,kernel,label", [
+    ("elastic_divide", "ssp", "ElasticDivide (SSP)"), ("elastic_divide", "bsp", "ElasticDivide (BSP)"),
+    ("growlocal", "bsp", "GrowLocal (BSP)"), ("growlocal", None, "GrowLocal (BSP)"),
+    ("wavefront", "bsp", "Wavefront"), ("hdagg", "bsp", "HDagg"), ("spmp", "p2p", "SpMP (P2P)"),
+    ("wavefront", "ssp", "Wavefront (SSP)"), ("serial", "serial", "Serial"), ("mine", None, "mine")])
+def test_paper_labels(algorithm, kernel, label):
+    assert algorithm_label(algorithm, kernel) == label
+
+
+def test_curve_labels_keep_kernels_apart(make_row):
+    rows = pd.DataFrame([make_row("A", "growlocal", 2, 1.0, kernel="bsp"),
+                         make_row("A", "growlocal", 2, 1.0, kernel="ssp"),
+                         make_row("A", "hdagg", 2, 1.0)])
+    keys = figures.series_labels(rows)
+    assert curve_labels(rows, keys) == {"growlocal/bsp": "GrowLocal (BSP)",
+                                        "growlocal/ssp": "GrowLocal (SSP)", "hdagg": "HDagg"}
+
+
+def test_speedup_is_markers_with_bars_not_lines(rows, drawn, tmp_path):
+    figures.speedup_vs_cores(rows, tmp_path)
+    (fig,) = drawn
+    ax = fig.axes[0]
+    assert {"Wavefront", "GrowLocal (BSP)"} <= set(_legend(fig))
+    for line in ax.lines:  # only the reference line at 1 joins points; data are bare markers
+        y = np.asarray(line.get_ydata(), dtype=float)
+        if line.get_linestyle() not in ("None", "none", " ", ""):
+            assert len(y) == 0 or np.allclose(y, y[0]), line.get_label()
+    markers = {line.get_marker() for line in ax.lines if line.get_marker() not in (None, "None", "")}
+    assert len(markers) >= 2  # one marker shape per algorithm
+    assert "cores 1, 2, 4" in ax.get_title()
+
+
+def test_perfprofile_curves_visible_and_apart(rows, drawn, tmp_path):
+    figures.performance_profile_figure(rows, tmp_path)
+    (fig,) = drawn
+    ax = fig.axes[0]
+    low, high = ax.get_ylim()
+    assert low < 0 and high > 1  # a curve on 0 or 1 is not hidden under the frame
+    curves = [line for line in ax.lines if not line.get_label().startswith("_")]
+    assert len({(str(c.get_linestyle()), c.get_marker()) for c in curves}) == len(curves)
+    assert all(not c.get_clip_on() for c in curves)
+    assert "cores ≥ 2" in ax.get_title() and "6 matrix × core-count instances" in ax.get_title()
+    assert _legend(fig) == ["GrowLocal (BSP)", "Wavefront"]
+
+
+def test_scheduling_time_title_counts_distinct_sizes(make_row, drawn, tmp_path):
+    rows = [dict(make_row(f"M{i}", "hdagg", 4, 1.0), nnz=n, schedule_time=1e-9 * n ** 1.5,
+                 config="toy_small")
+            for i, n in enumerate([1e3, 1e3, 1e4, 1e5])]
+    fig62_scheduling_time.scheduling_time_figure(pd.DataFrame(rows), tmp_path)
+    (fig,) = drawn
+    ax = fig.axes[0]
+    assert "over 3 distinct sizes" in ax.get_title()
+    assert "--scale small" in ax.get_title()
+    assert ax.get_xlabel() == "number of nonzeros"
+    assert _legend(fig)[0].startswith("HDagg (m = ")
