@@ -28,7 +28,7 @@ def _bench_group() -> click.Group:
     for command in MODEL_COMMANDS:
         bench.add_command(command)
     from .splatt_bench_command import splatt
-    from .sptrsv_refs_command import sptrsv_refs
+    from .reference_schedulers_command import sptrsv_refs
 
     bench.add_command(splatt)
     bench.add_command(sptrsv_refs)
