@@ -113,6 +113,8 @@ def component_table(rows: pd.DataFrame, shown: dict, ranks: int, K: int) -> pd.D
                    "HOOI (s)": r.get("hooi_time", np.nan)}
             rec.update({f"{COMPONENT_NAME[c]} (s)": r.get(c, np.nan) for c in COMPONENTS})
             rec.update({name: r.get(m, np.nan) for m, name in METRICS})
+            words = rec[METRIC_NAME["words_per_rank"]]
+            rec[METRIC_NAME["words_per_rank"]] = round(words) if np.isfinite(words) else np.nan
             paper = paper_hooi(ds, s, ranks, K)
             rec["paper HOOI (s, same P and K)"] = f"{paper[0]:g} ({paper[1]})" if paper else "–"
             out.append(rec)
@@ -133,7 +135,15 @@ def _drivers(component: str, a: pd.Series, b: pd.Series, name_a: str, name_b: st
     """The metrics that drive ``component``, both schemes' values: "E_max/(|E|/P) 1.02 (Lite) vs 1.3 (MediumG)"."""
     parts = [f"{METRIC_NAME[m]} {_number(a.get(m, np.nan))} ({name_a}) vs {_number(b.get(m, np.nan))} ({name_b})"
              for m in DRIVERS[component] if m in a.index]
+    if component == "comm_time" and _close(a.get("words_per_rank", np.nan), b.get("words_per_rank", np.nan)):
+        parts.append("words per rank equal within 5%, so the difference is the number of messages, not the words "
+                     "(each exchange costs a latency per peer rank: the SVD oracle's exchanges in every Lanczos "
+                     "step, the factor transfer)")
     return "; ".join(parts) if parts else "the core's product (R_max of the last mode × K̂·K)"
+
+
+def _close(a: float, b: float, within: float = 0.05) -> bool:
+    return bool(np.isfinite(a) and np.isfinite(b) and abs(a - b) <= within * max(abs(a), abs(b)))
 
 
 def _ranking_line(ds: str, med: pd.DataFrame, shown: dict, ranks: int, K: int) -> str:
@@ -213,7 +223,8 @@ def _what(rows: pd.DataFrame) -> str:
     """What the rows are: measured or simulated, stand-in or real and the scale, the time model,
     oversubscribed measured rows."""
     text = rows_tag(rows)
-    kinds = sorted(set(rows["hooi_time_kind"].dropna().astype(str))) if "hooi_time_kind" in rows else []
+    kinds = rows["hooi_time_kind"].dropna().astype(str) if "hooi_time_kind" in rows else pd.Series(dtype=str)
+    kinds = sorted(set(kinds.str.replace(r", \d+ queries\)", ")", regex=True)))
     if kinds:
         text += "; HOOI times " + "; ".join(kinds)
     if "oversubscribed" in rows and rows["oversubscribed"].fillna(False).astype(bool).any():

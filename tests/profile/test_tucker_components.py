@@ -86,3 +86,20 @@ def test_paper_values_only_at_their_p_and_k():
     assert paper_hooi("nell2", "medium", 512, 10) is None
     assert paper_fastest("enron", 512, 20) == "Lite fastest (Fig. 10(c), §7.2)"
     assert paper_fastest("amazon", 32, 10) is None and paper_fastest("enron", 64, 10) is None
+
+
+def test_equal_words_point_at_messages(tmp_path):
+    """Lite losing on communication with the winner's words per rank: the text says the difference is
+    the number of messages, not the words."""
+    from spbench.profile.tucker_components import components_section
+
+    rows = _rows()
+    rows = rows[(rows["ranks"] == 32) & (rows["algorithm"] != "medium")]
+    rows.loc[rows["algorithm"] == "lite", "fm_volume"] = 4_000_000
+    rows.loc[rows["algorithm"] == "coarse", "ttm_time"] = 1.0
+    rows.loc[rows["algorithm"] == "coarse", "hooi_time"] = 2.3
+    files, lines = components_section(rows, tmp_path)
+    text = "\n".join(lines)
+    assert "**Lite loses**: CoarseG fastest (2.3 s)" in text and "Communication decides it" in text
+    assert "the number of messages, not the words" in text
+    assert [p.name for p in files] == ["components_P32_K10.md", "components_P32_K10.csv"]
