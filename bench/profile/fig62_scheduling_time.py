@@ -13,7 +13,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from spbench.profile import labels, paper_values as paper  # noqa: E402
-from spbench.profile.figures import curve_styles, plain_log_ticks, save_figure, scale_phrase  # noqa: E402
+from spbench.profile.figures import (  # noqa: E402
+    curve_styles, plain_log_ticks, save_figure, scale_phrase, wrap_title)
 from spbench.profile.markdown_sections import figure_lines  # noqa: E402
 from spbench.profile.sptrsv_rows import default_cores, ok_rows  # noqa: E402
 from spbench.profile.tables import SERIAL, format_markdown, write_table  # noqa: E402
@@ -114,9 +115,9 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
               f"no fit: {sizes} distinct size{'s' if sizes != 1 else ''}, a fit needs {MIN_SIZES} "
               f"spanning {MIN_SPAN:g}×")
     scale = scale_phrase(df)
-    ax.set_title(f"Scheduling time vs nnz, {int(points['cores'].iloc[0])} cores, schedulers timed on "
-                 f"this machine{', ' + scale if scale else ''}\n{fitted}" + (f"\n{data}" if data else ""),
-                 fontsize=9)
+    ax.set_title(wrap_title(f"Scheduling time vs nnz, {int(points['cores'].iloc[0])} cores, schedulers "
+                            f"timed on this machine{', ' + scale if scale else ''}\n{fitted}"
+                            + (f"\n{data}" if data else "")), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.margins(0.08)
     fig.canvas.draw()  # the limits autoscaling chose, for the tick labels

@@ -74,7 +74,15 @@ def _title(df: pd.DataFrame, what: str, execution: str, counted: str) -> str:
     parts = [configs[0]] if len(configs) == 1 else []
     parts += [shown, *filter(None, [scale_phrase(df)]), counted]
     data = provenance_tag(df)
-    return f"{what}\n{', '.join(parts)}" + (f"\n{data}" if data else "")
+    return wrap_title(f"{what}\n{', '.join(parts)}" + (f"\n{data}" if data else ""))
+
+
+def wrap_title(text: str, width: int = 78) -> str:
+    """Each line of ``text`` wrapped at ``width`` characters, so that a title at font size 9 stays
+    over its axes and clear of a legend placed right of them."""
+    import textwrap
+
+    return "\n".join(part for line in text.split("\n") for part in textwrap.wrap(line, width) or [""])
 
 
 def _cores_phrase(cores) -> str:
@@ -87,8 +95,9 @@ def _cores_phrase(cores) -> str:
 
 def plain_log_ticks(axis) -> None:
     """Plain numbers on a log axis (0.5, 2, 60 rather than 5×10^-1); call after the limits are set.
-    Less than a factor 3 wide: evenly spread ticks; up to two decades: 1, 2, 5 per decade; wider:
-    the powers of ten only."""
+    Less than a factor 3 wide: evenly spread ticks; up to two decades: 1, 2, 5 per decade; up to
+    four: 1 and 3 per decade; wider: the powers of ten only, so every point has a labelled tick
+    within a factor of about 3."""
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
     def plain(value, _pos):
@@ -103,6 +112,8 @@ def plain_log_ticks(axis) -> None:
         axis.set_major_locator(MaxNLocator(nbins=5))
     elif low > 0 and high / low < 100:
         axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    elif low > 0 and high / low < 1e4:
+        axis.set_major_locator(LogLocator(subs=(1.0, 3.0)))
     axis.set_major_formatter(FuncFormatter(plain))
 
 
@@ -257,14 +268,13 @@ def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
             style = styles[algorithm]
             x = offsets(curve["cores"].to_numpy(float), i)
             g = curve["speedup_geomean"].to_numpy(float)
-            band_err = [np.nan_to_num(g - curve[lo_col].to_numpy(float)),
-                        np.nan_to_num(curve[hi_col].to_numpy(float) - g)]
-            ci_err = [np.nan_to_num(g - curve["speedup_ci_low"].to_numpy(float)),
-                      np.nan_to_num(curve["speedup_ci_high"].to_numpy(float) - g)]
-            ax.errorbar(x, g, yerr=band_err, fmt="none", ecolor=style["color"], elinewidth=7,
-                        alpha=0.25, clip_on=False)
-            ax.errorbar(x, g, yerr=ci_err, fmt=style["marker"], color=style["color"], capsize=3,
-                        markersize=6, label=style["label"], clip_on=False, zorder=3)
+            # drawn from low to high, not as ± errors: a geometric mean may lie outside a percentile band
+            ax.vlines(x, curve[lo_col], curve[hi_col], color=style["color"], linewidth=7, alpha=0.25)
+            ax.vlines(x, curve["speedup_ci_low"], curve["speedup_ci_high"], color=style["color"], linewidth=1.3)
+            for end in ("speedup_ci_low", "speedup_ci_high"):
+                ax.plot(x, curve[end], linestyle="none", marker="_", markersize=7, color=style["color"])
+            ax.plot(x, g, linestyle="none", marker=style["marker"], color=style["color"], markersize=6,
+                    label=style["label"], clip_on=False, zorder=3)
         ax.axhline(1.0, color="0.4", linestyle="--", linewidth=0.8)
         if log_x:
             ax.set_xscale("log", base=2)

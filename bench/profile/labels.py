@@ -77,7 +77,9 @@ def provenance_tag(df: pd.DataFrame, noun: str = "matrices") -> str:
     standin = sum(is_standin(n, s) for n, s in zip(names["dataset"], names["source"]))
     generated = sum(is_generated(n) for n in names["dataset"])
     other = len(names) - standin - generated
-    parts = ([f"{other} real {noun}"] if other else []) + ([f"{generated} generated {noun}"] if generated else [])
+    one = {"matrices": "matrix", "tensors": "tensor"}.get(noun, noun)
+    parts = ([f"{other} real {noun if other != 1 else one}"] if other else []) + (
+        [f"{generated} generated {noun if generated != 1 else one}"] if generated else [])
     if standin:
         parts.append(f"{standin} stand-in{'s' if standin != 1 else ''} (synthetic, not the paper's {noun})")
     return " + ".join(parts)

@@ -73,7 +73,7 @@ def _with_intervals(table: pd.DataFrame, rows: pd.DataFrame, keys: list[str],
 
 def _outside_legend(fig, ax) -> None:
     handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=8, loc="outside right upper")
+    fig.legend(handles, labels, fontsize=8, loc="outside right center")  # clear of a suptitle
 
 
 def _grouped_bars(ax, table: pd.DataFrame, schemes: list[str]) -> None:
