@@ -58,14 +58,14 @@ demo: install
 	@echo "tables and figures: $(PLOTS)/smoke/REPORT.md, $(PLOTS)/smoke_tucker/REPORT.md"
 
 # docs/figures.md and docs/figures/: one example of every figure type, from fresh demo sweeps in
-# $(GALLERY) (SpTrSV smoke twice with --runs 2 for the compare figure; Tucker with modelled times)
+# $(GALLERY) (SpTrSV smoke twice with --runs 3 for the compare figure; Tucker with modelled times)
 GALLERY ?= build/gallery
 .PHONY: figures-gallery
 figures-gallery: install
 	$(MAKE) tucker-calibration SCALE=small
 	rm -rf $(GALLERY)
-	$(SPBENCH) run configs/smoke.yaml --runs 2 --out $(GALLERY)/results/smoke
-	$(SPBENCH) run configs/smoke.yaml --runs 2 --out $(GALLERY)/results/smoke_again
+	$(SPBENCH) run configs/smoke.yaml --runs 3 --out $(GALLERY)/results/smoke
+	$(SPBENCH) run configs/smoke.yaml --runs 3 --out $(GALLERY)/results/smoke_again
 	$(SPBENCH) run configs/smoke_tucker.yaml --out $(GALLERY)/results/smoke_tucker
 	$(SPBENCH) profile $(GALLERY)/results/smoke --out $(GALLERY)/plots
 	$(SPBENCH) profile $(GALLERY)/results/smoke_tucker --out $(GALLERY)/plots

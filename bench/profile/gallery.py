@@ -66,8 +66,6 @@ ENTRIES = (
     Entry("smoke_tucker/fig15b_*.png", "Lite strong scaling (paper Fig. 15b)",
           "Lite's modelled speed-up over the smallest rank count, log-log, with the ideal line.",
           "`make fig15`"),
-    Entry("smoke_tucker/fig16_*P64_K10.png", "Distribution time (paper Fig. 16)",
-          "Time to compute each scheme's distribution beside Lite's HOOI time.", "`make fig16`"),
     Entry("smoke_tucker/fig17_*P64_K10.png", "Tucker memory per rank (paper Fig. 17)",
           "Average memory per rank, tensor, penultimate and factor-matrix parts stacked.",
           "`make demo`; `make fig17`"),
@@ -103,7 +101,7 @@ def build_gallery(plots: Path, figures_dir: Path, page: Path) -> list[Path]:
     lines = ["# Figure gallery", "",
              "One example of every figure type `spbench profile` and `spbench compare` draw, from the "
              "demo sweeps: `configs/smoke.yaml` (SpTrSV, two generated matrices, measured at 1 and 2 "
-             "cores, run twice with `--runs 2` for the compare figure) and `configs/smoke_tucker.yaml` "
+             "cores, run twice with `--runs 3` for the compare figure) and `configs/smoke_tucker.yaml` "
              "(Tucker, two 50k-nonzero stand-ins, simulated at 8 and 64 ranks, HOOI times from this "
              "machine's Tucker calibration). Small examples, not results: see docs/reproducing.md for "
              "the paper's runs.", "",

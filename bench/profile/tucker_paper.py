@@ -270,7 +270,7 @@ def _speedups(ok: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
 def _lite_scaling(lite: pd.DataFrame, ranks: list, out_dir: Path, K: int, tag: str, shown: dict) -> list[Path]:
     """Fig. 15(b): Lite's speed-up over the smallest rank count at every count, log-log with the
     ideal line; powers of two labelled plainly on both axes, each tensor's last value written."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     lo = ranks[0]
     fig, ax = plt.subplots(figsize=(7.5, 4.4), layout="constrained")
@@ -289,8 +289,12 @@ def _lite_scaling(lite: pd.DataFrame, ranks: list, out_dir: Path, K: int, tag: s
     ax.set_yscale("log", base=2)
     ax.set_xticks(ranks, [str(int(r)) for r in ranks])
     finite = [v for v in values if np.isfinite(v) and v > 0]
-    ax.set_ylim(min(finite) / 1.25, max(finite) * 1.25)
-    ax.yaxis.set_major_locator(LogLocator(base=2))
+    # from the power of two below the lowest point, every power of two ticked (LogLocator thins them
+    # out), so each point lies between two labelled ticks
+    low, high = 2.0 ** np.floor(np.log2(min(finite) / 1.1)), max(finite) * 1.25
+    ax.set_ylim(low, high)
+    ax.yaxis.set_major_locator(FixedLocator([2.0 ** k for k in range(int(np.floor(np.log2(low))),
+                                                                      int(np.ceil(np.log2(high))) + 1)]))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.grid(which="major", alpha=0.3)

@@ -98,3 +98,19 @@ def test_speedup_geomean_outside_its_percentile_band_is_drawn(make_row, drawn, t
     rows += [make_row(d, "wavefront", 2, t) for d, t in zip("ABCD", (100.0, 1.0, 1.0, 1.0))]
     figures.speedup_vs_cores(pd.DataFrame(rows), tmp_path)
     assert len(drawn) == 1
+
+
+def test_lite_scaling_ticks_reach_a_point_below_one(monkeypatch, tmp_path):
+    """Fig. 15(b): a tensor slowing down to 0.64x at 64 ranks has a labelled tick below it."""
+    from spbench.profile import tucker_paper
+
+    kept = []
+    monkeypatch.setattr(tucker_paper, "save_figure", lambda fig, *a: kept.append(fig) or [])
+    lite = pd.DataFrame({"dataset": ["A", "A", "B", "B"], "ranks": [8, 64, 8, 64],
+                         "hooi_time": [1.0, 0.8, 1.0, 1 / 0.64]})
+    tucker_paper._lite_scaling(lite, [8, 64], tmp_path, 10, "simulated", {})
+    ax = kept[0].axes[0]
+    low, high = ax.get_ylim()
+    ticks = [t for t in ax.get_yticks() if low <= t <= high]
+    assert 0.5 in ticks and 1.0 in ticks and 8.0 in ticks and low <= 0.5
+    plt.close(kept[0])
