@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from .experiment_registry import EXPERIMENTS, ROW_KINDS, get_experiment
+from .scales import SCALES, scaled_name
 
 #: every execution some experiment supports (each experiment declares its own)
 EXECUTIONS = ("measured", "simulate", "schedule")
@@ -24,7 +25,6 @@ FALLBACKS = ("error", "standin")
 COMMON_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", "repeats", "runs",
                "execution", "fallback", "params", "seed", "description", "costs")
 #: `--scale`: full = the config as written; small = a quick pass (see Config.scaled)
-SCALES = ("full", "small")
 SMALL_MAX_REPEATS = 10
 
 
@@ -96,7 +96,7 @@ class Config:
         if scale == "full":
             return self
         experiment = get_experiment(self.experiment)
-        return replace(self, scale=scale, name=f"{self.name}_{scale}",
+        return replace(self, scale=scale, name=scaled_name(self.name, scale),
                        datasets=tuple(experiment.shrink_dataset(d, experiment.small_factor) for d in self.datasets),
                        repeats=min(self.repeats, SMALL_MAX_REPEATS), runs=1)
 

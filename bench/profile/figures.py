@@ -59,10 +59,10 @@ def curve_styles(df: pd.DataFrame) -> dict[str, dict]:
 def scale_phrase(df: pd.DataFrame) -> str:
     """"--scale small" when the rows come from a reduced ``--scale`` run (its config is named
     ``<name>_<scale>``, :meth:`spbench.config.Config.scaled`), "" at full scale."""
-    from spbench.config import SCALES
+    from spbench.scales import SCALES, scaled_name
 
     configs = set(df["config"].dropna().astype(str)) if "config" in df.columns else set()
-    scales = sorted({s for s in SCALES if s != "full" for c in configs if c.endswith(f"_{s}")})
+    scales = sorted({s for s in SCALES if s != "full" for c in configs if c.endswith(scaled_name("", s))})
     return f"--scale {'/'.join(scales)}" if scales else ""
 
 

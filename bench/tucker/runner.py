@@ -241,11 +241,11 @@ class TuckerExperiment(Experiment):
         for a K of the sweep above a mode's length."""
         from spbench.datasets.tensor_registry import summed_duplicates_note
 
-        from ..sweep import expand
-
         loaded = dataset.load(fetch=True, standin=config.fallback == "standin", duplicates=config.duplicates)
         header = loaded.header
-        ks = sorted({int(p.axes["K"]) for p in expand(config) if p.dataset.name == dataset.name})
+        ks = sorted({int(k) for axis, values in config.sweep if axis == "K" for k in values} |   # the config's K values
+                    {int(item["K"]) for item in config.include if "K" in item and
+                     item.get("dataset", dataset.name) == dataset.name})
         notes = (summed_duplicates_note(dataset.params.get("path", dataset.name), header),
                  k_above_lengths(dataset.name, header.dims, ks))
         return PreparedTensor(loaded=loaded, checksum=loaded.checksum, source=loaded.source, label=loaded.label,
