@@ -45,10 +45,6 @@ class _CoarseStream(PolicyStream):
                        for n, s in enumerate(slice_sizes)]
         self._nonempty = [np.flatnonzero(np.asarray(s) > 0) for s in slice_sizes]
 
-    def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
-        for job in self.fill_jobs(lo, cols, out):
-            job()
-
     def fill_jobs(self, lo: int, cols: list, out: np.ndarray) -> list:
         """One gather per mode."""
         return [partial(np.take, self.owners[n], index, out=out[n, :len(index)]) for n, index in enumerate(cols)]

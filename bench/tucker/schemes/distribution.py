@@ -63,8 +63,10 @@ class PolicyStream:
 
     def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
         """``out[j, :m]`` = policy j of elements lo .. lo + m − 1, whose coordinates are ``cols``
-        (one array per mode); chunks come in storage order, each once per pass."""
-        raise NotImplementedError
+        (one array per mode); chunks come in storage order, each once per pass. A scheme
+        overrides this or :meth:`fill_jobs` (each defaults to the other)."""
+        for job in self.fill_jobs(lo, cols, out):
+            job()
 
     def fill_jobs(self, lo: int, cols: list, out: np.ndarray) -> list:
         """Callables that together do :meth:`fill` and may run at the same time on different

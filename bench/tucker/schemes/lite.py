@@ -263,10 +263,6 @@ class _LiteStream(PolicyStream):
     def restart(self) -> None:
         self._seen = [np.zeros(dec.start2.size, dtype=np.int64) for dec in self.modes]
 
-    def fill(self, lo: int, cols: list, out: np.ndarray) -> None:
-        for job in self.fill_jobs(lo, cols, out):
-            job()
-
     def fill_jobs(self, lo: int, cols: list, out: np.ndarray) -> list:
         """One job per mode: each mode's placement keeps its own running counts."""
         return [partial(_place, self.modes[n], index, self._seen[n], out[n]) for n, index in enumerate(cols)]
