@@ -15,6 +15,7 @@ each point's peak memory and of the stores still to generate are checked against
 """
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
@@ -255,14 +256,16 @@ def _point_fields(experiment, point, prepared, config: Config) -> dict:
 class LoadedDatasets:
     """Every data set of a sweep, loaded once before anything is written (a bad file stops the
     sweep with nothing in the results folder). Only the first is kept in memory; the others are
-    loaded again when their points run, so a sweep holds one data set at a time."""
+    loaded again when their points run, so a sweep holds one data set at a time (a measured sweep
+    in passes loads each data set again in each pass)."""
 
-    def __init__(self, experiment, config: Config, by_dataset: dict, first):
-        self._experiment, self._config, self._by_dataset, self._first = experiment, config, by_dataset, first
+    def __init__(self, experiment, config: Config, groups: list, first):
+        self._experiment, self._config, self._groups, self._first = experiment, config, groups, first
 
     def groups(self):
-        """The points of each data set, in the sweep's order."""
-        return list(self._by_dataset.values())
+        """The sweep's points cut where the data set changes, in the sweep's order (one group per
+        data set, or per data set and pass when a measured sweep runs in passes)."""
+        return list(self._groups)
 
     def take(self, dataset):
         """The prepared data set (the kept first one, else loaded again)."""
@@ -275,17 +278,19 @@ class LoadedDatasets:
 def load_datasets(experiment, config: Config, points, *, stream=None) -> LoadedDatasets:
     """Load every data set of ``points`` (RunError naming the first that fails) and print each one's
     warnings (say, a non-symmetric matrix) on stderr, also with --quiet."""
-    by_dataset: dict = {}
-    for p in points:
-        by_dataset.setdefault(p.dataset.name, []).append(p)
-    first = None
-    for name, ds_points in by_dataset.items():
+    groups = [list(run) for _, run in itertools.groupby(points, key=lambda p: p.dataset.name)]
+    first, loaded = None, set()
+    for ds_points in groups:
+        name = ds_points[0].dataset.name
+        if name in loaded:
+            continue
+        loaded.add(name)
         prepared = _prepare(experiment, ds_points[0].dataset, config)
         for warning in getattr(prepared, "warnings", ()):
             print(f"spbench: warning: {warning}", file=stream or sys.stderr, flush=True)
         if first is None:
             first = (name, prepared)
-    return LoadedDatasets(experiment, config, by_dataset, first)
+    return LoadedDatasets(experiment, config, groups, first)
 
 
 def _prepare(experiment, dataset, config: Config):

@@ -5,6 +5,12 @@ canonical form (:meth:`spbench.experiment.Experiment.normalize`: serial SpTrSV i
 core); its stable key and its `run_id` (a content hash of the canonical parameters, among them the
 experiment's own keys that change a run, the data set checksum and the code version)
 let a rerun skip what is already stored.
+
+A measured sweep runs its runs in passes: pass r runs run r of every point, so the runs of one
+point are spread over the whole sweep instead of following one another. `spbench compare` takes the
+run as its unit of replication: a change of the machine's state (load, frequency) that lasts
+minutes then shows as spread between a point's runs, not as a shift of all of them that reads as a
+regression (docs/design.md, "Running a point").
 """
 from __future__ import annotations
 
@@ -42,11 +48,17 @@ def _matches(values: dict, dataset_name: str, pattern: dict) -> bool:
     return all((dataset_name == v) if k == "dataset" else (values.get(k) == v) for k, v in pattern.items())
 
 
+#: executions that time their runs on this machine: their runs go in passes over the sweep
+TIMED_EXECUTIONS = frozenset({"measured"})
+
+
 def expand(config: Config) -> list[Point]:
-    """All points of a sweep, in a stable order, each exactly once."""
+    """All points of a sweep, in a stable order, each exactly once: every run of a point after the
+    other when nothing is timed (a data set's points then run together), run r of every point in
+    pass r when the runs are timed (measured)."""
     axes = [a for a, _ in config.sweep]
     combos = [dict(zip(axes, vals)) for vals in itertools.product(*(v for _, v in config.sweep))]
-    points, seen = [], set()
+    sites, seen = [], set()
     # an include/exclude item naming an execution applies only when the sweep runs that way (one
     # config holds the measured points this machine can run and the simulated ones beyond it)
     live = lambda items: [{k: v for k, v in it.items() if k != "execution"} for it in items  # noqa: E731
@@ -64,9 +76,10 @@ def expand(config: Config) -> list[Point]:
             if key in seen:
                 continue
             seen.add(key)
-            for rep in range(config.runs):
-                points.append(Point(dataset=ds, values=key[1], repeat=rep))
-    return points
+            sites.append((ds, key[1]))
+    if config.execution in TIMED_EXECUTIONS:
+        return [Point(dataset=ds, values=values, repeat=rep) for rep in range(config.runs) for ds, values in sites]
+    return [Point(dataset=ds, values=values, repeat=rep) for ds, values in sites for rep in range(config.runs)]
 
 
 def run_parameters(config: Config, point: Point) -> dict:

@@ -93,3 +93,43 @@ def test_run_parameters_are_the_experiments_identity_keys():
     assert [run_parameters(small, p) for p in expand(swept)] == [
         {**common, "axes": {"algorithm": "lite", "ranks": 2, "K": 3, "ttm": "paper"}, "init": "hosvd",
          "repeats": 10, "scale": "small"}]
+
+
+def test_measured_runs_go_in_passes_simulated_runs_together(write_config):
+    """A measured sweep runs run r of every point in pass r (a point's runs spread over the sweep);
+    a simulated one keeps a point's runs, and a data set's points, together. Shards deal the same
+    points either way."""
+    from spbench.shard import Shard
+    cfg = load_config(write_config(CFG + "runs: 3\n"))
+    measured = expand(cfg)
+    assert [p.repeat for p in measured] == [0] * 6 + [1] * 6 + [2] * 6
+    first_pass = [(p.dataset.name, p.values) for p in measured[:6]]
+    assert all([(p.dataset.name, p.values) for p in measured[6 * r:6 * r + 6]] == first_pass for r in (1, 2))
+    simulated = expand(cfg.with_overrides(execution="simulate"))
+    assert [p.repeat for p in simulated] == [0, 1, 2] * 6
+    assert sorted(measured, key=str) == sorted(simulated, key=str)
+    shard = Shard(1, 4)
+    assert sorted(shard.select(measured), key=str) == sorted(shard.select(simulated), key=str)
+
+
+def test_measured_sweep_in_passes_resumes_each_row_once(write_config, tmp_path, spbench_cmd):
+    """The progress lines of a measured sweep with runs: 2 show pass 1 after every point's first
+    run; a rerun after rows of pass 1 were lost runs just those, and each point keeps two rows."""
+    import json
+    import subprocess
+    cfg = write_config(CFG.replace("lap2d-5pt: {grid: 8}", "lap2d-5pt: {grid: 6}") + "runs: 2\nrepeats: 2\n")
+    out = tmp_path / "res"
+    res = subprocess.run([*spbench_cmd, "run", str(cfg), "--out", str(out)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    began = [line for line in res.stderr.splitlines() if line.startswith("[")]
+    assert len(began) == 12 and not any("repeat=1" in line for line in began[:6])
+    assert all("repeat=1" in line for line in began[6:])
+    rows = {p: json.loads(p.read_text()) for p in (out / "runs").glob("*.json")}
+    lost = [p for p, r in rows.items() if r["repeat"] == 1][:4]
+    for p in lost:
+        p.unlink()
+    again = subprocess.run([*spbench_cmd, "run", str(cfg), "--out", str(out)], capture_output=True, text=True)
+    assert again.returncode == 0 and "8 already stored, 4 run" in again.stderr, again.stderr
+    keys = [(r["dataset"], r["algorithm"], r["cores"], r["repeat"])
+            for r in (json.loads(p.read_text()) for p in (out / "runs").glob("*.json"))]
+    assert len(keys) == len(set(keys)) == 12
