@@ -287,3 +287,52 @@ def test_tucker_hooi_time_over_runs(tmp_path):
     assert set(c.table["dataset"]) == {"enron (stand-in)"}
     same = compare(tmp_path / "a", tmp_path / "b", metric="dist_time").table
     assert same["ratio"].tolist() == [1.0, 1.0] and same["flag"].tolist() == ["unchanged", "unchanged"]
+
+
+def test_figure_axis_spans_the_ratios_and_clipped_intervals_are_arrows(tmp_path, monkeypatch):
+    """At 2 runs a side a t-interval can span 0.001-400: the figure's axis stays within a margin
+    of the ratios and the threshold band, the interval ends beyond it are arrows at the edge, and
+    the CSV keeps the whole intervals."""
+    import pandas as pd
+
+    from spbench.profile import compare_figure
+
+    table = pd.DataFrame({"dataset": ["a", "b", "c"], "algorithm": ["serial", "growlocal", "wavefront"],
+                          "ratio": [0.9, 1.1, 1.02], "ci_low": [0.001, 0.95, math.nan],
+                          "ci_high": [400.0, 1.2, math.nan], "flag": ["unchanged", "unchanged", "inconclusive"]})
+    drawn = {}
+
+    def keep(fig, out_dir, stem, points):
+        ax = fig.axes[0]
+        drawn["xlim"] = ax.get_xlim()
+        drawn["arrows"] = sorted(line.get_marker() for line in ax.lines if line.get_marker() in ("<", ">")
+                                 and len(line.get_xdata()))
+        drawn["legend"] = [t.get_text() for t in fig.legends[0].get_texts()]
+        points.to_csv(out_dir / f"{stem}.csv", index=False)
+        return [out_dir / f"{stem}.csv"]
+
+    monkeypatch.setattr(compare_figure, "save_figure", keep)
+    compare_figure.ratio_figure(table, ["dataset", "algorithm"], 0.05, "t", tmp_path / "compare")
+    lo, hi = drawn["xlim"]
+    margin = compare_figure.AXIS_MARGIN * 1.05
+    assert lo == pytest.approx(0.9 / margin) and hi == pytest.approx(1.1 * margin)
+    assert drawn["arrows"] == ["<", ">"]
+    assert any("beyond the axis (1;" in text for text in drawn["legend"])
+    csv = pd.read_csv(tmp_path / "compare.csv")
+    assert csv["ci_low"].iloc[0] == 0.001 and csv["ci_high"].iloc[0] == 400.0
+    narrow = table.iloc[1:]
+    assert compare_figure.axis_limits(narrow["ratio"].to_numpy(), narrow["ci_low"].to_numpy(),
+                                      narrow["ci_high"].to_numpy(), 0.05) == pytest.approx((0.95 / 1.05, 1.2 * 1.05))
+
+
+def test_figure_rows_use_the_papers_labels():
+    import pandas as pd
+
+    from spbench.profile.compare_figure import point_label
+
+    row = pd.Series({"experiment": "sptrsv", "dataset": "lap2d-5pt", "algorithm": "elastic_divide", "cores": 2})
+    assert point_label(row, ["dataset", "algorithm", "cores"]) == "lap2d-5pt ElasticDivide (SSP) 2 cores"
+    on_bsp = pd.Series({**row, "kernel": "bsp"})
+    assert point_label(on_bsp, ["algorithm", "kernel", "cores"]) == "ElasticDivide (BSP) 2 cores"
+    tucker = pd.Series({"experiment": "tucker", "dataset": "nell2", "algorithm": "lite", "ranks": 1, "K": 10})
+    assert point_label(tucker, ["algorithm", "ranks", "K"]) == "Lite 1 rank K=10"
