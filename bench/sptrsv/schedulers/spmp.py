@@ -1,25 +1,31 @@
 """SpMP (Park, Smelyanskiy, Sundaram, Dubey 2014): level sets run point-to-point (sptrsv-elasticity §5.1).
 
-Follows SpMP's ``LevelSchedule`` (jspark1105/SpMP, ``LevelSchedule.cpp``) with these choices:
+The schedule and task graph of SpMP's ``LevelSchedule::constructTaskGraph`` (IntelLabs/SpMP, as
+HDagg's benchmark runs it), computed in one parallel Cython pass (``kernels/_spmp.pyx``):
 
-- Levels are the wavefronts of G_A (longest path from a source, ``DAG.levels``), not SpMP's BFS
-  levels on the symmetrised pattern; both are level sets in which no level depends on itself.
-- Each level, rows in id order, is cut into ``cores`` contiguous chunks of equal nnz by prefix
-  sums (the split of ``wavefront.schedule``); chunk p of level l is task (l, p) on core p.
+- Levels are the wavefronts of G_A (SpMP's level sets: a row joins the level after its last
+  parent's), rows of a level in id order.
+- Each level is cut into one task per core by SpMP's rule: row cost = nonzeros of the row of
+  L + Lᵀ, thread t's task ends at the first row whose cost prefix reaches (t + 1)·⌈total / P⌉,
+  and the next thread's search starts one row later. Task (l, p) is block (l, p) of the grid.
+- Task edges: one per pair of tasks on different cores joined by a DAG edge. With ``reduce``,
+  SpMP's approximate transitive reduction drops the edge a -> b when a reaches a parent of b in
+  one step (a child of a, or a's next task on its core; the parents of b being its other-core
+  parents and b's previous task on its core). ``spbench bench sptrsv-refs`` compares the levels
+  and the kept edges with the original's.
 - Rows are laid out by (level, core, id) (``schedule.reorder``), so each task is one contiguous
   row range and the matrix stays lower triangular for our kernels; SpMP instead makes all of a
-  thread's rows contiguous, which breaks triangularity.
-- Task edges: one per DAG edge between different cores; edges inside a core are dropped (program
-  order), of a task's parents on one core only the latest is kept, and with ``reduce`` the 2-hop
-  rules of ``_taskgraph.reduce_parents`` drop edges implied by another parent (SpMP's approximate
-  transitive reduction, slightly stronger).
+  thread's rows contiguous (a layout, not a different schedule).
+
+Scheduling runs on min(cores, usable cores) OpenMP threads; the result does not depend on it.
 """
 from __future__ import annotations
 
+from spbench.kernels import _spmp
+from spbench.machine import usable_cores
 from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
-from spbench.sptrsv.schedule import TaskSchedule, task_graph
-from spbench.sptrsv.schedulers import wavefront
+from spbench.sptrsv.schedule import Schedule, TaskSchedule
 
 name = "spmp"
 kernel = "p2p"  # point-to-point execution of the task graph
@@ -31,6 +37,11 @@ parameters = {
 
 
 def schedule(dag: DAG, cores: int, reduce: bool = True) -> TaskSchedule:
-    """Level-set tasks of equal nnz per core and level, with a reduced point-to-point task graph."""
-    levels = wavefront.schedule(dag, cores)
-    return task_graph(levels, dag, reduce=bool(reduce))
+    """SpMP's level-set tasks (one per level and core) and its (reduced) point-to-point task graph."""
+    if cores < 1:
+        raise ValueError(f"cores must be >= 1, got {cores}")
+    threads = max(1, min(int(cores), usable_cores()))
+    level, core, ptr, idx = _spmp.level_task_graph(dag.parent_ptr, dag.parent_idx, dag.child_ptr,
+                                                   dag.child_idx, int(cores), bool(reduce), threads)
+    return TaskSchedule(schedule=Schedule(core=core, superstep=level, n_cores=cores, staleness=1),
+                        parent_ptr=ptr, parent_idx=idx)
