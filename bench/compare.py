@@ -300,16 +300,17 @@ def report_lines(c: Comparison) -> list[str]:
              f"against). {up.capitalize()} is better for {c.metric}.",
              f"- **{summary_line(c)}** of {len(c.table)} matched points.",
              _geomean_line(c.table, gm, lo, hi)]
-    lines.append("- A point's runs follow one another in its sweep: its interval covers the spread between "
-                 "those runs, not a change of the machine's state between the two sweeps (other work, "
-                 "frequency); read both sides' load above before calling a flagged point real.")
+    lines.append("- A measured sweep runs a point's runs in passes over the whole sweep: its interval covers "
+                 "the machine's changes within a sweep, not a change of state between the two sweeps (other "
+                 "work, frequency); read both sides' load above before calling a flagged point real.")
     inconclusive = c.count("inconclusive")
     if inconclusive:
         lines.append(f"- {inconclusive} point(s) inconclusive: needs ≥ {MIN_RUNS} runs per side "
                      f"(`spbench run … --runs {max(MIN_RUNS, 3)}` on both sides).")
     busy = busy_sides(c)
     if busy:
-        lines.append(f"- **Warning: {' and '.join(busy)} ran on a busy machine**: its timings carry other "
+        whose = "their" if len(busy) > 1 else "its"
+        lines.append(f"- **Warning: {' and '.join(busy)} ran on a busy machine**: {whose} timings carry other "
                      f"work's share of the cores; rerun on a quiet machine before calling a change real.")
     if c.cross_machine:
         lines.append("- **Cross-machine comparison** (--cross-machine): BASE and NEW ran on different "
