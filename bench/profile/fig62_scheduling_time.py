@@ -123,7 +123,9 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
     fig.canvas.draw()  # the limits autoscaling chose, for the tick labels
     plain_log_ticks(ax.xaxis)
     plain_log_ticks(ax.yaxis)
-    fig.legend(fontsize=8, loc="outside right upper")
+    # below the axes: the slope labels are long, and a legend at the right narrowed the axes until
+    # the title ran under it
+    fig.legend(fontsize=8, loc="outside lower center", ncols=2)
     points = points.assign(label=points["algorithm"].map(labels.algorithm_label))
     written = save_figure(fig, out_dir, stem, points)
     return written + write_table(slopes.reset_index(), out_dir / f"{stem}_slopes")

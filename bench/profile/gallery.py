@@ -48,7 +48,9 @@ ENTRIES = (
           "`make demo`; `make fig6.2`"),
     Entry("compare/compare.png", "spbench compare",
           "NEW/BASE ratio of the runs' median solve times per point with its 95% t-interval over "
-          "runs, coloured by verdict after Benjamini-Hochberg; the shaded band is the threshold.",
+          "runs, coloured by verdict after Benjamini-Hochberg; the shaded band is the threshold. The "
+          "axis spans the ratios with a margin; an interval running beyond it ends in an arrow. Both "
+          "sweeps ran the same code, their runs in passes: any difference here is the machine's noise.",
           "`spbench compare BASE NEW --out DIR`"),
     Entry("smoke_tucker/fig10_*P64_K10.png", "Tucker HOOI time per tensor (paper Fig. 10)",
           "Modelled (cost model calibrated on this machine) HOOI time of each distribution "

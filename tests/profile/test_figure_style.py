@@ -114,3 +114,20 @@ def test_lite_scaling_ticks_reach_a_point_below_one(monkeypatch, tmp_path):
     ticks = [t for t in ax.get_yticks() if low <= t <= high]
     assert 0.5 in ticks and 1.0 in ticks and 8.0 in ticks and low <= 0.5
     plt.close(kept[0])
+
+
+def test_scheduling_time_legend_clear_of_title_and_axes(make_row, drawn, tmp_path):
+    """Five schedulers' slope labels and a three-line title: the legend overlaps neither."""
+    rows = [dict(make_row(f"M{i}", algorithm, 2, 1.0), nnz=n, schedule_time=1e-9 * n ** 1.2,
+                 config="sptrsv_ichol_small")
+            for algorithm in ("elastic_divide", "growlocal", "hdagg", "spmp", "wavefront")
+            for i, n in enumerate([1e3, 3e3, 1e4, 3e4, 1e5])]
+    fig62_scheduling_time.scheduling_time_figure(pd.DataFrame(rows), tmp_path)
+    (fig,) = drawn
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = fig.legends[0].get_window_extent(renderer)
+    ax = fig.axes[0]
+    assert len(_legend(fig)) == 5
+    assert not legend.overlaps(ax.title.get_window_extent(renderer))
+    assert not legend.overlaps(ax.get_window_extent(renderer))
