@@ -7,8 +7,10 @@ are taken (:func:`.stream_metrics.stream_counts`; no per-element array of the wh
 serial run on this machine, not the paper's parallel distribution). The counts give the exact
 metrics of tucker-lite §4 and §7.3 (E_max, R_sum, R_max, SVD and factor-matrix volumes, memory per
 rank) for every K, and the per-rank loads of the cost model (:mod:`.model`), whose modelled HOOI
-times fill the time columns when a Tucker calibration exists (null otherwise, never a guess). A
-scheme without a streamed form (HyperG) partitions the whole tensor in memory. Only the counts
+times fill the time columns when a Tucker calibration exists (null otherwise, never a guess); the
+``ttm: csf`` model's tree shapes are counted in the same pass through a spill on disk
+(:mod:`.stream_prefixes`). A scheme without a streamed form (HyperG) partitions the whole tensor in
+memory. Only the counts
 (arrays over ranks) stay cached, so memory does not grow with the points.
 `execution: measured`: one MPI job per (tensor, ranks) (`launch.py`) runs the distributed HOOI.
 :class:`TuckerExperiment` is the Tucker experiment of :class:`spbench.experiment.Experiment`: its
@@ -274,14 +276,9 @@ class TuckerExperiment(Experiment):
                 stream, chunks = dist.stream(), tensor_chunks(prepared.tensor.coords)
             decided = time.perf_counter() - start
             timing: dict = {}
-            counts, _ = stream_counts(header.dims, header.nnz, chunks, stream, timing=timing)
+            prefixes = prepared.slice_sizes if self.costs is not None else None   # the TTM model's tree shapes
+            counts, _ = stream_counts(header.dims, header.nnz, chunks, stream, timing=timing, prefixes=prefixes)
             seconds = stream.info.get("partition_seconds", decided + timing.get("fill_seconds", 0.0))
-            if self.costs is not None:   # the TTM model's tree shapes: a sort of the whole tensor in memory
-                from .csf import prefix_counts
-                dist = dist if sch.streamed is None else sch(prepared.tensor, ranks, seed=seed, **params)
-                for n in range(header.nmodes):
-                    counts[n]["csf_prefix_p"] = prefix_counts(prepared.tensor.coords, header.dims, n, dist.policy(n),
-                                                              ranks)
             prepared.counts[key] = DistributionCounts(counts, float(seconds), bool(stream.multi_policy),
                                                       dict(stream.info))
         return prepared.counts[key]

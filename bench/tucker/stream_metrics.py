@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .comm import SWEEPS
+from .stream_prefixes import PrefixSpill, spill_directory, spill_groups
 
 __all__ = ["stream_counts", "store_chunks", "tensor_chunks", "bitmap_bytes", "passes", "BITMAP_BUDGET", "CHUNK",
            "simulated_peak_bytes"]
@@ -192,8 +193,8 @@ class _Pass:
     while the previous chunk's bitmaps are marked, one job per bitmap, so no bitmap is ever marked
     by two threads at once."""
 
-    def __init__(self, stream, sets, dims, e_p):
-        self.stream, self.sets, self.e_p = stream, sets, e_p
+    def __init__(self, stream, sets, dims, e_p, spill=None):
+        self.stream, self.sets, self.e_p, self.spill = stream, sets, e_p, spill
         self.fill_seconds = 0.0
         self.words = (stream.nparts + 63) // 64
         self.bits = {s: _pair_bitmap(dims[s[1]], stream.nparts) for s in sets}
@@ -231,20 +232,25 @@ class _Pass:
                 for f in marking:
                     f.result()
                 marking = [pool.submit(mark_pairs, *job) for job in self._mark_jobs(cols, pol)]
+                if self.spill is not None:       # the CSF prefixes' keys, while the bitmaps are marked
+                    self.spill.add(cols, pol)
         finally:
             for f in marking:
                 f.result()
 
 
 def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | None = None,
-                  threads: int = 2, timing: dict | None = None) -> tuple[list, list]:
+                  threads: int = 2, timing: dict | None = None, prefixes=None) -> tuple[list, list]:
     """Per mode the counts of :func:`.metrics.mode_counts` (``e_p``, ``r_p``, ``held_p``,
     ``own_p``, ``x_*``, ``fm_*``, ``slices``, ``fm_rows``, ``bad_slices``) and σ per mode, for the
     policies of ``stream`` (a :class:`.schemes.PolicyStream`) over the elements ``chunks()``
     yields (``(lo, columns)`` in storage order). ``owners``: σ_n per mode (default: the
     :mod:`.comm` rule). ``budget``: bitmap bytes per pass (default :data:`BITMAP_BUDGET`).
     ``timing`` (a dict) receives ``fill_seconds`` (placing every element once: the policies'
-    share of the first pass), ``passes`` and ``seconds``."""
+    share of the first pass), ``passes`` and ``seconds``. ``prefixes``: the slice sizes of every
+    mode, to add each mode's ``csf_prefix_p`` (the ranks' CSF tree shapes,
+    :mod:`.stream_prefixes`), spilled during the first pass and in passes of their own beyond
+    its spill budget."""
     began = time.perf_counter()
     N, P = len(dims), int(stream.nparts)
     words = (P + 63) // 64
@@ -264,11 +270,23 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
         del bits
     d_sets = [("D", n) for n in range(N) if stream.multi_policy and N > 1]
     plan = passes(s_sets + d_sets, dims, P, budget) or [[]]
+    spills = spill_groups(nnz, N) if prefixes is not None and N > 2 else []
+    plan = [(group, spills[k] if k < len(spills) else None) for k, group in enumerate(plan)]
+    plan += [([], sets) for sets in spills[len(plan):]]
+    prefix_p: dict = {}
     first = True
     with ThreadPoolExecutor(max(1, threads)) as pool, ThreadPoolExecutor(max(1, threads)) as fill_pool:
-        for group in plan:
-            one = _Pass(stream, group, dims, e_p if first else None)
-            one.run(chunks, pool, fill_pool)
+        for group, spill_sets in plan:
+            spill = None if spill_sets is None else PrefixSpill(spill_sets, dims, prefixes, nnz, P,
+                                                                 stream.multi_policy, spill_directory())
+            one = _Pass(stream, group, dims, e_p if first else None, spill)
+            try:
+                one.run(chunks, pool, fill_pool)
+                if spill is not None:
+                    prefix_p.update(spill.counts())
+            finally:
+                if spill is not None:
+                    spill.close()
             if first and timing is not None:
                 timing["fill_seconds"] = one.fill_seconds
             first = False
@@ -291,6 +309,8 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
             "fm_peers_p": nd["fm_peers_p"], "slices": sh["slices"], "fm_rows": nd["fm_rows"],
             "bad_slices": sh["bad_slices"],
         })
+        if prefixes is not None:
+            counts[-1]["csf_prefix_p"] = {S: c for (m, S), c in prefix_p.items() if m == n}
         sigmas.append(sh["sigma"])
     if timing is not None:
         timing.update(passes=len(plan), seconds=time.perf_counter() - began)
