@@ -125,8 +125,8 @@ def test_datasets_cli_knows_tensors(tmp_path, monkeypatch):
 
 def test_simulated_rows_get_modelled_times_with_a_calibration(write_config, tmp_path):
     cal = tmp_path / "tucker.json"
-    res = CliRunner().invoke(main, ["calibrate", "--experiment", "tucker", "--quick", "--out", str(cal)])
-    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["calibrate", "--experiment", "tucker", "--quick", "--force", "--out", str(cal)])
+    assert res.exit_code == 0, res.output      # --force: the busy-machine check has tests of its own
     cfg = write_config(CFG.replace("execution: simulate", f"execution: simulate\ncosts: {cal}"))
     out = tmp_path / "res"
     res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(out), "--quiet"])
