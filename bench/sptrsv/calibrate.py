@@ -2,13 +2,14 @@
 
 What is measured (medians of timed solves, 2 untimed first as in §5.1):
 
-- serial rates ``t_row``, ``t_nnz``, ``t_chain``, ``t_far``: the serial kernel on the lower
-  triangles of a few generated matrices of different nnz/row (lap2d-5pt, lap3d-27pt, rgg-spd),
-  each in natural order and permuted to wavefront (level) order, where no row reads the row just
-  before it; fitted by non-negative least squares on relative error (each sample counts alike)
-  to ``rows · t_row + nnz · t_nnz + chained · t_chain + far · t_far`` (``model.row_features``);
+- serial rates ``t_row``, ``t_nnz``, ``t_chain``, ``t_far``: the serial kernel on matrices built
+  to differ in one term each (:mod:`spbench.sptrsv.compute_rates`), each rate a difference of two
+  measured times, never a fit that could trade one rate for another;
 - per-core rates at P cores: P copies of each of those matrices as a block diagonal, one
-  superstep, copy p on core p (BSP kernel), so every core runs a whole matrix at once; same fit;
+  superstep, copy p on core p (BSP kernel), so every core runs a whole matrix at once;
+- the check (``families``): the generator families' lower triangles (lap2d-5pt, lap3d-27pt,
+  rgg-spd: nnz/row about 3, 14 and 7), each in natural order and in wavefront (level) order,
+  measured beside the model's time with those rates;
 - synchronisation at P cores, measured alone, never fitted against compute
   (:func:`measure_sync`, :func:`sync_costs`): the kernels' own spin barrier (``barrier``),
   OpenMP's barrier (``barrier_omp``), the SSP kernel's weak barrier at staleness 2
@@ -39,17 +40,17 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import nnls
 from threadpoolctl import threadpool_limits
 
 from spbench.kernels import _sptrsv
 from spbench.machine import usable_cores
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import BARRIERS, WARMUP_RUNS, prepare_lower
-from spbench.sptrsv.model import RATE_KEYS, SYNC_KEYS, row_features, sync_bench_time
+from spbench.sptrsv import compute_rates
+from spbench.sptrsv.model import RATE_KEYS, SYNC_KEYS, simulate, sync_bench_time
 from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: t_chain is the least time of a chained row, not an addition
 KIND = "sptrsv-costs"
 
 #: (data set, params) per mode: nnz/row about 3, 14 and 7 (lower triangles).
@@ -60,6 +61,10 @@ MATRICES = {
            ("rgg-spd", {"n": 12000, "avg_degree": 12.0})],
 }
 REPEATS = {False: 50, True: 10}
+#: interleaved rounds of the compute timings (:func:`_compute_seconds`): every matrix on every
+#: kernel once a round, so a change of the machine's speed during the calibration (this project's
+#: VM ran the same solve up to 1.7x faster for seconds at a time) hits every rate alike
+COMPUTE_ROUNDS = {False: 5, True: 2}
 #: synchronisation microbenchmark (:func:`measure_sync`): supersteps per run, timed runs per
 #: round, rounds, and the fixed work item of the second variant (dependent multiply-adds, about
 #: 0.4 µs on a 2.5 GHz core: of the order of a barrier, so overlap shows)
@@ -112,14 +117,35 @@ def schedule_times(L, run, kernel: str, repeats: int, barrier: str = "spin") -> 
     return times[WARMUP_RUNS:]
 
 
-def _fit_rates(samples: list[dict]) -> dict:
-    """Non-negative rates (RATE_KEYS) minimising the relative error of the compute model."""
-    A = np.array([[s["rows"], s["nnz"], s["chained"], s["far"]] for s in samples], dtype=float)
-    T = np.array([s["measured"] for s in samples], dtype=float)
-    coef, _ = nnls(A / T[:, None], np.ones(T.size))
-    for s, fitted in zip(samples, A @ coef):
-        s["fitted"] = float(fitted)
-    return dict(zip(RATE_KEYS, (float(c) for c in coef)))
+def _compute_seconds(matrices: dict, cores_list, quick: bool, groups: list) -> dict:
+    """Seconds of one solve of every matrix on the serial kernel ("serial") and in one superstep
+    at each P cores (P copies, str(P)): the median over COMPUTE_ROUNDS interleaved rounds of the
+    median of a round's timed solves; every round's timings also go to ``groups``."""
+    per_round = max(1, REPEATS[quick] // COMPUTE_ROUNDS[quick])
+    runs = {"serial": {name: (lambda L=L: _serial_times(L, per_round)) for name, L in matrices.items()}}
+    for P in cores_list:
+        blocks = {name: _block_diagonal(L, P) for name, L in matrices.items()}
+        runs[str(P)] = {name: (lambda b=b: schedule_times(*b, "bsp", per_round)) for name, b in blocks.items()}
+    medians: dict = {kernel: {name: [] for name in matrices} for kernel in runs}
+    for _ in range(COMPUTE_ROUNDS[quick]):
+        for kernel, timers in runs.items():
+            for name, timer in timers.items():
+                times = timer()
+                groups.append(times)
+                medians[kernel][name].append(float(np.median(times)))
+    return {kernel: {name: float(np.median(v)) for name, v in by_name.items()} for kernel, by_name in medians.items()}
+
+
+def _family_checks(lowers, rates: dict, seconds: dict) -> list[dict]:
+    """The generator families' measured seconds beside the model's with ``rates``."""
+    flat = {**rates, **{f"serial_{k}": rates[k] for k in RATE_KEYS}}
+    out = []
+    for name, L, features in lowers:
+        measured = seconds[name]
+        modelled = simulate(None, DAG(L), flat, kernel="serial", cores=1)
+        out.append({"matrix": name, **features, "measured": measured, "modelled": modelled,
+                    "rel_error": (modelled - measured) / measured})
+    return out
 
 
 def _lowers(quick: bool) -> list[tuple[str, sp.csr_matrix, dict]]:
@@ -130,13 +156,9 @@ def _lowers(quick: bool) -> list[tuple[str, sp.csr_matrix, dict]]:
     out = []
     for name, p in MATRICES[quick]:
         L = prepare_lower(generate(name, p))
-        dag = DAG(L)
-        L_level = reorder(wavefront.schedule(dag, 1), L)[0]
-        for suffix, M, d in (("", L, dag), (" level order", L_level, DAG(L_level))):
-            chained, far = row_features(d)
-            features = {"rows": d.n, "nnz": d.nnz, "chained": int(chained.sum()),
-                        "far": int(far.sum())}
-            out.append((label(name, p) + suffix, M, features))
+        L_level = reorder(wavefront.schedule(DAG(L), 1), L)[0]
+        for suffix, M in (("", L), (" level order", L_level)):
+            out.append((label(name, p) + suffix, M, compute_rates.features_of(M)))
     return out
 
 
@@ -278,8 +300,8 @@ def check_physical(costs: dict) -> None:
                     f"{name} at {P} cores came out {value * 1e9:.1f} ns, below the {SYNC_FLOOR * 1e9:.0f} ns "
                     "one cache-line transfer between cores takes: the timing was not a synchronisation "
                     "(a busy machine?); nothing written")
-    if "1" in cores and "2" in cores and cores["1"].get("fit") and cores["2"].get("fit"):
-        one, two = per_nonzero(cores["1"]["fit"]), per_nonzero(cores["2"]["fit"])
+    if "1" in cores and "2" in cores and cores["1"].get("families") and cores["2"].get("families"):
+        one, two = per_nonzero(cores["1"]["families"]), per_nonzero(cores["2"]["families"])
         ratio = max(one, two) / min(one, two)
         if ratio > COMPUTE_JUMP_MAX:
             raise ImplausibleCalibration(
@@ -331,27 +353,19 @@ def calibrate(cores_list=None, quick: bool = False) -> dict:
         raise ValueError(f"cannot calibrate at {cores_list[-1]} cores: this process runs at most "
                          f"{have} threads (the model extrapolates from the largest calibrated "
                          "count)")
-    repeats = REPEATS[quick]
     lowers = _lowers(quick)
+    designed = compute_rates.matrices(quick)
     groups = []
-    samples = []
-    for name, L, features in lowers:
-        times = _serial_times(L, repeats)
-        groups.append(times)
-        samples.append({"matrix": name, **features, "measured": float(np.median(times))})
-    serial = {**_fit_rates(samples), "fit": samples}
+    seconds = _compute_seconds({**designed, **{name: L for name, L, _ in lowers}}, cores_list, quick, groups)
+    serial = compute_rates.record(seconds["serial"], designed)
+    serial["families"] = _family_checks(lowers, serial, seconds["serial"])
     per_core = {}
     for P in cores_list:
-        samples = []
-        for name, L, features in lowers:
-            B, schedule = _block_diagonal(L, P)
-            times = schedule_times(B, schedule, "bsp", repeats)
-            groups.append(times)
-            samples.append({"matrix": name, **features, "measured": float(np.median(times))})
+        rates = compute_rates.record(seconds[str(P)], designed)
+        families = _family_checks(lowers, rates, seconds[str(P)])
         raw = measure_sync(P, quick)
         groups.extend(raw["per_step"].values())
-        per_core[str(P)] = {**_fit_rates(samples), **sync_costs(raw, P), "per_nnz": per_nonzero(samples),
-                            "fit": samples}
+        per_core[str(P)] = {**rates, **sync_costs(raw, P), "per_nnz": per_nonzero(families), "families": families}
     costs = {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,

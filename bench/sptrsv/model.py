@@ -3,12 +3,14 @@
 The model replays a schedule the way the kernels in ``kernels/sptrsv_impl.h`` run it, with costs
 calibrated on this machine (:mod:`spbench.sptrsv.calibrate`):
 
-- compute of a block (rows of one core in one superstep, run in row-id order):
-  ``rows · t_row + nnz · t_nnz + chained · t_chain + far · t_far`` (:func:`row_features`):
-  ``chained`` counts the rows that read the row run just before them (the loop-carried
-  dependency through x makes such a row wait for the previous result instead of overlapping it:
-  natural order on a stencil is all chained, a wavefront's rows are independent), ``far`` the
-  reads of x more than ``FAR_ROWS`` rows back in the kernel's layout (likely cache misses);
+- compute of a block (rows of one core in one superstep, run in row-id order): the sum of its
+  rows' costs (:func:`row_costs`), ``t_row + nnz · t_nnz + far · t_far`` a row, ``far`` its reads
+  of x more than ``FAR_ROWS`` rows back in the kernel's layout (likely cache misses); a
+  ``chained`` row (it reads the row run just before it: natural order on a stencil is all
+  chained, a wavefront's rows are independent) cannot start its last multiply-add before the
+  previous row's result is stored, so it takes at least ``t_chain``, the latency of that
+  dependency: ``max(t_row + nnz · t_nnz + far · t_far, t_chain)``.  Short chained rows wait on
+  it, long ones hide it behind their own loads (:func:`row_features`);
 - serial: the same over all rows in natural order, with the serial kernel's rates;
 - BSP (sptrsv-elasticity §2.2, staleness 1): every superstep ends at the slowest core's finish
   plus the barrier latency ``barrier``: ``Σ_s (max_p C[s, p] + barrier)``;
@@ -56,6 +58,8 @@ FAR_ROWS = 2048  # an x entry this many rows (16 KiB) back counts as a far read
 SYNC_KEYS = ("barrier", "barrier_omp", "weak_barrier", "p2p_dep")
 #: the synchronisation costs that grow with the peers a barrier polls (the rest are per dependency)
 PEER_KEYS = ("barrier", "barrier_omp", "weak_barrier")
+#: the parts a modelled solve time splits into (:func:`simulate_terms`), stored in rows' ``model.terms``
+TERMS = ("work", "imbalance", "synchronisation")
 #: name of the law for core counts a calibration did not measure (module docstring)
 EXTRAPOLATION_LAW = "peers-linear + NUMA step"
 
@@ -162,6 +166,18 @@ def row_features(dag: DAG, block: np.ndarray | None = None) -> tuple[np.ndarray,
     return chained, far
 
 
+def row_costs(dag: DAG, block: np.ndarray | None, t_row: float, t_nnz: float, t_chain: float = 0.0,
+              t_far: float = 0.0) -> np.ndarray:
+    """Seconds of every row laid out in ``block`` (None: the serial natural order), the module
+    docstring's compute rule: ``t_row + nnz · t_nnz + far · t_far``, at least ``t_chain`` when chained."""
+    cost = t_row + dag.weights.astype(np.float64) * t_nnz
+    if t_chain or t_far:
+        chained, far = row_features(dag, block)
+        cost = cost + far * t_far
+        cost = np.where(chained, np.maximum(cost, t_chain), cost)
+    return cost
+
+
 def block_costs(schedule: Schedule, dag: DAG, t_row: float, t_nnz: float,
                 t_chain: float = 0.0, t_far: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(compute seconds, row count) of every block, each shaped (supersteps, cores)."""
@@ -169,13 +185,8 @@ def block_costs(schedule: Schedule, dag: DAG, t_row: float, t_nnz: float,
     steps = max(schedule.n_supersteps, 1)
     block = schedule.superstep.astype(np.int64) * P + schedule.core
     rows = np.bincount(block, minlength=steps * P).reshape(steps, P)
-    nnz = np.bincount(block, weights=dag.weights.astype(np.float64), minlength=steps * P)
-    compute = rows * t_row + nnz.reshape(steps, P) * t_nnz
-    if t_chain or t_far:
-        chained, far = row_features(dag, block)
-        extra = chained * t_chain + far * t_far
-        compute = compute + np.bincount(block, weights=extra, minlength=steps * P).reshape(steps, P)
-    return compute, rows
+    cost = row_costs(dag, block, t_row, t_nnz, t_chain, t_far)
+    return np.bincount(block, weights=cost, minlength=steps * P).reshape(steps, P), rows
 
 
 def _bsp(compute: np.ndarray, barrier: float) -> float:
@@ -226,24 +237,18 @@ def _p2p(compute: np.ndarray, rows: np.ndarray, ptr: np.ndarray, idx: np.ndarray
     return float(own.max() + latency)
 
 
-def simulate(schedule_or_tasks, dag: DAG, costs: Mapping, *, kernel: str, cores: int) -> float:
-    """Modelled seconds of one solve of ``dag`` under ``schedule_or_tasks`` on ``kernel``.
+def _serial_time(dag: DAG, flat: Mapping, cores: int) -> float:
+    if cores != 1:
+        raise ValueError(f"the serial kernel runs on 1 core, got cores = {cores}")
+    return float(row_costs(dag, None, *(flat[f"serial_{k}"] for k in RATE_KEYS)).sum())
 
-    ``kernel``: "serial" (schedule ignored, may be None), "bsp" (any Schedule, or a
-    TaskSchedule's block grid), "ssp" (a Schedule, at its own staleness) or "p2p" (a
-    TaskSchedule, or a Schedule whose task graph is built).  The schedule is not validated here
-    (``predict_point`` does, as ``solve_point`` does).
-    """
+
+def _blocks(schedule_or_tasks, dag: DAG, costs: Mapping, kernel: str, cores: int):
+    """(compute, rows, schedule, task graph or None, flat costs) of a parallel solve, checked."""
     if kernel not in SIM_KERNELS:
         raise ValueError(f"kernel must be one of {', '.join(map(repr, SIM_KERNELS))}; "
                          f"got {kernel!r}")
     flat = costs_for(costs, cores)
-    if kernel == "serial":
-        if cores != 1:
-            raise ValueError(f"the serial kernel runs on 1 core, got cores = {cores}")
-        chained, far = row_features(dag)
-        return float(dag.n * flat["serial_t_row"] + dag.nnz * flat["serial_t_nnz"]
-                     + chained.sum() * flat["serial_t_chain"] + far.sum() * flat["serial_t_far"])
     if not isinstance(schedule_or_tasks, (Schedule, TaskSchedule)):
         raise ValueError(f"kernel {kernel!r} needs a Schedule or TaskSchedule, got "
                          f"{type(schedule_or_tasks).__name__}")
@@ -253,16 +258,54 @@ def simulate(schedule_or_tasks, dag: DAG, costs: Mapping, *, kernel: str, cores:
         raise ValueError(f"schedule is for {schedule.n_cores} cores, asked to simulate {cores}")
     if schedule.n != dag.n:
         raise ValueError(f"schedule has {schedule.n} vertices, the DAG has {dag.n}")
+    if kernel == "ssp" and isinstance(schedule_or_tasks, TaskSchedule):
+        raise ValueError("a task schedule (point-to-point) cannot run on the SSP kernel")
     compute, rows = block_costs(schedule, dag, *(flat[k] for k in RATE_KEYS))
+    tasks = None
+    if kernel == "p2p":
+        tasks = (schedule_or_tasks if isinstance(schedule_or_tasks, TaskSchedule)
+                 else task_graph(schedule, dag))
+    return compute, rows, schedule, tasks, flat
+
+
+def _replay(kernel: str, compute: np.ndarray, rows: np.ndarray, schedule: Schedule, tasks, flat: Mapping) -> float:
+    """Seconds of one solve on ``kernel`` given every block's compute seconds."""
     if kernel == "bsp":
         return _bsp(compute, flat["barrier"])
     if kernel == "ssp":
-        if isinstance(schedule_or_tasks, TaskSchedule):
-            raise ValueError("a task schedule (point-to-point) cannot run on the SSP kernel")
         return _ssp(compute, rows, schedule.staleness, flat["weak_barrier"])
-    tasks = (schedule_or_tasks if isinstance(schedule_or_tasks, TaskSchedule)
-             else task_graph(schedule, dag))
     return _p2p(compute, rows, tasks.parent_ptr, tasks.parent_idx, flat["p2p_dep"], flat["weak_barrier"])
+
+
+def simulate(schedule_or_tasks, dag: DAG, costs: Mapping, *, kernel: str, cores: int) -> float:
+    """Modelled seconds of one solve of ``dag`` under ``schedule_or_tasks`` on ``kernel``.
+
+    ``kernel``: "serial" (schedule ignored, may be None), "bsp" (any Schedule, or a
+    TaskSchedule's block grid), "ssp" (a Schedule, at its own staleness) or "p2p" (a
+    TaskSchedule, or a Schedule whose task graph is built).  The schedule is not validated here
+    (``predict_point`` does, as ``solve_point`` does).
+    """
+    if kernel == "serial":
+        return _serial_time(dag, costs_for(costs, cores), cores)
+    return _replay(kernel, *_blocks(schedule_or_tasks, dag, costs, kernel, cores))
+
+
+def simulate_terms(schedule_or_tasks, dag: DAG, costs: Mapping, *, kernel: str, cores: int) -> dict:
+    """:func:`simulate`'s solve time split into TERMS, which add up to it (seconds).
+
+    ``work``: all blocks' compute over the cores (a perfectly balanced solve without waiting);
+    ``imbalance``: what the schedule's dependencies and uneven blocks add to it with free
+    synchronisation (the replay with every latency 0); ``synchronisation``: what the latencies add
+    on top (after SSP's and P2P's overlap).  Serial: all of it is work.  Which term differs most
+    between two schedules is what decides their order (sptrsv-elasticity §6.2-6.4)."""
+    if kernel == "serial":
+        return {"work": _serial_time(dag, costs_for(costs, cores), cores), "imbalance": 0.0,
+                "synchronisation": 0.0}
+    compute, rows, schedule, tasks, flat = _blocks(schedule_or_tasks, dag, costs, kernel, cores)
+    total = _replay(kernel, compute, rows, schedule, tasks, flat)
+    free = _replay(kernel, compute, rows, schedule, tasks, {**flat, **dict.fromkeys(SYNC_KEYS, 0.0)})
+    work = float(compute.sum()) / cores
+    return {"work": work, "imbalance": free - work, "synchronisation": total - free}
 
 
 def sync_bench_time(kernel: str, steps: int, cores: int, compute: float, latency: float, *,
@@ -313,7 +356,8 @@ def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | 
 
     The scheduler really runs (``schedule_time`` is measured) for any ``cores``, also beyond this
     machine; the schedule is validated for the kernel it runs on exactly as ``solve_point`` does;
-    the solve is :func:`simulate`.  ``residual`` is None and ``model`` holds the costs used.
+    the solve is :func:`simulate`.  ``residual`` is None and ``model`` holds the costs used and the
+    solve time's TERMS (``model["terms"]``, seconds, :func:`simulate_terms`).
     """
     from spbench.sptrsv.execute import KERNELS, plan_schedule, prepare_lower
     from spbench.sptrsv.schedulers import SCHEDULERS
@@ -335,7 +379,7 @@ def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | 
         if kernel != "auto":
             raise ValueError(f"algorithm 'serial' runs the serial kernel, got kernel {kernel!r}")
         kernel_name, supersteps, schedule_time, barrier_name = "serial", 1, 0.0, None
-        solve = simulate(None, dag, flat, kernel="serial", cores=1)
+        terms = simulate_terms(None, dag, flat, kernel="serial", cores=1)
     elif algorithm not in SCHEDULERS:
         raise ValueError(f"unknown algorithm {algorithm!r}; known: serial, "
                          f"{', '.join(sorted(SCHEDULERS))}")
@@ -347,7 +391,8 @@ def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | 
         supersteps = schedule.n_supersteps
         if kernel_name == "bsp" and barrier_name == "omp":
             flat["barrier"] = flat["barrier_omp"]
-        solve = simulate(run, dag, flat, kernel=kernel_name, cores=cores)
+        terms = simulate_terms(run, dag, flat, kernel=kernel_name, cores=cores)
+    solve = sum(terms[k] for k in TERMS)
     return {
         "kernel": kernel_name,
         "staleness": staleness,
@@ -362,7 +407,7 @@ def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | 
         "residual": None,
         "status": "ok",
         "barrier": barrier_name,
-        "model": _model_info(flat, kernel_name, costs),
+        "model": {**_model_info(flat, kernel_name, costs), "terms": terms},
     }
 
 

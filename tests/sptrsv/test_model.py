@@ -158,7 +158,9 @@ def test_calibrate_quick(quick_costs, tmp_path):
     assert c["serial"]["t_row"] + c["serial"]["t_nnz"] > 0
     assert c["serial"]["t_nnz"] > 0
     for P, e in c["cores"].items():
-        assert e["t_nnz"] > 0 and e["t_row"] >= 0
+        assert e["t_nnz"] > 0 and e["t_chain"] > 0
+        assert {"independent 2", "independent 12", "chain", "far"} <= set(e["designed"])
+        assert all(f["measured"] > 0 and f["modelled"] > 0 for f in e["families"])  # the check beside the model
         for key in ("barrier", "barrier_omp", "weak_barrier", "p2p_dep"):
             assert e[key] >= 0
         if int(P) > 1:
@@ -202,9 +204,10 @@ QUIET_2CORE_NS = {"none@0": 2, "spin@0": 70, "omp@0": 380, "weak@0": 40, "flag@0
 
 
 def _calibration_with(two_core_sync: dict, nnz_ns=(1.0, 1.1)) -> dict:
-    fit = [{"measured": nnz_ns[0] * 1e-9 * 1000, "nnz": 1000}], [{"measured": nnz_ns[1] * 1e-9 * 1000, "nnz": 1000}]
-    one = {"barrier": 7e-9, "barrier_omp": 3e-7, "weak_barrier": 4e-9, "p2p_dep": 2e-9, "fit": fit[0]}
-    return {"cores": {"1": one, "2": {**two_core_sync, "fit": fit[1]}}}
+    families = ([{"measured": nnz_ns[0] * 1e-9 * 1000, "nnz": 1000}],
+                [{"measured": nnz_ns[1] * 1e-9 * 1000, "nnz": 1000}])
+    one = {"barrier": 7e-9, "barrier_omp": 3e-7, "weak_barrier": 4e-9, "p2p_dep": 2e-9, "families": families[0]}
+    return {"cores": {"1": one, "2": {**two_core_sync, "families": families[1]}}}
 
 
 def test_sync_costs_from_timings_of_a_quiet_machine():
@@ -276,10 +279,41 @@ def test_row_features_chain_and_far():
     s = Schedule(core=np.arange(n) % 2, superstep=np.arange(n), n_cores=2)
     chained2, _ = row_features(dag, s.superstep.astype(np.int64) * 2 + s.core)
     assert chained2.sum() == 0
+    # a chained row takes at least t_chain; the last row's own cost (1 + a far read 100) exceeds it
     costs = _flat(t_row=1.0, t_chain=10.0, t_far=100.0)
     assert simulate(None, dag, costs, kernel="serial", cores=1) == pytest.approx(
-        n + 10.0 * (n - 1) + 100.0)
+        1.0 + 10.0 * (n - 2) + 101.0)
     # one superstep on one core: the same rows, the same chain
     one = Schedule(core=np.zeros(n), superstep=np.zeros(n), n_cores=1)
     assert simulate(one, dag, costs, kernel="bsp", cores=1) == pytest.approx(
-        n + 10.0 * (n - 1) + 100.0)
+        1.0 + 10.0 * (n - 2) + 101.0)
+
+
+def test_a_long_chained_row_hides_the_chain():
+    """A chained row costs max(its own cost, t_chain): short rows wait, long rows hide the wait."""
+    n = 50
+    short = prepare_lower(sp.diags([np.full(n - 1, -0.5), np.full(n, 2.0)], [-1, 0], format="csr"))
+    long = prepare_lower(sp.diags([np.full(n - k, -0.1) for k in range(1, 6)] + [np.full(n, 2.0)],
+                                  list(range(-1, -6, -1)) + [0], format="csr"))
+    costs = _flat(t_row=1.0, t_nnz=1.0, t_chain=5.0)
+    assert simulate(None, DAG(short), costs, kernel="serial", cores=1) == pytest.approx(2.0 + 5.0 * (n - 1))
+    assert simulate(None, DAG(long), costs, kernel="serial", cores=1) == pytest.approx(
+        sum(2.0 + min(i, 5) for i in range(n)) + (5.0 - 3.0) + (5.0 - 4.0))  # rows 1, 2 (nnz 2, 3) wait
+
+
+def test_designed_matrices_give_back_the_rates_exactly():
+    """Seconds the model itself gives for the designed matrices return its rates: each matrix
+    differs from the others in the term it measures only."""
+    from spbench.sptrsv import compute_rates
+
+    rates = {"t_row": 1.5e-9, "t_nnz": 0.4e-9, "t_chain": 4.8e-9, "t_far": 2.5e-9}
+    flat = {**rates, **{f"serial_{k}": v for k, v in rates.items()}}
+    mats = compute_rates.matrices(quick=True)
+    seconds = {name: simulate(None, DAG(L), flat, kernel="serial", cores=1) for name, L in mats.items()}
+    got = compute_rates.record(seconds, mats)
+    for k in ("t_row", "t_nnz", "t_chain"):
+        assert got[k] == pytest.approx(rates[k], rel=1e-9), k
+    # the mesh's few short chained rows (its first ones) may wait on t_chain beyond their own cost
+    assert got["t_far"] == pytest.approx(rates["t_far"], rel=1e-2)
+    assert got["designed"]["chain"]["chained"] == compute_rates.ROWS[True] - 1
+    assert got["designed"]["far"]["far"] > 0
