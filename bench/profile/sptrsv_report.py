@@ -10,6 +10,7 @@ import pandas as pd
 
 from spbench.profile.failed_rows import failed_rows_section
 from spbench.profile.figures import performance_profile_figure, speedup_points, speedup_vs_cores
+from spbench.profile import sptrsv_deciding_terms as deciding_terms
 from spbench.profile.labels import display_map
 from spbench.profile.measurement_conditions import conditions_section
 from spbench.profile.perfprofile import REQUIRED_COLUMNS, check_columns, executions
@@ -143,6 +144,10 @@ def write_sptrsv_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[P
         written += paths
         sections += model_lines
         notes += model_notes
+        paths, term_lines, term_notes = deciding_terms.write_section(df, out_dir)
+        written += paths
+        sections += term_lines
+        notes += term_notes
     lines = [f"# SpTrSV profile: {name}", "", "## Rows", "", *_row_counts(df), "", *failed_rows_section(df),
              *conditions_section(df, "cores")]
     if notes:
