@@ -45,19 +45,27 @@ def _read_calibration(name: str, experiment: str, path):
 
 @click.command("sptrsv-model", cls=BenchCommand)
 @click.option("--grid", type=click.IntRange(min=2), default=300, show_default=True, help="lap2d-5pt grid side.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Validate on this SpTrSV config's data sets and schedulers instead of the grid.")
+@click.option("--scale", type=click.Choice(("full", "small")), default="full", show_default=True,
+              help="With --config: small = its stand-ins at about 1/8 of the rows.")
 @click.option("--cores", default=None, help="Comma-separated core counts (default: the calibrated ones).")
-@click.option("--algorithms", default=SPTRSV_ALGORITHMS, show_default=True)
+@click.option("--algorithms", default=None, help=f"Comma-separated [default: {SPTRSV_ALGORITHMS}, or the config's].")
 @click.option("--repeats", type=click.IntRange(min=1), default=50, show_default=True,
               help="Timed solves per measured point.")
 @click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True,
               help="Interleaved rounds per measured point.")
 @_calibration_option
 @common_options
-def sptrsv_model(grid, cores, algorithms, repeats, rounds, calibration, out_dir, fresh, quiet):
-    """Measured against predicted SpTrSV solves on lap2d-5pt (the calibration's validation)."""
+def sptrsv_model(grid, config_path, scale, cores, algorithms, repeats, rounds, calibration, out_dir, fresh, quiet):
+    """Measured against predicted SpTrSV solves on lap2d-5pt or a config's data sets (the calibration's
+    validation)."""
     from spbench.sptrsv.schedulers import REGISTRY, SERIAL
 
     name = "sptrsv-model"
+    config = _sptrsv_config(name, config_path, scale) if config_path else None
+    if algorithms is None:
+        algorithms = ",".join(dict(config.sweep).get("algorithm", ())) if config else SPTRSV_ALGORITHMS
     chosen = parse_names(name, "--algorithms", algorithms, (SERIAL.name, *REGISTRY))
     costs, path = _read_calibration(name, "sptrsv", calibration)
     counts = parse_ints(name, "--cores", cores) if cores else sorted(int(c) for c in costs["cores"])
@@ -68,23 +76,59 @@ def sptrsv_model(grid, cores, algorithms, repeats, rounds, calibration, out_dir,
     for c in counts:
         check_cores(name, c)
 
-    def measure(say):
-        from spbench.datasets.synthetic import generate
+    def matrices(say):
+        """(name, lower triangle, per-algorithm parameters) of every matrix validated."""
         from spbench.sptrsv.execute import prepare_lower
+        if config is None:
+            from spbench.datasets.synthetic import generate
+            yield f"lap2d-5pt[grid={grid}]", prepare_lower(generate("lap2d-5pt", {"grid": grid})), {}
+            return
+        from spbench.experiment_registry import get_experiment
+        from spbench.sweep import expand
+        experiment = get_experiment("sptrsv")
+        measured = {p.dataset.name for p in expand(config.with_overrides(execution="measured"))}
+        datasets = [d for d in config.datasets if d.name in measured]  # not the schedule-only ones
+        for i, dataset in enumerate(datasets, 1):
+            prepared = experiment.prepare(dataset, config)
+            if prepared.failure is not None:
+                say(f"[{i}/{len(datasets)}] {dataset.name}: skipped ({prepared.failure})")
+                continue
+            say(f"[{i}/{len(datasets)}] {dataset.name}")
+            yield dataset.name, prepared.lower, config.params
+
+    def measure(say):
         from spbench.sptrsv.model import validate_model
 
-        say(f"lap2d-5pt grid {grid}: {', '.join(chosen)} at {counts} cores, {rounds} rounds of {repeats} solves")
-        df = validate_model(prepare_lower(generate("lap2d-5pt", {"grid": grid})), chosen, counts, costs,
-                            repeats=repeats, rounds=rounds)
-        return [{"item": f"{r['algorithm']} {r['cores']} cores", "dataset": f"lap2d-5pt[grid={grid}]",
-                 "algorithm": r["algorithm"], "cores": int(r["cores"]), "kernel": r["kernel"],
-                 "supersteps": int(r["supersteps"]), "time": float(r["measured"]),
-                 "predicted_time": float(r["predicted"]), "rel_error": float(r["rel_error"])}
-                for r in df.to_dict("records")]
+        say(f"{config.source if config else f'lap2d-5pt grid {grid}'}: {', '.join(chosen)} at {counts} cores, "
+            f"{rounds} rounds of {repeats} solves")
+        rows = []
+        for label, lower, params in matrices(say):
+            df = validate_model(lower, chosen, counts, costs, repeats=repeats, rounds=rounds, params=params)
+            rows += [{"item": f"{label} {r['algorithm']} {r['cores']} cores", "dataset": label,
+                      "algorithm": r["algorithm"], "cores": int(r["cores"]), "kernel": r["kernel"],
+                      "supersteps": int(r["supersteps"]), "time": float(r["measured"]),
+                      "predicted_time": float(r["predicted"]), "rel_error": float(r["rel_error"])}
+                     for r in df.to_dict("records")]
+        return rows
 
-    options = {"grid": grid, "cores": counts, "algorithms": chosen, "repeats": repeats, "rounds": rounds,
-               "calibration": path}
+    options = {"grid": None if config else grid, "config": config.source if config else None,
+               "scale": scale if config else None, "cores": counts, "algorithms": chosen, "repeats": repeats,
+               "rounds": rounds, "calibration": path}
     measure_and_store(name, options, "sptrsv", measure, out_dir, fresh, quiet)
+
+
+def _sptrsv_config(name: str, path: Path, scale: str):
+    """The SpTrSV config at ``path`` at ``scale``, stand-ins for matrices not cached; one line when it is not one."""
+    from spbench.config import ConfigError, load_config
+
+    try:
+        config = load_config(path).with_overrides(scale=scale, fallback="standin")
+    except ConfigError as exc:
+        raise UsageFailure(f"spbench bench {name}: --config: {exc}") from None
+    if config.experiment != "sptrsv":
+        raise UsageFailure(f"spbench bench {name}: --config: {path} is a {config.experiment} config, expected an "
+                           "SpTrSV one")
+    return config
 
 
 @click.command("tucker-model", cls=BenchCommand)

@@ -88,6 +88,35 @@ def test_sptrsv_model_options(sptrsv_cal, tmp_path):
     assert df["units"].map(lambda u: u["time"] == "s" and u["rel_error"] == "1").all()
 
 
+TINY_SPTRSV_CONFIG = """name: tiny
+experiment: sptrsv
+datasets:
+  - lap2d-5pt: {grid: 7}
+  - lap3d-7pt: {grid: 4}
+  - lap2d-5pt: {grid: 40}
+sweep:
+  algorithm: [serial, wavefront, growlocal]
+  cores: [1]
+exclude:
+  - {dataset: 'lap2d-5pt[grid=40]', execution: measured}
+"""
+
+
+def test_sptrsv_model_on_a_config(sptrsv_cal, tmp_path):
+    """--config validates on the config's measured data sets (not its schedule-only ones) with its
+    schedulers, and the table gives the median error per scheduler over the matrices."""
+    config, out = tmp_path / "tiny.yaml", tmp_path / "m"
+    config.write_text(TINY_SPTRSV_CONFIG)
+    res = invoke("bench", "sptrsv-model", "--calibration", sptrsv_cal, "--config", config, "--scale", "small",
+                 "--repeats", 2, "--rounds", 1, "--out", out)
+    assert res.exit_code == 0, res.output
+    df = load_rows(out)
+    assert set(df["dataset"]) == {"lap2d-5pt[grid=7]", "lap3d-7pt[grid=4]"}
+    assert set(df["algorithm"]) == {"serial", "wavefront", "growlocal"}
+    assert "| algorithm | cores | kernel | matrices | median error |" in res.output
+    assert "| wavefront | 1 | bsp | 2 |" in res.output and "at --scale small" in res.output
+
+
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 def test_tucker_model_runs_the_worker(tucker_cal, tmp_path):
     out, csv = tmp_path / "t", tmp_path / "v.csv"
@@ -116,6 +145,8 @@ def test_tucker_calibration_summary(tucker_cal):
     (["bench", "sptrsv-model", "--calibration", "{cal}", "--algorithms", "serial,nope"], "--algorithms: expected"),
     (["bench", "sptrsv-model", "--calibration", "missing.json"], "--calibration: "),
     (["bench", "sptrsv-model"], "--calibration: "),  # no calibration of this machine yet
+    (["bench", "sptrsv-model", "--calibration", "{cal}", "--config", "missing.yaml"], "--config: "),
+    (["bench", "sptrsv-model", "--calibration", "{cal}", "--config", "{tucker}"], "a tucker config"),
     (["bench", "tucker-model", "--calibration", "{cal}", "--tensor", "nope"], "--tensor: expected one of"),
     (["bench", "tucker-model", "--calibration", "{cal}", "--ttm", "nope"], "--ttm"),
     (["bench", "tucker-model", "--calibration", "{cal}"], "a calibration of 'sptrsv'"),
@@ -123,7 +154,8 @@ def test_tucker_calibration_summary(tucker_cal):
 def test_bad_options_are_one_line_and_write_nothing(args, said, sptrsv_cal, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     before = sorted(p.name for p in tmp_path.iterdir())
-    res = invoke(*[a.format(cal=sptrsv_cal) for a in args])
+    tucker = Path(__file__).resolve().parents[1] / "configs" / "smoke_tucker.yaml"
+    res = invoke(*[a.format(cal=sptrsv_cal, tucker=tucker) for a in args])
     assert res.exit_code == 2, res.output
     assert said in res.output and len(res.output.strip().splitlines()) == 1, res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == before
