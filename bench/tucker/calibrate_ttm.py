@@ -12,7 +12,7 @@ import numpy as np
 
 from .cost_fit import nnls_relative
 
-__all__ = ["calibrate_ttm", "calibrate_ttm_csf"]
+__all__ = ["calibrate_ttm", "calibrate_ttm_csf", "l2_cache_bytes"]
 
 
 def _uniform_tensor(rng, dims, nnz):
@@ -56,7 +56,7 @@ def _case_tensors(quick: bool, seed: int):
         yield (_standin(dims, nnz, seed) if isinstance(dims, str) else _uniform_tensor(rng, dims, nnz)), Ks
 
 
-def _l2_bytes() -> float:
+def l2_cache_bytes() -> float:
     """The per-core L2 cache of cpu0 from sysfs (1 MiB when the system does not say)."""
     units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
     try:
@@ -68,12 +68,16 @@ def _l2_bytes() -> float:
 
 def _cold_seconds(tensor, plan, F, kh: int, scratch, reps: int, evict: np.ndarray) -> float:
     """Median of ``reps`` cold TTM calls, as in a one-invocation HOOI: ``evict`` (8 / 32 MB) written
-    before each, a fresh Z each."""
+    before each, then the heap's free pages handed back (:func:`.hooi.return_free_memory`, as HOOI
+    does before each TTM) and a fresh Z, so its first writes fault pages in as they do there."""
+    from .hooi import return_free_memory
     from .ttm import ttm
 
     ts = []
     for _ in range(reps):
         evict += 1.0
+        Z = None
+        return_free_memory()
         Z = np.empty((plan.nrows, kh))
         t0 = time.perf_counter()
         ttm(tensor, plan, F, out=Z, scratch=scratch)
@@ -132,7 +136,7 @@ def calibrate_ttm_csf(quick: bool = False, seed: int = 0) -> dict:
 
     reps = _ttm_cases(quick)[1]
     evict = np.ones((8 if quick else 32) * 2 ** 17)
-    cache = _l2_bytes()
+    cache = l2_cache_bytes()
     rows, samples = [], []
     with threadpool_limits(limits=1):
         for T, Ks in _case_tensors(quick, seed):

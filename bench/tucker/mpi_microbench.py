@@ -11,6 +11,12 @@ at several message sizes (float64 words):
   factor transfer);
 * Allgatherv with w words from every rank (the TSQR of the dense Lanczos fallback).
 
+Each call is timed as HOOI makes it: the Alltoallv through the code's own :class:`.mpi.Exchange`
+(the oracle's and the factor transfer's wrapper), and before every call each rank writes a buffer of
+twice its L2 cache (:func:`.calibrate_ttm.l2_cache_bytes`), as the Lanczos step's products and
+Gram–Schmidt between two messages do, so the message meets the caches HOOI leaves (on this 2-core
+VM a 10-word Allreduce takes 7 µs back to back and 12 µs after 1 MB written; HOOI's calls at two
+ranks took a median of 18–35 µs).
 For each pattern the median over repetitions of the max over ranks is kept, and a straight line
 t = α + β·w is fitted by least squares (weighted by 1/t so the small messages, where α lives,
 count as much as the large ones). Rank 0 writes OUT.json: ``{"ranks", "cores", "oversubscribed",
@@ -54,13 +60,15 @@ def _reps(words: int, quick: bool) -> int:
     return max(5, min(base, int(base * 4096 / max(words, 4096))))
 
 
-def _timed(comm, fn, reps: int) -> float:
-    """Median over ``reps`` of the max over ranks of one call's seconds (after 2 warm-ups)."""
+def _timed(comm, fn, reps: int, evict: np.ndarray) -> float:
+    """Median over ``reps`` of the max over ranks of one call's seconds (after 2 warm-ups), each
+    call after ``evict`` is written (untimed)."""
     from mpi4py import MPI
     for _ in range(2):
         fn()
     ts = []
     for _ in range(reps):
+        evict += 1.0
         comm.Barrier()
         t0 = time.perf_counter()
         fn()
@@ -73,7 +81,12 @@ def _timed(comm, fn, reps: int) -> float:
 
 def run(comm, sizes, quick: bool = False) -> dict:
     from mpi4py import MPI
+
+    from .calibrate_ttm import l2_cache_bytes
+    from .mpi import Exchange
+
     P, p = comm.size, comm.rank
+    evict = np.ones(int(2 * l2_cache_bytes()) // 8)
     res = {name: {"words": [], "seconds": []} for name in ("pingpong", "allreduce", "alltoallv", "allgatherv")}
     for w in sizes:
         reps = _reps(w, quick)
@@ -90,30 +103,24 @@ def run(comm, sizes, quick: bool = False) -> dict:
 
         if P >= 2:
             res["pingpong"]["words"].append(w)
-            res["pingpong"]["seconds"].append(_timed(comm, pingpong, reps) / 2)
+            res["pingpong"]["seconds"].append(_timed(comm, pingpong, reps, evict) / 2)
 
         def allreduce():
             comm.Allreduce(buf, rbuf, op=MPI.SUM)
 
         res["allreduce"]["words"].append(w)
-        res["allreduce"]["seconds"].append(_timed(comm, allreduce, reps))
+        res["allreduce"]["seconds"].append(_timed(comm, allreduce, reps, evict))
 
-        counts = np.full(P, w, dtype=np.int32)
+        counts = np.full(P, w, dtype=np.int64)
         counts[p] = 0                                 # nothing to self, as in the oracle plans
-        displ = np.zeros(P, dtype=np.int32)
-        np.cumsum(counts[:-1], out=displ[1:])
-        rcounts = np.full(P, w, dtype=np.int32)
-        rcounts[p] = 0
-        rdispl = np.zeros(P, dtype=np.int32)
-        np.cumsum(rcounts[:-1], out=rdispl[1:])
+        exchange = Exchange(counts, counts)
         sbuf = np.ones(int(counts.sum()))
-        rbuf2 = np.empty(int(rcounts.sum()))
 
         def alltoallv():
-            comm.Alltoallv([sbuf, (counts, displ), MPI.DOUBLE], [rbuf2, (rcounts, rdispl), MPI.DOUBLE])
+            exchange(comm, sbuf)
 
         res["alltoallv"]["words"].append(w)
-        res["alltoallv"]["seconds"].append(_timed(comm, alltoallv, reps))
+        res["alltoallv"]["seconds"].append(_timed(comm, alltoallv, reps, evict))
 
         gcounts = np.full(P, w, dtype=np.int32)
         gdispl = np.arange(P, dtype=np.int32) * w
@@ -124,7 +131,7 @@ def run(comm, sizes, quick: bool = False) -> dict:
 
         # words a rank RECEIVES (the model's unit for the Allgatherv)
         res["allgatherv"]["words"].append(w * (P - 1))
-        res["allgatherv"]["seconds"].append(_timed(comm, allgatherv, reps))
+        res["allgatherv"]["seconds"].append(_timed(comm, allgatherv, reps, evict))
     for name, d in res.items():
         if d["words"]:
             d["alpha"], d["beta"] = fit_line(d["words"], d["seconds"])
