@@ -294,7 +294,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
         if release_input and init == "hosvd":
             release_elements(dt)
         for n, pl in enumerate(plans):
-            moved += _transfer(comm, pl, F[n], K[n], clock)
+            _transfer(comm, pl, F[n], K[n], clock)     # the starting factors: before HOOI, not counted
         return_free_memory()
         times["init_time"] = time.perf_counter() - t0
         fits, core, G_last = [], None, None
