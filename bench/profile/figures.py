@@ -66,7 +66,7 @@ def scale_phrase(df: pd.DataFrame) -> str:
     return f"--scale {'/'.join(scales)}" if scales else ""
 
 
-def _title(df: pd.DataFrame, what: str, execution: str, counted: str) -> str:
+def figure_title(df: pd.DataFrame, what: str, execution: str, counted: str) -> str:
     """Title lines: what is shown; the sweep, measured or simulated, the scale and the core counts
     counted; what the matrices are (real, generated, stand-ins)."""
     configs = sorted(set(df["config"].dropna().astype(str))) if "config" in df.columns else []
@@ -85,7 +85,7 @@ def wrap_title(text: str, width: int = 78) -> str:
     return "\n".join(part for line in text.split("\n") for part in textwrap.wrap(line, width) or [""])
 
 
-def _cores_phrase(cores) -> str:
+def cores_phrase(cores) -> str:
     """"cores 1, 2" / "cores 1-128 (8 counts)" for a title."""
     cores = sorted({int(c) for c in cores})
     if len(cores) <= 6:
@@ -290,8 +290,8 @@ def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
             plain_log_ticks(ax.yaxis)
         ax.set_xlabel("cores")
         ax.set_ylabel("speed-up over serial (geometric mean)")
-        ax.set_title(_title(rows, "SpTrSV speed-up over serial, geometric mean over matrices",
-                            execution, _cores_phrase(cores)), fontsize=9)
+        ax.set_title(figure_title(rows, "SpTrSV speed-up over serial, geometric mean over matrices",
+                            execution, cores_phrase(cores)), fontsize=9)
         ax.grid(True, alpha=0.3)
         ax.plot([], [], color="0.5", linewidth=7, alpha=0.25, label=f"p{lo:g}–p{hi:g} over matrices")
         ax.plot([], [], color="0.2", marker="|", markersize=8, linestyle="none",
@@ -345,7 +345,7 @@ def performance_profile_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
         ax.set_ylim(-0.03, 1.03)  # curves at 0 and 1 stay visible inside the frame
         ax.set_xlabel("threshold τ (× best time on the same matrix and core count)")
         ax.set_ylabel("fraction of runs within τ × best")
-        ax.set_title(_title(rows, "SpTrSV performance profile", execution,
+        ax.set_title(figure_title(rows, "SpTrSV performance profile", execution,
                             f"cores ≥ {min_cores} ({len(instances)} matrix × core-count instances)"),
                      fontsize=9)
         ax.grid(True, alpha=0.3)

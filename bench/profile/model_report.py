@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.figures import plain_log_ticks, save_figure  # noqa: E402
+from spbench.profile.figures import cores_phrase, figure_title, plain_log_ticks, save_figure  # noqa: E402
 from spbench.profile.tables import format_markdown, write_table  # noqa: E402
 
 #: a model whose error exceeds this is called out in the report rather than hidden
@@ -84,7 +84,10 @@ def write_model_sections(df: pd.DataFrame, out_dir: Path) -> tuple[list[Path], l
         ax.set_xscale("log")
         ax.set_xlabel("barrier latency (ns; 0 drawn at 1)")
         ax.set_ylabel("modelled BSP time / SSP time")
-        ax.set_title("ElasticDivide schedule: SSP over BSP vs barrier latency (§6.4), simulated", fontsize=9)
+        swept = df[(df["status"] == "ok") & (df["algorithm"] == "elastic_divide") & df["barrier_sweep"].notna()]
+        ax.set_title(figure_title(swept, "ElasticDivide's schedule: modelled BSP over SSP time vs barrier latency "
+                                  "(§6.4), geometric mean over matrices", "simulated",
+                                  cores_phrase(sweep["cores"])), fontsize=9)
         fig.canvas.draw()
         plain_log_ticks(ax.xaxis)
         fig.legend(fontsize=8, loc="outside right upper")

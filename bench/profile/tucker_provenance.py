@@ -46,10 +46,13 @@ def size_phrase(fractions: list[float]) -> str:
 
 def rows_tag(rows: pd.DataFrame) -> str:
     """One phrase for a title: "simulated (cost model), 5 stand-ins at 1/100 of the paper's
-    nonzeros", "measured, 2 FROSTT tensors", ... from the rows' ``execution``,
-    ``dataset_source`` and ``nnz``."""
+    nonzeros", "measured, --scale small, 2 FROSTT tensors", ... from the rows' ``execution``,
+    ``config`` (its scale), ``dataset_source`` and ``nnz``."""
+    from spbench.profile.figures import scale_phrase
+
     execs = sorted(set(rows["execution"].dropna().astype(str))) if "execution" in rows else []
     what = "+".join(EXECUTION.get(e, e) for e in execs) or "execution not recorded"
+    what += f", {scale_phrase(rows)}" if scale_phrase(rows) else ""   # a --scale small run says so
     first = rows.drop_duplicates("dataset")
     sources = first["dataset_source"] if "dataset_source" in first else pd.Series(None, index=first.index)
     nnz = first["nnz"] if "nnz" in first else pd.Series(None, index=first.index)

@@ -29,3 +29,23 @@ def test_only_simulated_rows_get_a_note(tmp_path):
     df = pd.DataFrame([_row("a", "simulated", 1.0)])
     paths, lines, notes = write_model_sections(df, tmp_path)
     assert not lines and "--execution measured" in notes[0]
+
+
+def test_barrier_sweep_title_says_simulated_scale_cores_and_matrices(tmp_path, monkeypatch):
+    from spbench.profile import model_report
+
+    titles = []
+
+    def keep(fig, out_dir, stem, points):
+        titles.append(fig.axes[0].get_title().replace("\n", " "))
+        return []
+
+    monkeypatch.setattr(model_report, "save_figure", keep)
+    sweep = [{"latency": 0.0, "ratio": 1.0}, {"latency": 1e-7, "ratio": 1.5}]
+    df = pd.DataFrame([_row(d, "simulated", 1.0, barrier_sweep=sweep, cores=c, config="smoke_small",
+                            dataset_source="synthetic")
+                       for d in ("Flan_1565", "ldoor") for c in (2, 8)])
+    write_model_sections(df, tmp_path)
+    (title,) = titles
+    assert "simulated (cost model)" in title and "--scale small" in title and "cores 2, 8" in title
+    assert "2 stand-ins (synthetic, not the paper's matrices)" in title

@@ -90,6 +90,10 @@ def test_titles_say_execution_data_and_size(nnz, execution, expected):
     assert rows_tag(rows).endswith(expected)
     assert rows_tag(rows.assign(dataset_source="real")) == f"{rows_tag(rows).split(',')[0]}, 2 real tensors"
     assert size_phrase([0.0101, 0.0099]) == "1/100 of the paper's nonzeros"
+    assert rows_tag(rows.assign(config="m_small")).startswith(f"{EXECUTION_WORDS[execution]}, --scale small, 2 ")
+
+
+EXECUTION_WORDS = {"measured": "measured", "simulated": "simulated (cost model)"}
 
 
 def test_side_by_side_marks_missing_paper_values():
@@ -106,3 +110,22 @@ def test_tucker_report_shows_model_error(tmp_path):
     assert "Cost model against measurement" in report and "exceeds 30%" in report
     err = pd.read_csv(tmp_path / "model_error.csv")
     assert len(err) == 18 and (err["rel_error"].round(12) == 0.5).all()
+
+
+def test_fig17_names_a_part_too_thin_to_see(tmp_path, monkeypatch):
+    """At a small scale the tensor's share of a rank's memory is a sliver: its share is written
+    under the bar (as Fig. 11 does for TTM); a visible part is not."""
+    from spbench.profile import tucker_figures
+
+    ticks = []
+
+    def keep(fig, out_dir, stem, points):
+        ticks.extend(t.get_text() for ax in fig.axes for t in ax.get_xticklabels())
+        return []
+
+    monkeypatch.setattr(tucker_figures, "save_figure", keep)
+    rows = _rows((2,)).groupby(["dataset", "algorithm"], as_index=False).first()
+    rows.loc[rows["dataset"] == "enron", "mem_tensor_mb"] = 0.001
+    tucker_figures.fig17(rows, tmp_path, "P2_K10", "tag")
+    assert sum("tensor 0.1%" in t for t in ticks) == 3
+    assert sum("\ntensor" in t for t in ticks) == 3
