@@ -174,3 +174,28 @@ def test_solve_point_runs_p2p(random_lower, laplacian_2d, cores):
         assert row["supersteps"] == row["wavefronts"]
         row = solve_point(A, "spmp", cores, repeats=3, kernel="bsp")
         assert row["kernel"] == "bsp" and row["status"] == "ok"
+
+
+@pytest.mark.skipif(PARALLEL < 2, reason="needs OpenMP and two cores")
+def test_schedules_in_a_forked_child_after_the_parent_ran_openmp(random_lower):
+    """Simulated sweeps fork their points: a second OpenMP team there would hang, one thread does not."""
+    import os
+    import signal
+    import time
+
+    dag = DAG(random_lower(300, density=0.03, seed=1))
+    expected = spmp.schedule(dag, 2)  # the parent's OpenMP pool now exists
+    pid = os.fork()
+    if pid == 0:
+        tasks = spmp.schedule(dag, 2)
+        os._exit(0 if np.array_equal(tasks.parent_idx, expected.parent_idx) else 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("SpMP's scheduler hung in a forked child")

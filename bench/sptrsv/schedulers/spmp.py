@@ -17,9 +17,14 @@ HDagg's benchmark runs it), computed in one parallel Cython pass (``kernels/_spm
   row range and the matrix stays lower triangular for our kernels; SpMP instead makes all of a
   thread's rows contiguous (a layout, not a different schedule).
 
-Scheduling runs on min(cores, usable cores) OpenMP threads; the result does not depend on it.
+Scheduling runs on min(cores, usable cores) OpenMP threads; the result does not depend on it. In
+a forked child (simulated sweeps run their points so, ``spbench.point_process``) it runs on one:
+libgomp's thread pool does not survive a fork, and a parallel region there hangs once the parent
+has run one.
 """
 from __future__ import annotations
+
+import os
 
 from spbench.kernels import _spmp
 from spbench.machine import usable_cores
@@ -34,13 +39,22 @@ parameters = {
     "reduce": Parameter("bool", True, "drop task-graph edges implied by others (transitive reduction)",
                         nullable=False),
 }
+_forked = False  # set in a child forked after this module was imported
+
+
+def _note_fork() -> None:
+    global _forked
+    _forked = True
+
+
+os.register_at_fork(after_in_child=_note_fork)
 
 
 def schedule(dag: DAG, cores: int, reduce: bool = True) -> TaskSchedule:
     """SpMP's level-set tasks (one per level and core) and its (reduced) point-to-point task graph."""
     if cores < 1:
         raise ValueError(f"cores must be >= 1, got {cores}")
-    threads = max(1, min(int(cores), usable_cores()))
+    threads = 1 if _forked else max(1, min(int(cores), usable_cores()))
     level, core, ptr, idx = _spmp.level_task_graph(dag.parent_ptr, dag.parent_idx, dag.child_ptr,
                                                    dag.child_idx, int(cores), bool(reduce), threads)
     return TaskSchedule(schedule=Schedule(core=core, superstep=level, n_cores=cores, staleness=1),
