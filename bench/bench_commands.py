@@ -355,3 +355,40 @@ def standin(tensors, nnz, dim_scale, seed, out_dir, fresh, quiet):
     options = {"tensors": chosen, "nnz": nnz, "dim_scale": dim_scale, "seed": seed}
     measure_and_store("standin", options, "standin", lambda say: bench_standin(chosen, nnz, dim_scale, seed, say),
                       out_dir, fresh, quiet)
+
+
+@_command("preflight")
+@click.option("--configs", default="", help="Comma-separated configs to take points from (default: one of "
+              "every kind shipped, small where --scale small is quick, one full-size nell1 point, the measured "
+              "MPI config).")
+@click.option("--scale", type=click.Choice(["full", "small"]), default="full", show_default=True,
+              help="With --configs: the scale their points run at.")
+@click.option("--points", type=click.IntRange(min=1), default=2, show_default=True,
+              help="With --configs: points per config, spread from the smallest estimate to the largest.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=900.0, show_default=True,
+              help="Seconds per point.")
+@common_options
+def preflight(configs, scale, points, timeout, out_dir, fresh, quiet):
+    """The pre-flight's memory estimate of each point beside its peak measured alone (within 25%?)."""
+    from spbench.config import ConfigError, load_config
+    from spbench.preflight_bench import DEFAULT_PLAN, Selection, bench_preflight
+
+    paths = [p for p in configs.split(",") if p]
+    for path in paths:
+        try:
+            load_config(path).with_overrides(scale=scale)
+        except ConfigError as exc:
+            raise UsageFailure(f"spbench bench preflight: --configs: {exc}") from None
+    plan = tuple(Selection(p, scale, points=points) for p in paths) or DEFAULT_PLAN
+    options = {"plan": [vars(s) for s in plan], "timeout": timeout}
+
+    def measure(say):
+        import shutil
+
+        work = Path(out_dir or Path("results") / "bench-preflight") / ".jobs" / "preflight"
+        try:
+            return bench_preflight(plan, work, timeout, say)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    measure_and_store("preflight", options, "preflight", measure, out_dir, fresh, quiet)

@@ -34,6 +34,7 @@ UNITS = {
     "lanczos_residual_max": "1", "theorem_slack": "1", "predicted_time": "s", "rel_error": "1",
     "hooi_time": "s", "speedup": "1", "paper_time": "s", "paper_gflops": "GFLOP/s",
     "flop_reduction": "1", "splatt_ttm": "s", "splatt_svd": "s", "csf_ttm": "s", "spbench_svd": "s",
+    "estimate_bytes": "B", "peak_bytes": "B", "largest_process_bytes": "B", "ratio": "1",
     "ref_schedule_time": "s", "spmp_schedule_time": "s", "ref_spmp_schedule_time": "s",
     **{f"{w}_{k}": "1" if w == "rel_error" else "s" for k in ("hooi_time", "ttm_time", "svd_time", "comm_time",
                                                                    "other_time")
@@ -44,7 +45,9 @@ BENCH_SOURCES = {"ingest": ("spbench.datasets.tns_ingest", "spbench.datasets.ten
                             "spbench.datasets.store_duplicates", "spbench.datasets.frostt"),
                  "standin": ("spbench.datasets.tensor_standins", "spbench.datasets.tensor_registry",
                              "spbench.datasets.tensor_store", "spbench.datasets.store_duplicates",
-                             "spbench.kernels._standin_draw")}
+                             "spbench.kernels._standin_draw"),
+                 "preflight": ("spbench.preflight", "spbench.preflight_bench", "spbench.tucker.memory_estimate",
+                               "spbench.tucker.stream_metrics", "spbench.sptrsv.memory_estimate")}
 
 
 def bench_code_version(code: str) -> str:

@@ -186,9 +186,9 @@ def test_dry_run_marks_stored_points(write_config, tmp_path):
     res = _run(write_config(CFG), out, "--dry-run")
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert lines[0].endswith("algorithm=serial cores=1  (stored)")
-    assert lines[1].endswith("algorithm=growlocal cores=1")
-    assert "2 points (1 already stored" in lines[2]
+    assert "algorithm=serial cores=1  (stored)  peak ~" in lines[0]
+    assert "algorithm=growlocal cores=1  peak ~" in lines[1] and "(stored)" not in lines[1]
+    assert "2 points (1 already stored" in lines[-1]
 
 
 def test_busy_results_folder_is_refused_naming_the_pid(write_config, tmp_path):

@@ -75,16 +75,39 @@ def test_dry_run_shows_each_estimate_and_the_disk(write_config, tmp_path, data):
     assert _stores(data) == [] and not (tmp_path / "out").exists()
 
 
-def test_an_experiment_without_estimates_refuses_nothing(write_config, tmp_path, monkeypatch):
-    monkeypatch.setattr(preflight, "available_memory", lambda: (1, "MemAvailable"))
-    cfg = write_config("""
+def test_a_sptrsv_point_over_the_free_memory_is_refused(write_config, tmp_path, data, monkeypatch):
+    monkeypatch.setattr(preflight, "available_memory", lambda: (100_000_000, "MemAvailable"))
+    cfg, out = write_config("""
         name: s
         experiment: sptrsv
         datasets: [{lap2d-5pt: {grid: 8}}]
         sweep: {algorithm: [serial], cores: [1]}
         repeats: 2
-        """)
-    assert _run(cfg, tmp_path / "out", "-q").exit_code == 0
+        """), tmp_path / "out"
+    _refused(_run(cfg, out), out, data, "point 'lap2d-5pt[grid=8] algorithm=serial cores=1'", "lower nonzeros",
+             "100 MB is available")
+    assert _run(cfg, out, "-q", "--no-preflight").exit_code == 0
+
+
+def test_sptrsv_sizes_come_from_the_recipe_the_table_and_the_file(tmp_path):
+    import scipy.io
+    import scipy.sparse as sp
+
+    from spbench.config import parse_config
+    from spbench.datasets import synthetic
+    from spbench.sptrsv.memory_estimate import matrix_size
+
+    A = synthetic.generate("lap3d-7pt", {"grid": 6})
+    scipy.io.mmwrite(tmp_path / "m.mtx", sp.coo_matrix(A), symmetry="symmetric")
+    config = parse_config({"name": "s", "experiment": "sptrsv", "fallback": "standin",
+                           "sweep": {"algorithm": ["serial"], "cores": [1]},
+                           "datasets": ["lap3d-7pt[grid=6]", "apache2", {"path": str(tmp_path / "m.mtx")}]}, "s.yaml")
+    generated, standin, file = (matrix_size(d, config) for d in config.datasets)
+    assert (generated.n, generated.nnz) == (216, sp.tril(A).nnz) == (file.n, file.nnz)
+    assert standin.basis.startswith("apache2's stand-in fem-mesh[") and 30_000 < standin.n < 60_000
+    assert standin.nnz == pytest.approx(4 * standin.n, rel=0.1)  # a 7-point stencil: 4 lower nonzeros per row
+    real = parse_config({**config.raw, "fallback": "error"}, "s.yaml")
+    assert (matrix_size(real.datasets[1], real).n, matrix_size(real.datasets[1], real).nnz) == (715176, 2766523)
 
 
 def test_available_memory_reads_meminfo_and_the_cgroup(tmp_path, monkeypatch):
@@ -104,3 +127,67 @@ def test_available_memory_reads_meminfo_and_the_cgroup(tmp_path, monkeypatch):
 def test_free_disk_looks_above_a_missing_folder(tmp_path):
     folder, free = preflight.free_disk(tmp_path / "not" / "yet")
     assert folder == tmp_path and free == os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+
+
+TINY_TUCKER = """
+{name: tt, experiment: tucker, execution: simulate, fallback: standin,
+ datasets: [{nell2: {nnz: 500, standin: true}}, {enron: {nnz: 900, standin: true}}],
+ sweep: {algorithm: [lite, coarse], ranks: [4, 16], K: [10]}, runs: 2}
+"""
+TINY_SPTRSV = """
+{name: ts, experiment: sptrsv, datasets: [{lap2d-5pt: {grid: 10}}], sweep: {algorithm: [serial], cores: [1]},
+ repeats: 2}
+"""
+
+
+def test_spread_keeps_the_largest_and_spaces_the_rest():
+    from spbench.preflight_bench import spread
+
+    assert spread(1, 5) == [4] and spread(2, 5) == [0, 4] and spread(3, 5) == [0, 2, 4]
+    assert spread(4, 2) == [0, 1] and spread(2, 0) == []
+
+
+def test_within_a_quarter_of_the_measured_peak():
+    from spbench.preflight_bench import within
+
+    assert within(125, 100) and within(75, 100) and not within(126, 100) and not within(74, 100)
+    assert within(None, 100) is None and within(100, 0) is None
+
+
+def test_one_point_config_holds_the_point_alone(write_config):
+    from spbench.config import parse_config, load_config
+    from spbench.preflight_bench import one_point_raw
+    from spbench.sweep import expand
+
+    config = load_config(write_config(TINY_TUCKER))
+    point = [p for p in expand(config) if p.dataset.name == "enron" and p.axes["ranks"] == 16][0]
+    again = parse_config(one_point_raw(config, point), "one.yaml")
+    points = expand(again)
+    assert len(points) == 1 and points[0].label == point.label and again.runs == 1
+
+
+def test_bench_preflight_measures_estimated_points(write_config, tmp_path):
+    from spbench.results import load_rows
+
+    tucker, sptrsv = write_config(TINY_TUCKER, "t.yaml"), write_config(TINY_SPTRSV, "s.yaml")
+    out = tmp_path / "r"
+    res = CliRunner().invoke(main, ["bench", "preflight", "--configs", f"{tucker},{sptrsv}", "--points", "1",
+                                    "--out", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    rows = sorted(load_rows(out).to_dict("records"), key=lambda r: r["item_index"])
+    assert [r["point"] for r in rows] == ["enron algorithm=lite ranks=16 K=10",
+                                          "lap2d-5pt[grid=10] algorithm=serial cores=1"]
+    for r in rows:
+        assert r["status"] == "ok" and r["estimate_bytes"] > 0 and 20e6 < r["peak_bytes"] < 2e9, r
+        assert r["ratio"] == pytest.approx(r["estimate_bytes"] / r["peak_bytes"])
+        assert r["peak_kind"] == "largest process (ru_maxrss)"
+    assert "| t.yaml | full | simulate | enron algorithm=lite ranks=16 K=10 |" in res.stdout
+    assert "estimates within 25% of the measured peak" in res.stdout
+    assert not (out / ".jobs" / "preflight").exists()
+
+
+def test_bench_preflight_refuses_a_bad_config_in_one_line(tmp_path):
+    res = CliRunner().invoke(main, ["bench", "preflight", "--configs", str(tmp_path / "none.yaml"),
+                                    "--out", str(tmp_path / "r")])
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert res.output.startswith("Error: spbench bench preflight: --configs: ") and not (tmp_path / "r").exists()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from spbench.profile.model_bench_tables import sptrsv_model_table, tucker_model_table
+from spbench.profile.preflight_table import preflight_table
 from spbench.sptrsv.reference_schedules import refs_table
 
 __all__ = ["TABLES", "bench_table"]
@@ -247,7 +248,8 @@ def standin_table(rows: list[dict]) -> str:
 TABLES = {"serial": serial_table, "barrier": barrier_table, "schedulers": schedulers_table, "slope": slope_table,
           "order": order_table, "lite": lite_table, "hooi": hooi_table, "ttm": ttm_table,
           "tucker-scale": scale_table, "ingest": ingest_table, "standin": standin_table, "splatt": splatt_table,
-          "sptrsv-refs": refs_table, "sptrsv-model": sptrsv_model_table, "tucker-model": tucker_model_table}
+          "sptrsv-refs": refs_table, "sptrsv-model": sptrsv_model_table, "tucker-model": tucker_model_table,
+          "preflight": preflight_table}
 
 
 def bench_table(rows: list[dict]) -> str:

@@ -140,6 +140,11 @@ class SptrsvExperiment(Experiment):
                            f"machine runs at most {limit} threads; measured SpTrSV is limited to the "
                            f"hardware threads (`--execution simulate` models more)")
 
+    def estimate_points(self, config, points) -> list:
+        """Peak memory per point from each matrix's size, before anything loads (memory_estimate)."""
+        from .memory_estimate import estimate_points
+        return estimate_points(config, points)
+
     def prepare(self, dataset, config) -> PreparedMatrix:
         """The data set's lower triangle and its DAG, with a warning for a matrix that is not
         symmetric; an iChol breakdown gives a data set without one, each of its points an error row."""

@@ -12,9 +12,14 @@ Laws, per point:
   spbench run` of one-point sweeps on nell2 and enron stand-ins at 50k-200k nonzeros, 32 and 512
   parts (peaks 148-666 MB; the law is 1.02-1.37 × each; least squares gives 15 MB + 470 B/nnz +
   4.3 B/(nnz·part) above the process);
-* measured (MPI): tucker-lite §7.3's memory per rank (tensor, penultimate matrices, factor rows, as
-  ``metrics.metrics_from_counts`` counts them) at ideal loads, × 1.25 + 250 MB of interpreter and MPI
-  buffers per rank, times the ranks on this machine (all of them, unless a launcher places them).
+* measured (MPI): per rank max(93 MB, 56 MB + f × tucker-lite §7.3's memory per rank (tensor,
+  penultimate matrices, factor rows, as ``metrics.metrics_from_counts`` counts them) at ideal
+  loads), f = 1.18 for a multi-policy scheme and 1.32 for a single-policy one (MediumG: the formula
+  counts one copy of its elements, the CSF code keeps a tree per mode), times the ranks on this
+  machine (all of them, unless a launcher places them). Least squares over 14 per-scheme peaks
+  (VmHWM, `spbench bench tucker-scale` at 1-8 ranks on the 4M-nonzero long-mode tensor and
+  `spbench bench preflight` on configs/tucker_measured.yaml): each within 8% but MediumG at one
+  rank on a 200k-nonzero tensor, the 93 MB floor (the interpreter, numpy, mpi4py).
 
 A stand-in's or a converted file's store on disk: nnz × (Σ_n index bytes + 8) plus the headers;
 nothing when it is cached.
@@ -37,8 +42,8 @@ __all__ = ["TensorSize", "tensor_size", "store_bytes", "simulated_peak", "measur
 PROCESS_BYTES = 125e6
 #: simulated HyperG above the process: a fixed part, bytes per nonzero and per nonzero and part
 HYPER_BYTES, HYPER_BYTES_PER_NNZ, HYPER_BYTES_PER_NNZ_PART = 50e6, 450, 5
-#: measured ranks: the §7.3 formula × this + RANK_BYTES (interpreter, MPI buffers)
-RANK_FACTOR, RANK_BYTES = 1.25, 250e6
+#: measured ranks: max(RANK_FLOOR, RANK_BYTES + the §7.3 formula × RANK_FACTOR[multi-policy])
+RANK_FLOOR, RANK_BYTES, RANK_FACTOR = 93e6, 56e6, {True: 1.18, False: 1.32}
 _HEADERS_BYTES = 4096  # header.json and the columns' .npy headers
 _SAMPLE_BYTES = 1 << 20  # text read from a .tns file to estimate its nonzeros
 
@@ -209,9 +214,11 @@ def _ranks_here(ranks: int, launcher: str) -> tuple[int, str]:
 
 def measured_peak(size: TensorSize, ranks: int, K, multi_policy: bool, launcher: str) -> tuple[int, str]:
     """(bytes, basis) of one measured point's ranks on this machine at their peak."""
-    per_rank = rank_formula_bytes(size.dims, size.nnz, ranks, K, multi_policy) * RANK_FACTOR + RANK_BYTES
+    factor = RANK_FACTOR[bool(multi_policy)]
+    per_rank = max(RANK_FLOOR, rank_formula_bytes(size.dims, size.nnz, ranks, K, multi_policy) * factor + RANK_BYTES)
     here, where = _ranks_here(ranks, launcher)
-    return int(per_rank * here), f"§7.3 per rank x {RANK_FACTOR} + {RANK_BYTES / 1e6:.0f} MB, {where}"
+    return int(per_rank * here), (f"max({RANK_FLOOR / 1e6:.0f} MB, §7.3 per rank x {factor} + "
+                                  f"{RANK_BYTES / 1e6:.0f} MB), {where}")
 
 
 def estimate_points(config, points) -> list[Estimate]:

@@ -317,8 +317,9 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
     return counts, sigmas
 
 
-#: the process and its fixed buffers (interpreter, numpy, the read-ahead thread)
-FIXED_BYTES = 300e6
+#: the process and its fixed buffers (interpreter, numpy, the read-ahead thread): 119 MB measured for
+#: a point on a 50k-nonzero stand-in (`spbench bench preflight`, configs/smoke_tucker.yaml)
+FIXED_BYTES = 120e6
 #: per slice kept while the store streams: slice sizes, the scheme's decisions, sharers, σ
 KEPT_SLICE_BYTES = 40
 
@@ -327,7 +328,8 @@ def simulated_peak_bytes(dims, nnz: int, nparts: int, multi_policy: bool, decisi
     """Peak resident bytes of one simulated point, the larger of its two phases above a fixed part:
     the scheme's per-slice decisions (``decision_slice_bytes`` per slice, :attr:`Scheme.slice_bytes`)
     and the pass (per-slice arrays kept, a few chunks in flight, the bitmaps of the largest pass,
-    the P × P peer marks). Fitted on nell1's full-size stand-in at 32 and 512 ranks (docs)."""
+    the P × P peer marks). Fitted on nell1's full-size stand-in at 32 and 512 ranks (docs), the
+    fixed part on a small stand-in."""
     dims = [int(d) for d in dims]
     P = int(nparts)
     sets = ([("D", n) for n in range(len(dims))] if multi_policy else [("S", n) for n in range(len(dims))])

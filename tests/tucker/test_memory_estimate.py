@@ -77,7 +77,8 @@ def test_simulated_laws():
 
 def test_measured_ranks_on_this_machine(monkeypatch):
     size = me.TensorSize((100, 200, 300), 1_000_000, "test")
-    per_rank = me.rank_formula_bytes(size.dims, size.nnz, 8, 10, True) * 1.25 + 250e6
+    per_rank = max(93e6, me.rank_formula_bytes(size.dims, size.nnz, 8, 10, True) * 1.18 + 56e6)
+    assert me.measured_peak(me.TensorSize((10, 20, 30), 100, "test"), 1, 10, False, "")[0] == 93e6
     assert me.measured_peak(size, 8, 10, True, "")[0] == int(8 * per_rank)
     monkeypatch.delenv("SLURM_JOB_NUM_NODES", raising=False)
     assert me.measured_peak(size, 8, 10, True, "srun -n {ranks}")[0] == int(per_rank)
