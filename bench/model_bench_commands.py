@@ -63,7 +63,8 @@ def sptrsv_model(grid, config_path, scale, cores, algorithms, repeats, rounds, c
     from spbench.sptrsv.schedulers import REGISTRY, SERIAL
 
     name = "sptrsv-model"
-    config = _sptrsv_config(name, config_path, scale) if config_path else None
+    unscaled = _sptrsv_config(name, config_path, "full") if config_path else None
+    config = unscaled.with_overrides(scale=scale) if config_path else None
     if algorithms is None:
         algorithms = ",".join(dict(config.sweep).get("algorithm", ())) if config else SPTRSV_ALGORITHMS
     chosen = parse_names(name, "--algorithms", algorithms, (SERIAL.name, *REGISTRY))
@@ -86,8 +87,9 @@ def sptrsv_model(grid, config_path, scale, cores, algorithms, repeats, rounds, c
         from spbench.experiment_registry import get_experiment
         from spbench.sweep import expand
         experiment = get_experiment("sptrsv")
-        measured = {p.dataset.name for p in expand(config.with_overrides(execution="measured"))}
-        datasets = [d for d in config.datasets if d.name in measured]  # not the schedule-only ones
+        # the data sets the config as written measures (not its schedule-only ones), at --scale
+        measured = {p.dataset.name for p in expand(unscaled.with_overrides(execution="measured"))}
+        datasets = [d for d, full in zip(config.datasets, unscaled.datasets) if full.name in measured]
         for i, dataset in enumerate(datasets, 1):
             prepared = experiment.prepare(dataset, config)
             if prepared.failure is not None:
@@ -104,7 +106,7 @@ def sptrsv_model(grid, config_path, scale, cores, algorithms, repeats, rounds, c
         rows = []
         for label, lower, params in matrices(say):
             df = validate_model(lower, chosen, counts, costs, repeats=repeats, rounds=rounds, params=params)
-            rows += [{"item": f"{label} {r['algorithm']} {r['cores']} cores", "dataset": label,
+            rows += [{"item": f"{label + ' ' if config else ''}{r['algorithm']} {r['cores']} cores", "dataset": label,
                       "algorithm": r["algorithm"], "cores": int(r["cores"]), "kernel": r["kernel"],
                       "supersteps": int(r["supersteps"]), "time": float(r["measured"]),
                       "predicted_time": float(r["predicted"]), "rel_error": float(r["rel_error"])}

@@ -46,11 +46,14 @@ def term_rows(df: pd.DataFrame) -> pd.DataFrame:
     rows = ok_rows(df)
     src = df.reset_index(drop=True)
     keep = (rows["execution"] == "simulated").to_numpy().copy()
+    empty = pd.DataFrame(columns=["dataset", "group", "algorithm", "kernel", "cores", "solve_time", "extrapolated",
+                                  *TERMS])
     if "model" not in src.columns or not keep.any():
-        return pd.DataFrame(columns=["dataset", "group", "algorithm", "kernel", "cores", "solve_time",
-                                     "extrapolated", *TERMS])
+        return empty
     terms = src.loc[rows.index, "model"].map(_terms)
     keep &= terms.notna().to_numpy()
+    if not keep.any():  # simulated before the model split its time into terms
+        return empty
     out = rows.loc[keep, ["dataset", "group", "algorithm", "kernel", "cores", "solve_time"]].copy()
     out[list(TERMS)] = pd.DataFrame(terms[keep].tolist(), index=out.index)
     extra = src.loc[out.index, "model_extrapolated"] if "model_extrapolated" in src.columns else False
