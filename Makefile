@@ -67,7 +67,10 @@ figures-gallery: install
 	$(SPBENCH) run configs/smoke.yaml --runs 3 --out $(GALLERY)/results/smoke
 	$(SPBENCH) run configs/smoke.yaml --runs 3 --out $(GALLERY)/results/smoke_again
 	$(SPBENCH) run configs/smoke_tucker.yaml --out $(GALLERY)/results/smoke_tucker
+	$(SPBENCH) calibrate --quick --force --cores 1,2 --out $(GALLERY)/sptrsv_costs.json
+	$(SPBENCH) run configs/smoke.yaml --execution simulate --machine $(GALLERY)/sptrsv_costs.json --out $(GALLERY)/results/smoke_simulated
 	$(SPBENCH) profile $(GALLERY)/results/smoke --out $(GALLERY)/plots
+	$(SPBENCH) profile $(GALLERY)/results/smoke_simulated --out $(GALLERY)/plots
 	$(SPBENCH) profile $(GALLERY)/results/smoke_tucker --out $(GALLERY)/plots
 	$(SPBENCH) compare $(GALLERY)/results/smoke $(GALLERY)/results/smoke_again --out $(GALLERY)/plots/compare
 	$(PY) -m spbench.profile.gallery $(GALLERY)/plots docs/figures docs/figures.md

@@ -291,7 +291,7 @@ def speedup_vs_cores(df: pd.DataFrame, out_dir: str | os.PathLike,
         ax.set_xlabel("cores")
         ax.set_ylabel("speed-up over serial (geometric mean)")
         ax.set_title(figure_title(rows, "SpTrSV speed-up over serial, geometric mean over matrices",
-                            execution, cores_phrase(cores)), fontsize=9)
+                                  execution, cores_phrase(cores)), fontsize=9)
         ax.grid(True, alpha=0.3)
         ax.plot([], [], color="0.5", linewidth=7, alpha=0.25, label=f"p{lo:g}–p{hi:g} over matrices")
         ax.plot([], [], color="0.2", marker="|", markersize=8, linestyle="none",
@@ -346,7 +346,7 @@ def performance_profile_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
         ax.set_xlabel("threshold τ (× best time on the same matrix and core count)")
         ax.set_ylabel("fraction of runs within τ × best")
         ax.set_title(figure_title(rows, "SpTrSV performance profile", execution,
-                            f"cores ≥ {min_cores} ({len(instances)} matrix × core-count instances)"),
+                                  f"cores ≥ {min_cores} ({len(instances)} matrix × core-count instances)"),
                      fontsize=9)
         ax.grid(True, alpha=0.3)
         fig.legend(fontsize=8, loc="outside right upper")

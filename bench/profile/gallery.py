@@ -46,6 +46,10 @@ ENTRIES = (
           "Each scheduler's time to compute its schedule per matrix, log-log, with the fitted slope "
           "when the matrices give 3 or more distinct sizes spanning 4x (the title says how many).",
           "`make demo`; `make fig6.2`"),
+    Entry("smoke_simulated/barrier_sweep.png", "SSP over BSP against the barrier latency (paper §6.4)",
+          "ElasticDivide's schedule under the BSP and SSP cost models with the barrier latency varied, "
+          "geometric mean over matrices of the modelled BSP/SSP time ratio, per core count.",
+          "`spbench run CONFIG --execution simulate` after `spbench calibrate`, then `spbench profile`"),
     Entry("compare/compare.png", "spbench compare",
           "NEW/BASE ratio of the runs' median solve times per point with its 95% t-interval over "
           "runs, coloured by verdict after Benjamini-Hochberg; the shaded band is the threshold. The "
@@ -103,7 +107,8 @@ def build_gallery(plots: Path, figures_dir: Path, page: Path) -> list[Path]:
     lines = ["# Figure gallery", "",
              "One example of every figure type `spbench profile` and `spbench compare` draw, from the "
              "demo sweeps: `configs/smoke.yaml` (SpTrSV, two generated matrices, measured at 1 and 2 "
-             "cores, run twice with `--runs 3` for the compare figure) and `configs/smoke_tucker.yaml` "
+             "cores, run twice with `--runs 3` for the compare figure, and simulated with a quick calibration of "
+             "this machine) and `configs/smoke_tucker.yaml` "
              "(Tucker, two 50k-nonzero stand-ins, simulated at 8 and 64 ranks, HOOI times from this "
              "machine's Tucker calibration). Small examples, not results: see docs/reproducing.md for "
              "the paper's runs.", "",

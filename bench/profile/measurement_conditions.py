@@ -67,13 +67,13 @@ def extrapolated_from(rows: pd.DataFrame, size_column: str = "cores") -> tuple[f
 
 
 def shade_extrapolated(ax, rows: pd.DataFrame, size_column: str = "cores") -> None:
-    """Shade the part of a figure's x axis whose simulated costs an extrapolation law supplied."""
+    """Shade the part of a figure's x axis whose simulated costs an extrapolation law supplied; the
+    shade is named in the legend (a note inside the axes ran over points and out into the legend)."""
     found = extrapolated_from(rows, size_column)
     if found is None:
         return
     start, law = found
     right = ax.get_xlim()[1]
-    ax.axvspan(start - 0.5, right, color="0.85", alpha=0.5, linewidth=0, zorder=0)
-    ax.text(start - 0.5, 0.98, f" costs extrapolated ({law})", transform=ax.get_xaxis_transform(),
-            fontsize=7, va="top", ha="left", color="0.3")
+    ax.axvspan(start - 0.5, right, color="0.85", alpha=0.5, linewidth=0, zorder=0,
+               label=f"costs extrapolated ({law})")
     ax.set_xlim(right=right)

@@ -37,6 +37,6 @@ def test_figure_shades_from_the_first_extrapolated_count():
     fig, ax = plt.subplots()
     ax.plot([1, 64], [1, 2])
     shade_extrapolated(ax, rows)
-    assert len(ax.patches) == 1 and "law X" in ax.texts[0].get_text()
+    assert len(ax.patches) == 1 and "law X" in ax.patches[0].get_label() and not ax.texts
     plt.close(fig)
     assert extrapolated_from(rows.assign(model_extrapolated=False)) is None
