@@ -80,7 +80,8 @@ def check(estimates: list[Estimate], source: str) -> None:
         folder, free = data_disk()
         if need > free:
             names = ", ".join(f"{e.name} {size_text(e.nbytes)}" for e in disk)
-            raise RunError(f"{source}: the tensor stores to generate need about {size_text(need)} ({names}) "
+            raise RunError(f"{source}: the data to write (tensor stores, the model's spill) need about "
+                           f"{size_text(need)} ({names}) "
                            f"but {folder} has {size_text(free)} free; point $SPBENCH_DATA at a larger disk, or "
                            f"run --scale small or fewer data sets; --no-preflight runs it anyway")
 

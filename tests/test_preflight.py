@@ -59,7 +59,7 @@ def test_a_small_free_memory_refuses_and_no_preflight_runs(write_config, tmp_pat
 def test_stores_over_the_free_disk_are_refused(write_config, tmp_path, data, monkeypatch):
     monkeypatch.setattr(preflight, "free_disk", lambda path: (tmp_path, 1000))
     out = tmp_path / "out"
-    _refused(_run(write_config(SMALL), out), out, data, "tensor stores to generate need about", "nell2",
+    _refused(_run(write_config(SMALL), out), out, data, "the data to write (tensor stores, the model's spill) need about", "nell2",
              "1 kB free", "$SPBENCH_DATA")
 
 
@@ -191,3 +191,18 @@ def test_bench_preflight_refuses_a_bad_config_in_one_line(tmp_path):
                                     "--out", str(tmp_path / "r")])
     assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
     assert res.output.startswith("Error: spbench bench preflight: --configs: ") and not (tmp_path / "r").exists()
+
+
+def test_a_calibration_adds_the_csf_spill_to_memory_and_disk(write_config, tmp_path, data):
+    """With a Tucker calibration a simulated point also counts its CSF tree shapes through a spill:
+    its estimate grows by the chunk's keys and the largest spill is disk the sweep needs."""
+    from spbench.tucker.calibrate import default_calibration_path
+
+    cfg = write_config(SMALL.replace("nnz: 600", "nnz: 60000000"))
+    plain = _run(cfg, tmp_path / "out", "--dry-run")
+    default_calibration_path().parent.mkdir(parents=True, exist_ok=True)
+    default_calibration_path().write_text("{}")          # its presence decides; its contents are read at run
+    modelled = _run(cfg, tmp_path / "out", "--dry-run")
+    assert plain.exit_code == 0 and modelled.exit_code == 0, (plain.output, modelled.output)
+    assert "CSF spill" not in plain.output and "nell2's CSF spill" in modelled.output, modelled.output
+    assert "CSF tree shapes" in modelled.output

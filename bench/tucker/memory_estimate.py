@@ -168,10 +168,11 @@ def tensor_size(dataset, config) -> TensorSize | None:
                              f"{label} (stand-in recipe)", f"stand-in {label} to generate")
 
 
-def simulated_peak(size: TensorSize, scheme: str, ranks: int, multi_policy: bool) -> tuple[int, str]:
+def simulated_peak(size: TensorSize, scheme: str, ranks: int, multi_policy: bool,
+                   csf_prefixes: bool = False) -> tuple[int, str]:
     """(bytes, basis) of one simulated point's process at its peak: the streaming engine's law for a
-    scheme with a streamed form, else the law of a partition of the whole tensor in memory
-    (measured on HyperG)."""
+    scheme with a streamed form (``csf_prefixes``: counting the CSF tree shapes too, as a calibrated
+    point does), else the law of a partition of the whole tensor in memory (measured on HyperG)."""
     from .schemes import SCHEMES
     from .stream_metrics import simulated_peak_bytes
 
@@ -182,8 +183,8 @@ def simulated_peak(size: TensorSize, scheme: str, ranks: int, multi_policy: bool
                 f"{registered.label} in memory: {per_nnz} B x {size.nnz:,} nonzeros + "
                 f"{(PROCESS_BYTES + HYPER_BYTES) / 1e6:.0f} MB")
     slice_bytes = registered.slice_bytes if registered is not None else 80
-    return (int(simulated_peak_bytes(size.dims, size.nnz, ranks, multi_policy, slice_bytes)),
-            f"streaming engine at {ranks} ranks, {size.nnz:,} nonzeros")
+    return (int(simulated_peak_bytes(size.dims, size.nnz, ranks, multi_policy, slice_bytes, prefixes=csf_prefixes)),
+            f"streaming engine at {ranks} ranks, {size.nnz:,} nonzeros" + (", CSF tree shapes" if csf_prefixes else ""))
 
 
 def rank_formula_bytes(dims, nnz: int, ranks: int, K, multi_policy: bool, *, index_bytes: int = 4,
@@ -221,12 +222,16 @@ def measured_peak(size: TensorSize, ranks: int, K, multi_policy: bool, launcher:
                                   f"{RANK_BYTES / 1e6:.0f} MB), {where}")
 
 
-def estimate_points(config, points) -> list[Estimate]:
+def estimate_points(config, points, *, csf_prefixes: bool = False) -> list[Estimate]:
     """Each point's peak memory and each tensor's store still to write (a tensor whose size is
-    not known, say an unreadable file, is left out: its loader reports it)."""
+    not known, say an unreadable file, is left out: its loader reports it); ``csf_prefixes``: the
+    simulated points count their CSF tree shapes (a calibration exists), so the largest spill
+    (:mod:`.stream_prefixes`, removed after each point) is disk the sweep needs too."""
     from .schemes import SCHEMES
+    from .stream_prefixes import spill_groups
 
     sizes: dict = {}
+    spills: dict = {}
     out = []
     for point in points:
         name = point.dataset.name
@@ -240,8 +245,15 @@ def estimate_points(config, points) -> list[Estimate]:
         scheme = SCHEMES.get(axes["algorithm"])
         multi = bool(scheme.multi_policy) if scheme is not None else True
         if config.execution == "simulate":
-            peak, basis = simulated_peak(size, axes["algorithm"], int(axes["ranks"]), multi)
+            peak, basis = simulated_peak(size, axes["algorithm"], int(axes["ranks"]), multi, csf_prefixes)
+            if csf_prefixes and len(size.dims) > 2:
+                one_pass = max(len(g) for g in spill_groups(size.nnz, len(size.dims)))
+                spills[name] = 8 * size.nnz * one_pass
         else:
             peak, basis = measured_peak(size, int(axes["ranks"]), axes["K"], multi, config.launcher)
         out.append(Estimate("memory", point.label, peak, f"{basis}; {size.basis}", point))
+    if spills:
+        name = max(spills, key=spills.get)
+        out.append(Estimate("disk", f"{name}'s CSF spill", spills[name],
+                            "8 bytes per nonzero and prefix set of one pass, removed after each point"))
     return out

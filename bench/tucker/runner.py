@@ -195,8 +195,8 @@ class TuckerExperiment(Experiment):
         from .launch import launcher_command
 
         if config.execution != "measured":
-            from .calibrate import default_calibration_path, load_calibration, model_costs
-            path = Path(config.costs) if config.costs else default_calibration_path()
+            from .calibrate import load_calibration, model_costs
+            path = self._calibration_path(config)
             if config.costs and not path.exists():
                 raise RunError(f"{config.source}: key 'costs': no Tucker calibration at {path}; run "
                                f"`spbench calibrate --experiment tucker` first")
@@ -218,10 +218,18 @@ class TuckerExperiment(Experiment):
                            f"has {cores} cores; use --execution simulate for large rank counts, or "
                            f"--oversubscribe for a (slow) correctness run")
 
+    @staticmethod
+    def _calibration_path(config) -> Path:
+        """The calibration a simulated sweep models its times with (``costs:``, else this machine's)."""
+        from .calibrate import default_calibration_path
+        return Path(config.costs) if config.costs else default_calibration_path()
+
     def estimate_points(self, config, points) -> list:
-        """Peak memory per point and the stores still to write, before anything loads (memory_estimate)."""
+        """Peak memory per point and the stores still to write, before anything loads (memory_estimate);
+        with a calibration, simulated points also count their CSF tree shapes through a spill."""
         from .memory_estimate import estimate_points
-        return estimate_points(config, points)
+        modelled = config.execution != "measured" and self._calibration_path(config).exists()
+        return estimate_points(config, points, csf_prefixes=modelled)
 
     def work_per_point(self, config) -> str:
         """`repeats` is no Tucker key: a measured point is one timed HOOI run of ``invocations``

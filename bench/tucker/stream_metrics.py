@@ -322,14 +322,18 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
 FIXED_BYTES = 120e6
 #: per slice kept while the store streams: slice sizes, the scheme's decisions, sharers, σ
 KEPT_SLICE_BYTES = 40
+#: per element of a chunk while its CSF prefix keys are made and bucketed (int64 keys, their
+#: sorted copy, the order, the int64 casts of index and rank), or while a bucket is counted
+SPILL_CHUNK_BYTES = 48
 
 
-def simulated_peak_bytes(dims, nnz: int, nparts: int, multi_policy: bool, decision_slice_bytes: int = 80) -> int:
+def simulated_peak_bytes(dims, nnz: int, nparts: int, multi_policy: bool, decision_slice_bytes: int = 80,
+                         prefixes: bool = False) -> int:
     """Peak resident bytes of one simulated point, the larger of its two phases above a fixed part:
     the scheme's per-slice decisions (``decision_slice_bytes`` per slice, :attr:`Scheme.slice_bytes`)
     and the pass (per-slice arrays kept, a few chunks in flight, the bitmaps of the largest pass,
-    the P × P peer marks). Fitted on nell1's full-size stand-in at 32 and 512 ranks (docs), the
-    fixed part on a small stand-in."""
+    the P × P peer marks; ``prefixes``: a chunk's spilled keys, :mod:`.stream_prefixes`). Fitted on
+    nell1's full-size stand-in at 32 and 512 ranks (docs), the fixed part on a small stand-in."""
     dims = [int(d) for d in dims]
     P = int(nparts)
     sets = ([("D", n) for n in range(len(dims))] if multi_policy else [("S", n) for n in range(len(dims))])
@@ -337,4 +341,6 @@ def simulated_peak_bytes(dims, nnz: int, nparts: int, multi_policy: bool, decisi
                   default=0)
     per_chunk = min(int(nnz), CHUNK) * len(dims) * 16
     passing = KEPT_SLICE_BYTES * sum(dims) + per_chunk + largest + 4 * P * P
+    if prefixes and len(dims) > 2:
+        passing += SPILL_CHUNK_BYTES * min(int(nnz), CHUNK)
     return int(FIXED_BYTES + max(int(decision_slice_bytes) * sum(dims), passing))
