@@ -1,5 +1,6 @@
 """Paper 2's Figure 6.2 (§6.5): scheduling time against nnz on log-log axes, one point per
-(algorithm, matrix), with each algorithm's ℓ2-fitted slope beside the one the paper states."""
+(algorithm, matrix), with each algorithm's ℓ2-fitted slope, its 95% interval and the decades of
+nonzeros it spans, beside the slope the paper states."""
 from __future__ import annotations
 
 import os
@@ -11,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from scipy import stats  # noqa: E402
 
 from spbench.profile import labels, paper_values as paper  # noqa: E402
 from spbench.profile.figures import (  # noqa: E402
@@ -21,6 +23,10 @@ from spbench.profile.tables import SERIAL, format_markdown, write_table  # noqa:
 
 MIN_SIZES, MIN_SPAN = 3, 4.0
 """A fitted slope needs this many matrix sizes spanning this factor in nnz."""
+WIDE_DECADES = 2.0
+"""Decades of nnz a slope should span before it is compared with the paper's (the report says when less)."""
+CONFIDENCE = 0.95
+"""Coverage of the slope's interval (Student t on the fit's residuals)."""
 
 
 def schedule_points(df: pd.DataFrame, cores: int | None = None) -> pd.DataFrame:
@@ -48,25 +54,48 @@ def schedule_points(df: pd.DataFrame, cores: int | None = None) -> pd.DataFrame:
 def fit_slopes(points: pd.DataFrame) -> pd.DataFrame:
     """ℓ2 fit of ``log10(schedule_ms) = m log10(nnz) + c`` per algorithm (Figure 6.2).
 
-    Columns: ``algorithm, points, sizes`` (distinct nnz), ``slope, intercept`` (log10 of ms), ``paper_slope`` (what §6.5
-    states: HDagg 1.38–1.56, the others ≤ 1.0). A slope needs at least :data:`MIN_SIZES`
-    distinct nnz spanning at least :data:`MIN_SPAN` × (a line through two points is no fit):
-    otherwise slope and intercept are NaN ("n/a" in the report).
+    Columns: ``algorithm, points, sizes`` (distinct nnz), ``decades`` (log10 of the largest over
+    the smallest nnz), ``slope``, ``slope_low, slope_high`` (its :data:`CONFIDENCE` interval from
+    the residuals, Student t with points − 2 degrees of freedom; NaN with 2 points), ``intercept``
+    (log10 of ms), ``paper_slope`` (what §6.5 states: HDagg 1.38–1.56, the others ≤ 1.0). A slope
+    needs at least :data:`MIN_SIZES` distinct nnz spanning at least :data:`MIN_SPAN` × (a line
+    through two points is no fit): otherwise slope and intercept are NaN ("n/a" in the report).
     """
     records = []
     for algorithm, part in points.groupby("algorithm", sort=True):
         x = np.log10(part["nnz"].to_numpy(dtype=float))
         y = np.log10(part["schedule_ms"].to_numpy(dtype=float))
+        slope = intercept = low = high = np.nan
         if len(np.unique(x)) >= MIN_SIZES and x.max() - x.min() >= np.log10(MIN_SPAN):
             slope, intercept = np.polyfit(x, y, 1)
-        else:
-            slope = intercept = np.nan
+            low, high = _slope_interval(x, y, slope, intercept)
         records.append({"algorithm": algorithm, "points": len(part), "sizes": int(len(np.unique(x))),
-                        "slope": float(slope),
+                        "decades": float(x.max() - x.min()) if len(x) else np.nan,
+                        "slope": float(slope), "slope_low": float(low), "slope_high": float(high),
                         "intercept": float(intercept),
                         "paper_slope": _paper_slope(str(algorithm))})
-    return pd.DataFrame(records, columns=["algorithm", "points", "sizes", "slope", "intercept",
-                                          "paper_slope"])
+    return pd.DataFrame(records, columns=["algorithm", "points", "sizes", "decades", "slope", "slope_low",
+                                          "slope_high", "intercept", "paper_slope"])
+
+
+def _slope_interval(x: np.ndarray, y: np.ndarray, slope: float, intercept: float) -> tuple[float, float]:
+    """The slope's two-sided :data:`CONFIDENCE` interval: slope ± t · s / sqrt(Σ (x − x̄)²)."""
+    dof = len(x) - 2
+    if dof < 1:
+        return np.nan, np.nan
+    residual = y - (slope * x + intercept)
+    error = np.sqrt(residual @ residual / dof / np.sum((x - x.mean()) ** 2))
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, dof) * error
+    return slope - half, slope + half
+
+
+def slope_text(row) -> str:
+    """``1.02 [0.97, 1.07]``: a fitted slope with its interval (``n/a`` when not fitted)."""
+    if not np.isfinite(row["slope"]):
+        return "n/a"
+    if not np.isfinite(row["slope_low"]):
+        return f"{row['slope']:.2f}"
+    return f"{row['slope']:.2f} [{row['slope_low']:.2f}, {row['slope_high']:.2f}]"
 
 
 def _paper_slope(algorithm: str) -> str:
@@ -97,7 +126,7 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
         style = styles.get(algorithm) or next(v for k, v in styles.items() if k.startswith(f"{algorithm}/"))
         name = labels.algorithm_label(algorithm)  # the schedule does not depend on the kernel
         m, c = slopes.at[algorithm, "slope"], slopes.at[algorithm, "intercept"]
-        label = f"{name} (m n/a)" if np.isnan(m) else f"{name} (m = {m:.2f})"
+        label = f"{name} (m n/a)" if np.isnan(m) else f"{name} (m = {slope_text(slopes.loc[algorithm])})"
         ax.scatter(part["nnz"], part["schedule_ms"], color=style["color"], marker=style["marker"], s=22,
                    label=label, clip_on=False, zorder=3)
         if not np.isnan(m):
@@ -110,7 +139,9 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
     ax.set_ylabel("schedule compute time [ms]")
     data = labels.provenance_tag(df[df["dataset"].astype(str).isin(set(points["dataset"]))])
     sizes = points["nnz"].nunique()
-    fitted = (f"ℓ2 fit log y = m log x + c over {sizes} distinct size{'s' if sizes != 1 else ''}"
+    decades = np.log10(points["nnz"].max() / points["nnz"].min())
+    fitted = (f"ℓ2 fit log y = m log x + c over {sizes} distinct size{'s' if sizes != 1 else ''} "
+              f"({decades:.1f} decades), m with its {CONFIDENCE:.0%} interval"
               if slopes["slope"].notna().any() else
               f"no fit: {sizes} distinct size{'s' if sizes != 1 else ''}, a fit needs {MIN_SIZES} "
               f"spanning {MIN_SPAN:g}×")
@@ -145,13 +176,21 @@ def write_section(df: pd.DataFrame, out_dir: str | os.PathLike, cores: int | Non
     if unfit:
         notes.append(f"Figure 6.2: no slope (n/a) for {', '.join(unfit)}: a fit needs at least "
                      f"{MIN_SIZES} matrix sizes spanning {MIN_SPAN:g}× in nnz.")
+    narrow = sorted(slopes.loc[slopes["slope"].notna() & (slopes["decades"] < WIDE_DECADES), "algorithm"])
+    if narrow:
+        notes.append(f"Figure 6.2: the slopes of {', '.join(narrow)} are fitted over less than "
+                     f"{WIDE_DECADES:g} decades of nnz (the paper's span; configs/sptrsv_fig62.yaml "
+                     "times generator families over 2.6).")
     shown = slopes.assign(
-        slope=[f"{v:.3f}" if np.isfinite(v) else "n/a" for v in slopes["slope"]],
-        intercept=[f"{v:.3f}" if np.isfinite(v) else "n/a" for v in slopes["intercept"]])
+        slope=[slope_text(row) for _, row in slopes.iterrows()],
+        decades=[f"{v:.2f}" for v in slopes["decades"]],
+        intercept=[f"{v:.3f}" if np.isfinite(v) else "n/a" for v in slopes["intercept"]]
+    ).drop(columns=["slope_low", "slope_high"]).rename(columns={"slope": f"slope [{CONFIDENCE:.0%} interval]"})
     lines = ["## Scheduling time against nnz (paper Figure 6.2)", "",
              "One point per (algorithm, matrix) at the largest core count unless chosen; "
              "the line is the ℓ2 fit of log10(ms) = m log10(nnz) + c, drawn only from "
-             f"{MIN_SIZES} or more sizes spanning {MIN_SPAN:g}× in nnz. The paper states "
+             f"{MIN_SIZES} or more sizes spanning {MIN_SPAN:g}× in nnz; m's interval is the "
+             f"{CONFIDENCE:.0%} Student-t interval of the fit. The paper states "
              "m = 1.38–1.56 for HDagg and m ≤ 1.0 for the others. " + paper.FIG_6_2_NOTE,
              "", *figure_lines(next(p for p in paths if p.suffix == ".png"),
                                "Scheduling time vs nnz"),

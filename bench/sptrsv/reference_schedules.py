@@ -5,7 +5,8 @@ integrated there). ``spbench bench sptrsv-refs --hdagg BIN`` runs that code thro
 ``bench/sptrsv/reference/hdagg_ref.cpp`` (``make hdagg-ref``) on each matrix, written as a Matrix
 Market file in the order our schedulers see it, and compares per core count: HDagg's supersteps
 (the original's three variants: tree grouping, ours by default, no grouping, ours with
-``grouping: none``, and BFS grouping), its scheduling time, and SpMP's levels and point-to-point waits, beside ours.
+``grouping: none``, and BFS grouping), its scheduling time, and SpMP's levels, point-to-point waits and
+scheduling time, beside ours (and GrowLocal's scheduling time, the speed SpMP's is held to).
 """
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ def compare_matrix(binary: str, name: str, L: sp.csr_matrix, cores: list[int], m
                    work: Path, timeout: float) -> list[dict]:
     """Rows for one matrix: per core count, the original's schedules beside ours."""
     from spbench.sptrsv.dag import DAG
-    from spbench.sptrsv.schedulers import hdagg, spmp
+    from spbench.sptrsv.schedulers import growlocal, hdagg, spmp
 
     mtx = write_lower_mtx(L, work / "matrix.mtx")
     dag = DAG(L)
@@ -104,6 +105,7 @@ def compare_matrix(binary: str, name: str, L: sp.csr_matrix, cores: list[int], m
         row["supersteps_flat"] = int(hdagg.schedule(dag, c, grouping="none").n_supersteps)
         tasks, row["spmp_schedule_time"] = _timed(lambda: spmp.schedule(dag, c))
         row["spmp_levels"], row["spmp_p2p"] = int(tasks.n_supersteps), int(tasks.parent_idx.size)
+        _, row["growlocal_schedule_time"] = _timed(lambda: growlocal.schedule(dag, c))  # the speed SpMP must beat
         only = ["hdagg_tree", "hdagg_tree_bfs", "hdagg"] + (["spmp"] if c <= machine_cores else [])
         try:
             found = run_driver(binary, mtx, c, only, min(c, machine_cores), timeout)
@@ -165,7 +167,7 @@ def refs_table(rows: list[dict]) -> str:
     """The side-by-side table: HDagg's supersteps (original variants and ours), times, SpMP's counts."""
     lines = ["| matrix | n | nnz | P | wavefronts (orig / ours) | HDagg tree orig / ours | flat orig / ours | "
              "BFS orig | equal | HDagg tree s orig / ours | SpMP levels orig / ours | SpMP waits orig / ours | "
-             "SpMP s orig / ours |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "SpMP s orig / ours | GrowLocal s |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def num(value, fmt="d"):
         return "-" if value is None else format(value, fmt)
@@ -173,7 +175,7 @@ def refs_table(rows: list[dict]) -> str:
     for r in rows:
         if r.get("status", "ok") != "ok":
             lines.append(f"| {r['dataset']} | | | {r.get('cores', '')} | {r['status']}: {r.get('error')} |"
-                         + " |" * 8)
+                         + " |" * 9)
             continue
         lines.append(
             f"| {r['dataset']} | {r['n']:,} | {r['nnz']:,} | {r['cores']} | {r['ref_wavefronts']} / {r['wavefronts']} | "
@@ -181,5 +183,6 @@ def refs_table(rows: list[dict]) -> str:
             f"{num(r['ref_supersteps_bfs'])} | {'yes' if r['equal'] else '**no**'} | "
             f"{num(r['ref_schedule_time'], '.4f')} / {r['schedule_time']:.4f} | "
             f"{num(r['ref_spmp_levels'])} / {r['spmp_levels']} | {num(r.get('ref_spmp_p2p'))} / {r['spmp_p2p']} | "
-            f"{num(r.get('ref_spmp_schedule_time'), '.4f')} / {r['spmp_schedule_time']:.4f} |")
+            f"{num(r.get('ref_spmp_schedule_time'), '.4f')} / {r['spmp_schedule_time']:.4f} | "
+            f"{num(r.get('growlocal_schedule_time'), '.4f')} |")
     return "\n".join(lines)

@@ -127,6 +127,24 @@ def test_slope_needs_three_sizes_spanning_4x(nnz, fitted):
     assert (slope == pytest.approx(1.5)) if fitted else math.isnan(slope)
 
 
+def test_slope_interval_covers_the_true_slope_and_narrows_with_decades():
+    """Noisy power law m = 1.2: the 95% interval holds 1.2, and 3 decades pin it closer than 1."""
+    rng = np.random.default_rng(7)
+
+    def fit(decades):
+        nnz = np.logspace(4, 4 + decades, 12)
+        ms = 1e-4 * nnz ** 1.2 * 10 ** rng.normal(0, 0.1, nnz.size)
+        return fit_slopes(pd.DataFrame({"algorithm": "spmp", "nnz": nnz, "schedule_ms": ms})).iloc[0]
+
+    narrow, wide = fit(1.0), fit(3.0)
+    for row in (narrow, wide):
+        assert row["slope_low"] < 1.2 < row["slope_high"] and row["slope_low"] < row["slope"] < row["slope_high"]
+    assert wide["decades"] == pytest.approx(3.0) and narrow["decades"] == pytest.approx(1.0)
+    assert wide["slope_high"] - wide["slope_low"] < (narrow["slope_high"] - narrow["slope_low"]) / 2
+    exact = fit_slopes(pd.DataFrame({"algorithm": "x", "nnz": [1e3, 1e4, 1e5], "schedule_ms": [1.0, 10.0, 100.0]}))
+    assert exact["slope_low"].iloc[0] == pytest.approx(1.0) == exact["slope_high"].iloc[0]
+
+
 def test_scheduling_time_figure_files(mk, tmp_path):
     rows = pd.DataFrame(power_law_rows(mk))
     paths = scheduling_time_figure(rows, tmp_path)
