@@ -190,7 +190,12 @@ tucker: fig10 fig14 fig15
 # sptrsv-elasticity (Figs. 1.1, 5.1, 6.1, 6.2, Tables 6.1-6.3): every one comes from the three data sets;
 # Table 6.1 at 16-128 cores and Fig. 6.2 need only schedules (`make table6.1`: minutes), the rest measured solves
 table6.1: $(SCHEDULE_TARGETS)
-fig6.2 sptrsv: $(SCHEDULE_TARGETS) $(addprefix run-,$(SPTRSV_CONFIGS))
+fig6.2 sptrsv: $(SCHEDULE_TARGETS) schedule-sptrsv_fig62 $(addprefix run-,$(SPTRSV_CONFIGS))
+# Fig. 6.2's slopes over 2.6 decades of nonzeros: generator families at several sizes, schedules only
+.PHONY: schedule-sptrsv_fig62
+schedule-sptrsv_fig62: install
+	$(SPBENCH) run configs/sptrsv_fig62.yaml --out $(RESULTS)/sptrsv_fig62$(SUFFIX) $(if $(SCALE),--scale $(SCALE))
+	$(SPBENCH) profile $(RESULTS)/sptrsv_fig62$(SUFFIX) --out $(PLOTS)
 fig1.1 fig5.1 fig6.1 table6.2 table6.3: $(addprefix run-,$(SPTRSV_CONFIGS))
 papers: tucker sptrsv
 
