@@ -75,5 +75,5 @@ def shade_extrapolated(ax, rows: pd.DataFrame, size_column: str = "cores") -> No
     start, law = found
     right = ax.get_xlim()[1]
     ax.axvspan(start - 0.5, right, color="0.85", alpha=0.5, linewidth=0, zorder=0,
-               label=f"costs extrapolated ({law})")
+               label=f"costs extrapolated\n({law})")  # two lines: a wide legend pushed the title under it
     ax.set_xlim(right=right)
