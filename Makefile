@@ -5,8 +5,8 @@ PY       := $(VENV)/bin/python
 SPBENCH  := $(VENV)/bin/spbench
 RESULTS  ?= results
 PLOTS    ?= plots
-# A kernel or build change re-installs (the .so is built by pip from kernels/*.pyx).
-BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.pxi kernels/*.h)
+# A kernel or build change re-installs (the .so is built by pip from kernels/**/*.pyx).
+BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*/*.pyx kernels/*/*.pxd kernels/*/*.h)
 # iChol data sets need scikit-sparse, which builds against SuiteSparse; without it they are skipped.
 SUITESPARSE_INCLUDE ?= /usr/include/suitesparse
 ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get install libsuitesparse-dev (or conda install suitesparse), then $(PY) -m pip install scikit-sparse==0.4.16
@@ -197,4 +197,4 @@ slurm-check: install
 	bash configs/slurm/check.sh
 
 clean:
-	rm -rf build *.egg-info kernels/*.c kernels/*.so
+	rm -rf build *.egg-info kernels/*.c kernels/*.so kernels/*/*.c kernels/*/*.so

@@ -30,7 +30,7 @@ def run_sources(experiment: str) -> list[Path]:
     root = Path(package.__file__).resolve().parent
     kernels = Path(importlib.import_module("spbench.kernels").__file__).resolve().parent
     files = [f for entry in package.RUN_SOURCES for f in _entry_files(root, entry)]
-    files += [f for ext in ("pyx", "pxd", "pxi", "h") for f in sorted(kernels.glob(f"*.{ext}"))]
+    files += [f for ext in ("pyx", "pxd", "pxi", "h") for f in sorted(kernels.rglob(f"*.{ext}"))]
     return files
 
 

@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from scipy.optimize import nnls
 from threadpoolctl import threadpool_limits
 
-from spbench.kernels import _sptrsv
+from spbench.kernels.sptrsv import _sptrsv
 from spbench.machine import usable_cores
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import BARRIERS, WARMUP_RUNS, prepare_lower

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from spbench.datasets.synthetic import generate
-from spbench.kernels import _sptrsv
+from spbench.kernels.sptrsv import _sptrsv
 from spbench.datasets.transforms import lower_triangle
 from spbench.sptrsv.execute import WARMUP_RUNS, solve_point
 from spbench.timing import median_time

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from spbench.datasets.synthetic import generate
-from spbench.kernels import _sptrsv
+from spbench.kernels.sptrsv import _sptrsv
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import WARMUP_RUNS, prepare_lower, solve_point
 from spbench.sptrsv.schedule import TaskSchedule, reorder

@@ -225,7 +225,7 @@ class CSFPlan:
         then the sorted level columns, which give every level's nodes in one sequential pass). The
         level order is :func:`order_from_counts` on the exact pair counts unless ``order`` is
         given. The result is the tree of a sort by the level keys."""
-        from spbench.kernels import _ttm_csf
+        from spbench.kernels.tucker import _ttm_csf
 
         N = len(cols)
         if N < 2:
@@ -283,7 +283,7 @@ class CSFPlan:
 
 def _take(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """``a[idx]`` for int32 positions (compiled)."""
-    from spbench.kernels import _ttm_csf
+    from spbench.kernels.tucker import _ttm_csf
 
     out = np.empty(idx.shape[0], dtype=a.dtype)
     _ttm_csf.gather(a, idx, out)

@@ -127,7 +127,7 @@ def redistribute(comm, block: Block, owners: list, *, ids: bool = True, release:
     output: the int32 order and one field's send buffer (8 bytes per block element).
     ``release``: drop each policy from ``owners`` once its elements moved. On one rank nothing
     moves: every set is the block itself (no copy)."""
-    from spbench.kernels import _ttm_csf
+    from spbench.kernels.tucker import _ttm_csf
 
     P, N = comm.size, block.nmodes
     m = block.values.shape[0]

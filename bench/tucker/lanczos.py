@@ -24,7 +24,7 @@ Two modes (config key ``lanczos``):
 Both bases are reorthogonalized by classical Gram–Schmidt applied twice; the second pass and the
 squared norm share one Allreduce (‖w − Bc‖² = ‖w‖² − ‖c‖² for orthonormal B). At one process
 holding Z whole (``local_matrix``) the steps and, for ``paper``, the SVD of B and the Ritz vectors
-run compiled (:mod:`spbench.kernels._lanczos`), the second pass there only when the DGKS test asks
+run compiled (:mod:`spbench.kernels.tucker._lanczos`), the second pass there only when the DGKS test asks
 for it: the same vectors to rounding. B = Uᵀ Z V is kept
 as the Gram–Schmidt coefficients; with B = P Σ Qᵀ the residual of Ritz triplet i is β_k·|P[k−1, i]|.
 Breakdowns (α or β ≈ 0) continue with a random vector orthogonal to the basis; left ones are drawn
@@ -291,7 +291,7 @@ def _compiled_steps(Z, rows: RowLayout, n: int, ncv: int):
     given and holds every row of the layout, else Nones."""
     if Z is None:
         return None, None, None
-    from spbench.kernels import _lanczos
+    from spbench.kernels.tucker import _lanczos
 
     Z = np.asarray(Z)
     if Z.shape != (rows.local, n) or rows.local != rows.m or Z.dtype != np.float64 or not Z.flags.c_contiguous:
@@ -304,7 +304,7 @@ def _compiled_ritz(U, V, B, beta: float, tol: float, nsv: int, queries: int) -> 
     one compiled call too (``_lanczos.ritz_vectors``: the same dgesdd and products as below). At one
     process each numpy call right after a TTM that emptied the caches costs tens of µs; this
     end made ~20 of them per SVD."""
-    from spbench.kernels import _lanczos
+    from spbench.kernels.tucker import _lanczos
 
     nd, ni = _lanczos.ritz_work(U.shape[1])
     Uk, Vk = np.empty((U.shape[0], nsv)), np.empty((V.shape[0], nsv))
@@ -327,7 +327,7 @@ def lanczos_svd(matvec, rmatvec, shape, nsv: int, *, mode: str = "converged", nc
     (default: seeded normal, the same on every rank); ``rows`` the left vectors' layout (default:
     all m rows here). ``U`` holds this rank's rows of the left vectors. ``local_matrix``: Z itself
     (C-contiguous float64, all m rows, in the layout's row order) when one process holds it whole
-    and the oracle is its plain product: the steps then run compiled (``spbench.kernels._lanczos``,
+    and the oracle is its plain product: the steps then run compiled (``spbench.kernels.tucker._lanczos``,
     the same steps; a breakdown is handled here), the oracle is not called, ``queries`` counts them.
     """
     m, n = int(shape[0]), int(shape[1])

@@ -2,8 +2,8 @@
 product of the N−1 factor rows of every element times its value, accumulated into the compact
 penultimate matrix Z_n (one row per mode-n slice held, K̂_n = Π_{j≠n} K_j columns, lowest mode
 fastest). Two kernels, chosen by the plan (config key ``ttm``): ``paper``, Appendix A's
-element-wise form (``spbench.kernels._ttm`` over a :class:`TTMPlan`: elements grouped by compact
-row), and ``csf`` (``spbench.kernels._ttm_csf`` over a :class:`.csf.CSFPlan`: leaf rows summed
+element-wise form (``spbench.kernels.tucker._ttm`` over a :class:`TTMPlan`: elements grouped by compact
+row), and ``csf`` (``spbench.kernels.tucker._ttm_csf`` over a :class:`.csf.CSFPlan`: leaf rows summed
 along fibers, partial Kronecker products formed once per tree node, §8's future work).
 """
 from __future__ import annotations
@@ -133,13 +133,13 @@ def ttm(tensor: SparseTensor | None, plan, factors, *, out: np.ndarray | None = 
     if scratch is None:
         scratch = np.empty((threads, ttm_scratch_len(K, n)))
     if isinstance(plan, CSFPlan):
-        from spbench.kernels import _ttm_csf
+        from spbench.kernels.tucker import _ttm_csf
 
         args = (list(plan.ptr), list(plan.ids), plan.values, [None] + [fs[j] for j in plan.order[1:]],
                 plan.column_perm(K), out, scratch, threads)
         call = _ttm_csf.ttm_csf
     else:
-        from spbench.kernels import _ttm
+        from spbench.kernels.tucker import _ttm
 
         fs[n] = np.zeros((1, 1))
         args = (tensor.coords, tensor.values, fs, n, plan.row_ptr, plan.elems, out, scratch, threads)
@@ -166,7 +166,7 @@ def _blas_controller():
 def ttm_scratch_len(K, mode: int) -> int:
     """Doubles of per-thread scratch either TTM kernel needs for ``mode`` (core sizes ``K``),
     whatever level order a CSF tree of that mode has."""
-    from spbench.kernels import _ttm, _ttm_csf
+    from spbench.kernels.tucker import _ttm, _ttm_csf
 
     K = [int(k) for k in K]
     others = [j for j in range(len(K)) if j != mode]

@@ -181,7 +181,7 @@ def test_csf_from_columns_is_the_sorted_tree(dims, make_tensor):
 
 
 def test_counting_sort_and_pair_kernels():
-    from spbench.kernels import _ttm_csf
+    from spbench.kernels.tucker import _ttm_csf
 
     rng = np.random.default_rng(3)
     key = rng.integers(0, 7, 500).astype(np.int32)
