@@ -133,7 +133,7 @@ hdagg-ref:
 	  o=$(HDAGG_REF_DIR)/obj/$$(basename $$(dirname $$f))_$$(basename $$f .cpp).o; \
 	  test "$$o" -nt "$$f" || $(CXX) $(HDAGG_REF_FLAGS) $(HDAGG_REF_INCS) -c $$f -o $$o || exit 1; \
 	done
-	$(CXX) $(HDAGG_REF_FLAGS) $(HDAGG_REF_INCS) bench/sptrsv/reference/hdagg_ref.cpp $(HDAGG_REF_DIR)/obj/*.o \
+	$(CXX) $(HDAGG_REF_FLAGS) $(HDAGG_REF_INCS) bench/sptrsv/benchmarks/reference/hdagg_ref.cpp $(HDAGG_REF_DIR)/obj/*.o \
 	  $(if $(SPMP_SRC),$(SPMP_SRC)/libspmp.a) -o $(HDAGG_REF_DIR)/hdagg_ref
 	@echo "built $(HDAGG_REF_DIR)/hdagg_ref"
 

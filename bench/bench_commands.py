@@ -122,7 +122,7 @@ def measure_and_store(name: str, options: dict, code: str, measure, out_dir, fre
 @common_options
 def serial(grid, repeats, dram_mib, out_dir, fresh, quiet):
     """Our serial kernel against scipy's spsolve_triangular, its traffic against copy bandwidth."""
-    from spbench.sptrsv.kernel_bench import bench_serial
+    from spbench.sptrsv.benchmarks.kernel_bench import bench_serial
 
     measure_and_store("serial", {"grid": grid, "repeats": repeats, "dram_mib": dram_mib}, "sptrsv",
                       lambda say: bench_serial(grid, repeats, dram_mib * 2**20, say), out_dir, fresh, quiet)
@@ -151,7 +151,7 @@ def _grid_bench(name: str, measure, grid, cores, repeats, rounds, out_dir, fresh
 @_grid_options(rounds=5)
 def barrier(**options):
     """The spin barrier against OpenMP's on the wavefront schedule (BSP kernel), interleaved rounds."""
-    from spbench.sptrsv.kernel_bench import bench_barrier
+    from spbench.sptrsv.benchmarks.kernel_bench import bench_barrier
 
     _grid_bench("barrier", bench_barrier, **options)
 
@@ -160,7 +160,7 @@ def barrier(**options):
 @_grid_options(rounds=3)
 def schedulers(**options):
     """Every scheduler on its own kernel: supersteps, scheduling and solve time, backward error."""
-    from spbench.sptrsv.kernel_bench import bench_schedulers
+    from spbench.sptrsv.benchmarks.kernel_bench import bench_schedulers
 
     _grid_bench("schedulers", bench_schedulers, **options)
 
@@ -171,7 +171,7 @@ def schedulers(**options):
 @common_options
 def slope(grids, trials, out_dir, fresh, quiet):
     """Scheduling time of each scheduler against nnz and its log-log slope (sptrsv-elasticity Fig. 6.2)."""
-    from spbench.sptrsv.kernel_bench import bench_slope
+    from spbench.sptrsv.benchmarks.kernel_bench import bench_slope
 
     sides = parse_ints("slope", "--grids", grids, minimum=2)
     if len(set(sides)) < 2:
@@ -190,7 +190,7 @@ def order(repeats, rounds, datasets, out_dir, fresh, quiet):
     """The serial kernel in natural, wavefront and SpMP order, and the wavefront schedule, at one core."""
     from spbench.datasets.errors import DatasetError
     from spbench.datasets.registry import resolve
-    from spbench.sptrsv.order_bench import MATRICES, bench_matrix
+    from spbench.sptrsv.benchmarks.order_bench import MATRICES, bench_matrix
 
     names = [d.strip() for d in _split_datasets(datasets) if d.strip()]
     for d in names:

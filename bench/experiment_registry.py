@@ -13,7 +13,7 @@ from .experiment import Experiment, RowKind
 
 
 def _sptrsv() -> Experiment:
-    from .sptrsv.runner import SptrsvExperiment
+    from spbench.sptrsv.experiment import SptrsvExperiment
     return SptrsvExperiment()
 
 

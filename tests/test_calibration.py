@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from spbench.calibration import KIND, VERSION, read_calibration
 from spbench.cli import main
 from spbench.code_version import code_version
-from spbench.sptrsv import calibrate as sptrsv_calibration
+from spbench.sptrsv.calibration import calibrate as sptrsv_calibration
 from spbench.tucker import calibrate as tucker_calibration
 
 MACHINE = {"host": "h", "cpu": "c", "cores": 2}

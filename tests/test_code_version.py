@@ -34,7 +34,7 @@ sweep:
 #: modules a run may import whose edits must not supersede rows: the calibration is recorded in
 #: meta.json (its numbers, not its code, decide a simulated row); cost_fit is its fitting helpers;
 #: memory_estimate decides whether a sweep starts (the pre-flight check), not what a row holds
-NOT_RUN_CODE = {"calibrate", "cost_fit", "memory_estimate"}
+NOT_RUN_CODE = {"calibration", "calibration.calibrate", "calibrate", "cost_fit", "memory_estimate"}
 
 
 def _names(experiment):
@@ -43,9 +43,9 @@ def _names(experiment):
 
 def test_benchmarks_calibrations_and_profiles_are_not_hashed():
     sptrsv, tucker = _names("sptrsv"), _names("tucker")
-    assert {"sptrsv/execute.py", "sptrsv/runner.py", "schedulers/growlocal.py", "sptrsv/_sptrsv.pyx",
+    assert {"sptrsv/execute.py", "sptrsv/experiment.py", "schedulers/growlocal.py", "sptrsv/_sptrsv.pyx",
             "sptrsv/sync.h"} <= sptrsv
-    assert not {"sptrsv/kernel_bench.py", "sptrsv/order_bench.py", "sptrsv/calibrate.py"} & sptrsv
+    assert not {"benchmarks/kernel_bench.py", "benchmarks/order_bench.py", "calibration/calibrate.py"} & sptrsv
     assert {"tucker/worker.py", "tucker/hooi.py", "tucker/launch.py", "schemes/lite.py", "schemes/hyper.py",
             "tucker/_ttm.pyx"} <= tucker
     assert not {"tucker/hooi_bench.py", "tucker/scheme_bench.py", "tucker/calibrate.py", "tucker/ttm_bench.py",

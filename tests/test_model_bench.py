@@ -19,7 +19,7 @@ MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
 @pytest.fixture
 def sptrsv_cal(tmp_path):
-    from spbench.sptrsv.calibrate import KIND, SCHEMA_VERSION, save
+    from spbench.sptrsv.calibration.calibrate import KIND, SCHEMA_VERSION, save
 
     return save({"schema_version": SCHEMA_VERSION, "kind": KIND, "date": "2026-01-01T00:00:00+00:00",
                        "quick": True, "machine": MACHINE, "serial": SPTRSV_RATES,
@@ -67,8 +67,8 @@ def test_calibrate_validate_stores_the_validation_rows(sptrsv_cal, tmp_path):
 
 def test_calibrate_validate_after_measuring(sptrsv_cal, tmp_path, monkeypatch):
     """Without --costs the calibration is measured, written, then validated."""
-    from spbench.sptrsv.calibrate import load
-    from spbench.sptrsv.runner import SptrsvExperiment
+    from spbench.sptrsv.calibration.calibrate import load
+    from spbench.sptrsv.experiment import SptrsvExperiment
 
     monkeypatch.setattr(SptrsvExperiment, "measure_calibration", lambda self, quick, cores: load(sptrsv_cal))
     monkeypatch.setattr("spbench.machine_load.check_now", lambda seconds=1.0: {"busy": False})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from spbench.profile.model_bench_tables import sptrsv_model_table, tucker_model_table
-from spbench.sptrsv.reference_schedules import refs_table
+from spbench.sptrsv.benchmarks.reference_schedules import refs_table
 
 __all__ = ["TABLES", "bench_table"]
 
@@ -94,7 +94,7 @@ def slope_table(rows: list[dict]) -> str:
 
 def order_table(rows: list[dict]) -> str:
     """Natural against level order on the serial kernel, per matrix (order_bench)."""
-    from spbench.sptrsv.order_bench import BSP_ITEM
+    from spbench.sptrsv.benchmarks.order_bench import BSP_ITEM
 
     matrices: dict = {}
     for r in rows:

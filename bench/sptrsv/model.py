@@ -1,7 +1,7 @@
 """SpTrSV cost model: a discrete-event pass over the actual schedule (`execution: simulate`).
 
 The model replays a schedule the way the kernels in ``kernels/sptrsv/sptrsv_impl.h`` run it, with costs
-calibrated on this machine (:mod:`spbench.sptrsv.calibrate`):
+calibrated on this machine (:mod:`spbench.sptrsv.calibration.calibrate`):
 
 - compute of a block (rows of one core in one superstep, run in row-id order):
   ``rows · t_row + nnz · t_nnz + chained · t_chain + far · t_far`` (:func:`row_features`):

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from spbench.profile import fig62_scheduling_time, figures
+from spbench.sptrsv.report import fig6_2_scheduling_time as fig62_scheduling_time
+from spbench.profile import figures
 from spbench.profile.labels import algorithm_label, curve_labels
 
 

@@ -1,7 +1,7 @@
 """The provenance table: the matrices a sweep solved beside the paper's Tables A.1-A.3."""
 import pandas as pd
 
-from spbench.profile.sptrsv_standins import matrix_comparison
+from spbench.sptrsv.report.standins import matrix_comparison
 
 
 def test_rows_beside_the_paper_tables():

@@ -7,15 +7,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from spbench.profile import paper_values as paper
+from spbench.sptrsv.report import paper_values as paper
 from spbench.profile.labels import dataset_group
 from spbench.profile.report import write_profile
-from spbench.profile.fig11_speedup_band import speedup_band_figure
-from spbench.profile.fig62_scheduling_time import fit_slopes, schedule_points, scheduling_time_figure
-from spbench.profile.sptrsv_paper_sections import write_paper_sections
-from spbench.profile.table61_barriers import barrier_reduction, barrier_reduction_display
-from spbench.profile.table62_ssp_over_bsp import ssp_over_bsp
-from spbench.profile.table63_amortisation import amortisation, amortisation_display, amortisation_table
+from spbench.sptrsv.report.fig1_1_speedup_band import speedup_band_figure
+from spbench.sptrsv.report.fig6_2_scheduling_time import fit_slopes, schedule_points, scheduling_time_figure
+from spbench.sptrsv.report.paper_sections import write_paper_sections
+from spbench.sptrsv.report.table6_1_barriers import barrier_reduction, barrier_reduction_display
+from spbench.sptrsv.report.table6_2_ssp_over_bsp import ssp_over_bsp
+from spbench.sptrsv.report.table6_3_amortisation import amortisation, amortisation_display, amortisation_table
 
 
 @pytest.fixture

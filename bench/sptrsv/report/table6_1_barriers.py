@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from spbench.profile import paper_values as paper
+from spbench.sptrsv.report import paper_values as paper
 from spbench.profile.markdown_sections import details, paper_cell, section, write_beside_paper
-from spbench.profile.sptrsv_rows import geomean, nearest_cores, ok_rows, sort_groups
+from spbench.sptrsv.report.rows import geomean, nearest_cores, ok_rows, sort_groups
 from spbench.profile.tables import SERIAL, format_markdown
 
 P2P = ("spmp",)

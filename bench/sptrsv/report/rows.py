@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from spbench.profile import labels, paper_values as paper
+from spbench.profile import labels
+from spbench.sptrsv.report import paper_values as paper
 from spbench.profile.perfprofile import executions, series_labels
 from spbench.profile.tables import SERIAL
 

@@ -305,7 +305,7 @@ def machine_profile(cores_list, quick: bool) -> dict:
     sockets, NUMA domains, cores per domain (sysfs), one core's copy bandwidth of a 256 MiB buffer,
     the calibrated core counts and the law the model extrapolates beyond them with."""
     from spbench.machine import topology
-    from spbench.sptrsv.kernel_bench import copy_bandwidth
+    from spbench.sptrsv.benchmarks.kernel_bench import copy_bandwidth
     from spbench.sptrsv.model import EXTRAPOLATION_LAW
 
     nbytes = (32 if quick else 256) * 2**20

@@ -2,7 +2,7 @@
 
 The paper ran its baselines from the original code (HDagg's reference implementation, SpMP as
 integrated there). ``spbench bench sptrsv-refs --hdagg BIN`` runs that code through the driver
-``bench/sptrsv/reference/hdagg_ref.cpp`` (``make hdagg-ref``) on each matrix, written as a Matrix
+``bench/sptrsv/benchmarks/reference/hdagg_ref.cpp`` (``make hdagg-ref``) on each matrix, written as a Matrix
 Market file in the order our schedulers see it, and compares per core count: HDagg's supersteps
 (the original's three variants: tree grouping, ours by default, no grouping, ours with
 ``grouping: none``, and BFS grouping), its scheduling time, and SpMP's levels and point-to-point waits, beside ours.

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from spbench.profile import labels, paper_values as paper
+from spbench.profile import labels
+from spbench.sptrsv.report import paper_values as paper
 from spbench.profile.markdown_sections import details, section, write_beside_paper
-from spbench.profile.sptrsv_rows import default_cores, ok_rows, sort_groups, timed_repetitions
+from spbench.sptrsv.report.rows import default_cores, ok_rows, sort_groups, timed_repetitions
 from spbench.profile.tables import SERIAL, format_markdown, write_csv
 
 
@@ -100,7 +101,7 @@ def amortisation_display(table: pd.DataFrame) -> pd.DataFrame:
     """Table 6.3 with the paper's median per architecture (one socket) beside this run's.
 
     A row gets the paper's value only when it ran the kernel the paper ran that scheduler with
-    (:data:`~spbench.profile.paper_values.PAPER_KERNELS`), "—" otherwise.
+    (:data:`~spbench.sptrsv.report.paper_values.PAPER_KERNELS`), "—" otherwise.
     """
     records = []
     for rec in table.to_dict("records"):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from spbench.profile import paper_values as paper
+from spbench.sptrsv.report import paper_values as paper
 from spbench.profile.figures import speedup_vs_cores
 from spbench.profile.markdown_sections import details, figure_lines
 from spbench.profile.tables import format_markdown

@@ -1,7 +1,7 @@
 """The SpTrSV paper sections of REPORT.md (paper 2, §6.2-6.5): where the numbers come from, the
 matrices solved beside Tables A.1-A.3, then Figure 1.1, Tables 6.1 and 6.2, Figure 6.2 and
 Table 6.3, each written by its own module, with the paper's printed values beside ours
-(:mod:`spbench.profile.paper_values`)."""
+(:mod:`spbench.sptrsv.report.paper_values`)."""
 from __future__ import annotations
 
 import os
@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from spbench.profile import (fig11_speedup_band, fig62_scheduling_time, table61_barriers,
-                             table62_ssp_over_bsp, table63_amortisation)
+from spbench.sptrsv.report import (fig1_1_speedup_band as fig11_speedup_band,
+    fig6_2_scheduling_time as fig62_scheduling_time, table6_1_barriers as table61_barriers,
+    table6_2_ssp_over_bsp as table62_ssp_over_bsp, table6_3_amortisation as table63_amortisation)
 from spbench.profile.markdown_sections import details
 from spbench.profile.perfprofile import executions
-from spbench.profile.sptrsv_standins import matrix_comparison
+from spbench.sptrsv.report.standins import matrix_comparison
 from spbench.profile.tables import format_markdown, write_csv
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..experiment import Algorithm, Experiment, RunError, choice
-from ..row_schema import NUMBER, optional, required
+from spbench.experiment import Algorithm, Experiment, RunError, choice
+from spbench.row_schema import NUMBER, optional, required
 
 #: the fields SpTrSV rows add to the common ones (docs/design.md, "Results"): measured and simulated rows carry
 #: the solve, `execution: schedule` rows the schedule's work statistics and no solve time
@@ -58,7 +58,7 @@ class SptrsvExperiment(Experiment):
     row_fields = ROW_FIELDS
 
     def algorithms(self) -> dict[str, Algorithm]:
-        from .schedulers import REGISTRY, SERIAL
+        from spbench.sptrsv.schedulers import REGISTRY, SERIAL
         return {SERIAL.name: SERIAL, **REGISTRY}
 
     def normalize(self, axes: dict) -> dict:
@@ -80,20 +80,20 @@ class SptrsvExperiment(Experiment):
     def dataset_fields(self, prepared) -> dict:
         return {**super().dataset_fields(prepared), "input_symmetric": prepared.symmetric}
 
-    calibration_module = "spbench.sptrsv.calibrate"
+    calibration_module = "spbench.sptrsv.calibration.calibrate"
 
     def measure_calibration(self, quick: bool, cores: tuple) -> dict:
-        from .calibrate import calibrate
+        from spbench.sptrsv.calibration.calibrate import calibrate
         return calibrate(cores, quick=quick)
 
     validation = ("sptrsv-model", "grid")  # measured vs predicted solves on a lap2d-5pt grid
 
     def calibration_summary(self, measured: dict) -> list[tuple[str, str]]:
-        from .calibrate import summary
+        from spbench.sptrsv.calibration.calibrate import summary
         return summary(measured)
 
     def write_profile(self, df, out_dir) -> list[Path]:
-        from spbench.profile.sptrsv_report import write_sptrsv_profile
+        from spbench.sptrsv.report.report import write_sptrsv_profile
         return write_sptrsv_profile(df, out_dir)
 
     def slurm_resources(self, points) -> list[str]:
@@ -108,8 +108,8 @@ class SptrsvExperiment(Experiment):
     def _barrier_sweep(self, prepared, cores: int, params: dict) -> list:
         """ElasticDivide's schedule under the BSP and SSP models with the barrier latency varied
         (sptrsv-elasticity §6.4): where SSP starts to beat BSP."""
-        from .model import barrier_sweep
-        from .schedulers import SCHEDULERS
+        from spbench.sptrsv.model import barrier_sweep
+        from spbench.sptrsv.schedulers import SCHEDULERS
 
         schedule = SCHEDULERS["elastic_divide"](prepared.dag, cores, **params)
         return barrier_sweep(schedule, prepared.dag, self.costs, BARRIER_SWEEP_LATENCIES).to_dict("records")
@@ -117,12 +117,12 @@ class SptrsvExperiment(Experiment):
     def check_points(self, config, points) -> None:
         """Refuse, before anything runs, core counts this machine cannot execute (measured) or a
         missing calibration (simulated)."""
-        from ..machine import usable_cores
+        from spbench.machine import usable_cores
 
         if config.execution == "schedule":  # schedules only: any core count, nothing runs on the cores
             return
         if config.execution == "simulate":
-            from .calibrate import default_calibration_path, load_calibration, model_costs
+            from spbench.sptrsv.calibration.calibrate import default_calibration_path, load_calibration, model_costs
             path = Path(config.costs) if config.costs else default_calibration_path()
             if not path.exists():
                 raise RunError(f"{config.source}: key 'costs': no calibration at {path}; run `spbench calibrate` "
@@ -153,8 +153,8 @@ class SptrsvExperiment(Experiment):
             return PreparedMatrix(lower=None, dag=None, checksum=exc.checksum, source=exc.source,
                                   symmetric=exc.symmetric, failure=str(exc),
                                   warnings=(f"{exc}; each of its points is stored as an error row",))
-        from .dag import DAG
-        from .execute import prepare_lower
+        from spbench.sptrsv.dag import DAG
+        from spbench.sptrsv.execute import prepare_lower
 
         symmetric = loaded.symmetric if dataset.transform else is_symmetric(loaded.matrix)
         done = NON_SYMMETRIC_INPUT[dataset.transform] if dataset.transform else "its lower triangle is solved"
@@ -166,7 +166,7 @@ class SptrsvExperiment(Experiment):
                               symmetric=symmetric, warnings=warnings)
 
     def run(self, point, prepared: PreparedMatrix, config) -> dict:
-        from .execute import solve_point
+        from spbench.sptrsv.execute import solve_point
 
         if prepared.failure is not None:
             return {"status": "error", "error": prepared.failure}
@@ -174,10 +174,10 @@ class SptrsvExperiment(Experiment):
         extra = {"kernel": axes["kernel"]} if "kernel" in axes else {}
         params = config.params.get(axes["algorithm"], {})
         if config.execution == "schedule":
-            from .schedule_only import schedule_point
+            from spbench.sptrsv.schedule_only import schedule_point
             result = schedule_point(prepared.dag, axes["algorithm"], axes["cores"], params=params, **extra)
         elif config.execution == "simulate":
-            from .model import predict_point
+            from spbench.sptrsv.model import predict_point
             result = predict_point(prepared.lower, axes["algorithm"], axes["cores"], self.costs, params=params,
                                    barrier=config.barrier, dag=prepared.dag, **extra)
             if axes["algorithm"] == "elastic_divide" and axes["cores"] > 1 and result["kernel"] == "ssp":
@@ -185,8 +185,8 @@ class SptrsvExperiment(Experiment):
             result["model_extrapolated"] = bool(result["model"]["extrapolated"])
             result["model_law"] = result["model"].get("law")
         else:
-            from ..machine import usable_cores
-            from ..machine_load import LoadWatch, timing_spread
+            from spbench.machine import usable_cores
+            from spbench.machine_load import LoadWatch, timing_spread
             watch = LoadWatch()
             result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
                                  barrier=config.barrier, params=params, dag=prepared.dag, **extra)
@@ -194,7 +194,7 @@ class SptrsvExperiment(Experiment):
             result["load"] = watch.figures(timing_spread([result.get("solve_times") or []]))
         result["omp_threads"] = None if config.execution == "schedule" else result.get("cores", axes["cores"])
         if axes["algorithm"] != "serial":  # every row records the scheduler's parameters, e.g. its L
-            from .schedulers import effective_parameters
+            from spbench.sptrsv.schedulers import effective_parameters
             params = effective_parameters(axes["algorithm"], params)
         result["params"] = params
         return result

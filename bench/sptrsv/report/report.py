@@ -14,7 +14,7 @@ from spbench.profile.labels import display_map
 from spbench.profile.measurement_conditions import conditions_section
 from spbench.profile.perfprofile import REQUIRED_COLUMNS, check_columns, executions
 from spbench.profile.model_report import write_model_sections
-from spbench.profile.sptrsv_paper_sections import write_paper_sections
+from spbench.sptrsv.report.paper_sections import write_paper_sections
 from spbench.profile.tables import SERIAL, format_markdown, sptrsv_summary, write_table, write_text
 
 FIGURES = (
@@ -99,7 +99,7 @@ def write_sptrsv_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[P
     ``speedup.*`` (Figure 6.1) and ``perfprofile.*`` (Figure 5.1), one set per execution when
     measured and simulated rows are both present, the rest of the paper's §6 (Figure 1.1,
     Tables 6.1–6.3, Figure 6.2, see
-    :func:`~spbench.profile.sptrsv_paper_sections.write_paper_sections`) with the paper's printed
+    :func:`~spbench.sptrsv.report.paper_sections.write_paper_sections`) with the paper's printed
     values beside ours, and ``REPORT.md`` embedding them with relative links. A sweep with no
     ok parallel rows (say serial only) gets the table and a note instead of figures. Raises
     ValueError for an empty frame, several sweeps or non-SpTrSV rows.
