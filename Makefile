@@ -159,7 +159,7 @@ bench-tucker-model: install
 # Simulated Tucker rows get modelled HOOI times (Figs. 10, 11, 14-16) from this machine's Tucker
 # calibration: made once when missing (`--quick` with SCALE=small).
 tucker-calibration: install
-	@$(PY) -c "import sys; from spbench.tucker.calibrate import default_calibration_path as p; sys.exit(0 if p().exists() else 1)" \
+	@$(PY) -c "import sys; from spbench.tucker.calibration.calibrate import default_calibration_path as p; sys.exit(0 if p().exists() else 1)" \
 	  || $(SPBENCH) calibrate --experiment tucker $(if $(filter small,$(SCALE)),--quick)
 
 $(addprefix run-,$(TUCKER_CONFIGS)): run-%: install tucker-calibration

@@ -232,7 +232,7 @@ def _split_datasets(text: str) -> list[str]:
 @common_options
 def lite(nnz, dims, ranks, repeats, out_dir, fresh, quiet):
     """Lite against CoarseG and MediumG on a power-law tensor, with Lite's Theorem 6.1 slack."""
-    from spbench.tucker.scheme_bench import EXPONENTS, bench_schemes
+    from spbench.tucker.benchmarks.scheme_bench import EXPONENTS, bench_schemes
 
     lengths = parse_ints("lite", "--dims", dims)
     if len(lengths) > len(EXPONENTS):
@@ -253,7 +253,7 @@ def lite(nnz, dims, ranks, repeats, out_dir, fresh, quiet):
 @common_options
 def hooi(threads, seed, cases, skip_pyttb_4way, skip_pyttb, timeout, reps, out_dir, fresh, quiet):
     """One HOOI invocation of spbench against pyttb.tucker_als, and the TTM kernel's throughput."""
-    from spbench.tucker.hooi_bench import CASES, bench_hooi
+    from spbench.tucker.benchmarks.hooi_bench import CASES, bench_hooi
 
     chosen = parse_names("hooi", "--cases", cases, CASES)
     options = {"threads": threads, "seed": seed, "cases": chosen, "skip_pyttb_4way": skip_pyttb_4way,
@@ -272,7 +272,7 @@ def hooi(threads, seed, cases, skip_pyttb_4way, skip_pyttb, timeout, reps, out_d
 @common_options
 def ttm(threads, cases, nell2_nnz, reps, seed, out_dir, fresh, quiet):
     """The csf TTM against the paper's element-wise TTM on every mode, interleaved rounds."""
-    from spbench.tucker.ttm_bench import CASES, bench_ttm
+    from spbench.tucker.benchmarks.ttm_bench import CASES, bench_ttm
 
     counts = parse_ints("ttm", "--threads", threads)
     chosen = parse_names("ttm", "--cases", cases, CASES)
@@ -293,7 +293,7 @@ def ttm(threads, cases, nell2_nnz, reps, seed, out_dir, fresh, quiet):
 @common_options
 def tucker_scale(ranks, schemes, dims, nnz, K, lanczos, timeout, out_dir, fresh, quiet):
     """Per-rank memory, words and queries of the measured HOOI as P grows (MPI, oversubscribed)."""
-    from spbench.tucker.scale_bench import bench_scale
+    from spbench.tucker.benchmarks.scale_bench import bench_scale
     from spbench.tucker.schemes import SCHEMES
 
     counts = parse_ints("tucker-scale", "--ranks", ranks)

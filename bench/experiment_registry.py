@@ -18,7 +18,7 @@ def _sptrsv() -> Experiment:
 
 
 def _tucker() -> Experiment:
-    from .tucker.runner import TuckerExperiment
+    from spbench.tucker.experiment import TuckerExperiment
     return TuckerExperiment()
 
 

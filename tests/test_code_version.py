@@ -34,7 +34,7 @@ sweep:
 #: modules a run may import whose edits must not supersede rows: the calibration is recorded in
 #: meta.json (its numbers, not its code, decide a simulated row); cost_fit is its fitting helpers;
 #: memory_estimate decides whether a sweep starts (the pre-flight check), not what a row holds
-NOT_RUN_CODE = {"calibration", "calibration.calibrate", "calibrate", "cost_fit", "memory_estimate"}
+NOT_RUN_CODE = {"calibration", "calibration.calibrate", "calibration.cost_fit", "memory_estimate"}
 
 
 def _names(experiment):
@@ -46,10 +46,10 @@ def test_benchmarks_calibrations_and_profiles_are_not_hashed():
     assert {"sptrsv/execute.py", "sptrsv/experiment.py", "schedulers/growlocal.py", "sptrsv/_sptrsv.pyx",
             "sptrsv/sync.h"} <= sptrsv
     assert not {"benchmarks/kernel_bench.py", "benchmarks/order_bench.py", "calibration/calibrate.py"} & sptrsv
-    assert {"tucker/worker.py", "tucker/hooi.py", "tucker/launch.py", "schemes/lite.py", "schemes/hyper.py",
+    assert {"mpi/worker.py", "hooi/loop.py", "mpi/launch.py", "schemes/lite.py", "schemes/hyper.py",
             "tucker/_ttm.pyx"} <= tucker
-    assert not {"tucker/hooi_bench.py", "tucker/scheme_bench.py", "tucker/calibrate.py", "tucker/ttm_bench.py",
-                "tucker/model_validation.py", "tucker/mpi_microbench.py"} & tucker
+    assert not {"benchmarks/hooi_bench.py", "benchmarks/scheme_bench.py", "calibration/calibrate.py", "benchmarks/ttm_bench.py",
+                "calibration/model_validation.py", "calibration/mpi_microbench.py"} & tucker
     assert not any(name.startswith("profile/") for name in sptrsv | tucker)
     assert code_version("sptrsv") != code_version("tucker")
 

@@ -486,7 +486,7 @@ def test_progress_shows_a_small_fit_in_scientific_notation():
 
     from spbench.runner import Progress
     from spbench.sweep import Point
-    from spbench.tucker.launch import JobWatch
+    from spbench.tucker.mpi.launch import JobWatch
 
     class Events:
         def events(self):

@@ -28,8 +28,8 @@ def sptrsv_cal(tmp_path):
 
 @pytest.fixture
 def tucker_cal(tmp_path):
-    from spbench.tucker.calibrate import SCHEMA_VERSION, save
-    from spbench.tucker.model import COMPUTE_COSTS, MPI_COSTS
+    from spbench.tucker.calibration.calibrate import SCHEMA_VERSION, save
+    from spbench.tucker.model.cost_model import COMPUTE_COSTS, MPI_COSTS
 
     return save({"schema_version": SCHEMA_VERSION, "timestamp": "2026-01-01T00:00:00+00:00", "quick": True,
                  "threads": 1, "machine": MACHINE, "costs": {k: 1e-8 for k in (*COMPUTE_COSTS, *MPI_COSTS)},
@@ -131,8 +131,8 @@ def test_bad_options_are_one_line_and_write_nothing(args, said, sptrsv_cal, tmp_
 
 def test_tucker_choices_match_the_model():
     from spbench.model_bench_commands import LANCZOS, TTM
-    from spbench.tucker.lanczos import LANCZOS_MODES
-    from spbench.tucker.model import TTM_COSTS
+    from spbench.tucker.hooi.lanczos import LANCZOS_MODES
+    from spbench.tucker.model.cost_model import TTM_COSTS
 
     assert LANCZOS == LANCZOS_MODES and set(TTM) == set(TTM_COSTS)
 

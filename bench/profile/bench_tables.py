@@ -198,7 +198,7 @@ def ttm_table(rows: list[dict]) -> str:
 
 def scale_table(rows: list[dict]) -> str:
     """Per-rank memory, words and queries as P grows (scale_bench)."""
-    from spbench.tucker.scale_bench import BASE_MB, FORMULA_FACTOR
+    from spbench.tucker.benchmarks.scale_bench import BASE_MB, FORMULA_FACTOR
 
     lines = [f"| scheme | P | held nonzeros/rank | peak MB/rank | budget MB ({FORMULA_FACTOR} × formula + {BASE_MB}) | "
              "paper's formula MB (tensor + penultimate + factors) | peak / peak at P=1 | words/rank (max) | "

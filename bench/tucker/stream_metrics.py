@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .comm import SWEEPS
+from spbench.tucker.mpi.comm import SWEEPS
 
 __all__ = ["stream_counts", "store_chunks", "tensor_chunks", "bitmap_bytes", "passes", "BITMAP_BUDGET", "CHUNK",
            "simulated_peak_bytes"]

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Golub–Kahan–Lanczos steps of ``spbench.tucker.lanczos.lanczos_svd`` compiled, for one process
+"""Golub–Kahan–Lanczos steps of ``spbench.tucker.hooi.lanczos.lanczos_svd`` compiled, for one process
 that holds the whole matrix Z (tucker-lite-distribution §3, Figure 4 at P = 1): the same steps as
 BLAS-2 calls (dgemv, ddot from SciPy's ``cython_blas``) with no Python between them. Both bases are fully reorthogonalized by
 classical Gram–Schmidt, the second pass under the DGKS test (made only when the first pass shrank

@@ -81,7 +81,7 @@ cdef inline int32_t _best_sharer(const uint64_t *row, Py_ssize_t words, const in
 def chain_owners(const uint64_t[::1] bits, Py_ssize_t words, int64_t P, const int32_t[::1] cnt,
                  const int64_t[::1] order, const int64_t[::1] home_start, int sweeps, int32_t[::1] sigma,
                  int64_t[:, ::1] mine, int64_t[::1] total, int64_t[::1] load):
-    """σ of the shared slices by the homes' greedy run in a chain (``spbench.tucker.comm``'s rule):
+    """σ of the shared slices by the homes' greedy run in a chain (``spbench.tucker.mpi.comm``'s rule):
     ``order`` lists the shared slices grouped by active home, each group in decreasing sharers
     (ties: increasing slice id), group a being ``order[home_start[a]:home_start[a+1]]``; ``mine``
     (homes × P) and ``total``, ``load`` (P) are zeroed scratch. Returns the greedy steps taken."""
@@ -113,7 +113,7 @@ def chain_owners(const uint64_t[::1] bits, Py_ssize_t words, int64_t P, const in
 
 def shared_order(const int32_t[::1] cnt, int64_t P, int64_t[::1] by_count, int64_t[::1] order,
                  int64_t[::1] bucket):
-    """The shared slices (cnt > 1) in the order of ``spbench.tucker.comm``'s greedy: by home
+    """The shared slices (cnt > 1) in the order of ``spbench.tucker.mpi.comm``'s greedy: by home
     (l mod P), then decreasing sharers, then increasing l; two stable counting sorts (sharers, then
     home). ``by_count`` and ``order`` hold the shared slices' count, ``bucket`` P + 1 zeroed entries;
     ``order`` is filled and ``bucket[h]`` .. ``bucket[h + 1]`` is home h's range on return."""

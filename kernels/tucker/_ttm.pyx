@@ -8,7 +8,7 @@ vector is laid out with the FIRST listed mode varying fastest (Appendix A: posit
 summed into the COMPACT local penultimate matrix ``out`` (R rows = the distinct mode-n slices
 held here, K̂_n = Π_{j≠n} K_j columns).
 
-The caller (``spbench.tucker.hooi.TTMPlan``) groups the elements by compact row once:
+The caller (``spbench.tucker.hooi.loop.TTMPlan``) groups the elements by compact row once:
 ``elems[row_ptr[r]:row_ptr[r+1]]`` are the elements of compact row r.  Threads split the rows
 (OpenMP, dynamic schedule) so every row is written by one thread only; each thread has its own
 scratch (``scratch_len``).  Per element the Kronecker product of all but the last participating

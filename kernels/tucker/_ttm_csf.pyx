@@ -2,7 +2,7 @@
 """TTM over a compressed-sparse-fiber layout (tucker-lite-distribution §8: the CSF strategy of
 its reference [26]; the element-wise form of Appendix A is ``_ttm``).
 
-Tree of one mode n (``spbench.tucker.csf.CSFPlan``): level 0 = the mode-n slices held (one per
+Tree of one mode n (``spbench.tucker.hooi.csf.CSFPlan``): level 0 = the mode-n slices held (one per
 compact output row), level k = the distinct index prefixes over the modes ``order[0..k]``,
 level d = N − 1 = the nonzeros.  ``ptr[k][i]:ptr[k][i+1]`` are the children of node i of level
 k, ``ids[k]`` the factor row of each level-k node (its index in mode ``order[k]``).
@@ -219,7 +219,7 @@ cdef void _run(const Tree *tr, int64_t nrows, double *out, const int64_t *perm, 
                 _slice(tr, r, out + r * width, perm, scratch + tid * sstride)
 
 
-# ---- Building a tree (``spbench.tucker.csf.CSFPlan.from_columns``) ----------------------------
+# ---- Building a tree (``spbench.tucker.hooi.csf.CSFPlan.from_columns``) ----------------------------
 # Counting sorts over int32 keys (O(nnz + mode length) per level, no int64 keys, no comparison
 # sort), then one sequential pass over the sorted level columns that emits every level's nodes.
 # Keys come gathered in the order being refined, so every pass reads them sequentially.

@@ -103,7 +103,7 @@ def test_speedup_geomean_outside_its_percentile_band_is_drawn(make_row, drawn, t
 
 def test_lite_scaling_ticks_reach_a_point_below_one(monkeypatch, tmp_path):
     """Fig. 15(b): a tensor slowing down to 0.64x at 64 ranks has a labelled tick below it."""
-    from spbench.profile import tucker_paper
+    from spbench.tucker.report import paper as tucker_paper
 
     kept = []
     monkeypatch.setattr(tucker_paper, "save_figure", lambda fig, *a: kept.append(fig) or [])

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from spbench.profile.report import write_profile
-from spbench.profile.tucker_components import deciding_component, limiting_component, paper_fastest, paper_hooi
+from spbench.tucker.report.components import deciding_component, limiting_component, paper_fastest, paper_hooi
 
 #: (ttm, svd, comm, other) seconds per (scheme, ranks); nell2 at 32 ranks: Lite loses on communication
 PARTS = {("coarse", 32): (4.0, 1.0, 0.2, 0.1), ("medium", 32): (1.0, 2.0, 0.3, 0.1), ("lite", 32): (1.0, 1.0, 2.5, 0.1),
@@ -91,7 +91,7 @@ def test_paper_values_only_at_their_p_and_k():
 def test_equal_words_point_at_messages(tmp_path):
     """Lite losing on communication with the winner's words per rank: the text says the difference is
     the number of messages, not the words."""
-    from spbench.profile.tucker_components import components_section
+    from spbench.tucker.report.components import components_section
 
     rows = _rows()
     rows = rows[(rows["ranks"] == 32) & (rows["algorithm"] != "medium")]

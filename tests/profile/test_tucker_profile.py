@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from spbench.profile.report import write_profile
-from spbench.profile.tucker_paper import FIG15A_SPEEDUP, side_by_side
-from spbench.profile.tucker_provenance import rows_tag, size_phrase
+from spbench.tucker.report.paper import FIG15A_SPEEDUP, side_by_side
+from spbench.tucker.report.provenance import rows_tag, size_phrase
 
 
 def _rows(ranks_list=(1, 2, 4)):

@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from spbench.profile.tucker_representativeness import representativeness_section, representativeness_table
+from spbench.tucker.report.representativeness import representativeness_section, representativeness_table
 
 
 def test_table_ratios_for_a_standin_and_the_real_tensor():

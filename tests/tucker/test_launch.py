@@ -106,7 +106,7 @@ def test_measured_sweep_end_to_end(write_config, tmp_path, data_dir, monkeypatch
 def test_measured_hosvd_init_matches_serial(write_config, tmp_path, data_dir):
     """init: hosvd under MPI (2 ranks) gives the single-process HOOI's fit from the same HOSVD start."""
     from spbench.datasets.tensor_registry import standin
-    from spbench.tucker.hooi import hooi
+    from spbench.tucker.hooi.loop import hooi
 
     cfg = write_config(CFG.replace("[coarse, lite]", "[lite]").replace("ranks: [1, 2]", "ranks: [2]")
                        + "init: hosvd\n")
@@ -244,7 +244,7 @@ def test_sigkill_of_the_sweep_takes_its_mpi_job_down(write_config, tmp_path, spb
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:  # until mpiexec, its proxy and both ranks run
             job = _descendants(sweep.pid)
-            ranks_up = sum(b"spbench.tucker.worker" in _cmdline(p) for p in job) >= 3  # mpiexec and 2 ranks
+            ranks_up = sum(b"spbench.tucker.mpi.worker" in _cmdline(p) for p in job) >= 3  # mpiexec and 2 ranks
             if ranks_up and not list((out / ".jobs").glob("*.json")):  # the ranks have read their spec
                 break
             time.sleep(0.2)

@@ -5,10 +5,10 @@ import itertools
 import numpy as np
 import pytest
 
-from spbench.tucker.hooi_reference import ttm_dense as _ttm_dense
-from spbench.tucker.csf import CSFPlan, csf_flops
-from spbench.tucker.hooi import hooi
-from spbench.tucker.ttm import TTMPlan, build_ttm_plan, khat, ttm, ttm_flops, ttm_scratch_len, unfold
+from spbench.tucker.hooi.hooi_reference import ttm_dense as _ttm_dense
+from spbench.tucker.hooi.csf import CSFPlan, csf_flops
+from spbench.tucker.hooi.loop import hooi
+from spbench.tucker.hooi.ttm import TTMPlan, build_ttm_plan, khat, ttm, ttm_flops, ttm_scratch_len, unfold
 from spbench.datasets.sparse_tensor import SparseTensor
 
 
@@ -134,7 +134,7 @@ def test_csf_flops_and_order_choice():
 def test_prefix_counts_beyond_int64_cells_equal_sets():
     """Distinct (slice, index) prefixes per rank by keys when the cells fit in int64 and by a sort of
     (rank, re-ranked key) when they do not (delicious-sized modes): both equal a count by sets."""
-    from spbench.tucker.csf import prefix_counts
+    from spbench.tucker.hooi.csf import prefix_counts
 
     rng = np.random.default_rng(4)
     nnz, P = 3000, 5

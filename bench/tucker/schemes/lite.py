@@ -45,7 +45,7 @@ from functools import partial
 
 import numpy as np
 
-from ..mpi import LocalComm, allreduce, block_range, exscan, sample_sort
+from spbench.tucker.mpi.collectives import LocalComm, allreduce, block_range, exscan, sample_sort
 from .distribution import Distribution, PolicyStream
 
 __all__ = ["lite", "lite_parallel", "lite_mode", "lite_owners", "lite_plan", "lite_stream", "LitePlan"]

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from spbench.datasets.sparse_tensor import SparseTensor
-from spbench.tucker.lite_bound import theorem_6_1_slack
+from spbench.tucker.schemes.lite_bound import theorem_6_1_slack
 from spbench.tucker.metrics import compute_metrics
 from spbench.tucker.schemes import SCHEMES
 

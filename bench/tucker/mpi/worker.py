@@ -1,6 +1,6 @@
 """MPI entry point of measured Tucker runs (docs/design.md, "Running a point"):
 
-    mpiexec -n R python -m mpi4py -m spbench.tucker.worker SPEC.json
+    mpiexec -n R python -m mpi4py -m spbench.tucker.mpi.worker SPEC.json
 
 SPEC.json: ``{"tensor_dir": DIR, "results_dir": RUNS_DIR, "threads": 1, "tasks": [{"row": {...,
 "run_id": ...}, "scheme": "lite"|"coarse"|"medium"|"hyper", "K": 10, "params": {}, "seed": 0,
@@ -53,10 +53,10 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     HOOI's peak does not hold it). The peak resident size is reset first, so
     ``peak_rss_mb_max`` is this scheme's. ``progress(event, **fields)``: rank 0's
     reports to the launching process."""
-    from .distribute import distribute
-    from .hooi import gather_factors, hooi_distributed
-    from .rank_usage import distributed_metrics, peak_rss_mb, reset_peak_rss
-    from .schemes.hyper import partition_cache_dir
+    from spbench.tucker.mpi.distribute import distribute
+    from spbench.tucker.hooi.loop import gather_factors, hooi_distributed
+    from spbench.tucker.rank_usage import distributed_metrics, peak_rss_mb, reset_peak_rss
+    from spbench.tucker.schemes.hyper import partition_cache_dir
 
     scheme = task["scheme"]
     seed = int(task.get("seed", 0))
@@ -184,7 +184,7 @@ def _clean_slate() -> None:
     """Collect garbage and return the heap's free pages before a phase's peak is measured."""
     import gc
 
-    from .hooi import return_free_memory
+    from spbench.tucker.hooi.loop import return_free_memory
 
     gc.collect()
     return_free_memory()
@@ -193,13 +193,13 @@ def _clean_slate() -> None:
 def main(argv=None) -> int:
     from mpi4py import MPI
 
-    from .distribute import read_block
-    from .job_progress import ProgressWriter
-    from .task_loop import GRACE_SECONDS, run_tasks
+    from spbench.tucker.mpi.distribute import read_block
+    from spbench.tucker.mpi.job_progress import ProgressWriter
+    from spbench.tucker.mpi.task_loop import GRACE_SECONDS, run_tasks
 
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        raise SystemExit("usage: mpiexec -n R python -m mpi4py -m spbench.tucker.worker SPEC.json")
+        raise SystemExit("usage: mpiexec -n R python -m mpi4py -m spbench.tucker.mpi.worker SPEC.json")
     spec = json.loads(Path(argv[0]).read_text())
     comm = MPI.COMM_WORLD
     comm.Barrier()
@@ -212,7 +212,7 @@ def main(argv=None) -> int:
     if spec.get("warmup", True) and spec.get("tasks"):
         # untimed: the first large allocations (page faults) would otherwise land in the first
         # task's dist_time
-        from .distribute import distribute
+        from spbench.tucker.mpi.distribute import distribute
         distribute(comm, block(), "coarse", ids=False, keep_owners=False)
 
     def run_one(task, progress):

@@ -17,8 +17,8 @@ import os
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from .counter_random import counter_normal
-from .lanczos import lanczos_svd
+from spbench.tucker.hooi.counter_random import counter_normal
+from spbench.tucker.hooi.lanczos import lanczos_svd
 from spbench.datasets.sparse_tensor import SparseTensor, linear_keys, unique_sorted
 
 __all__ = ["random_rows", "orthonormalize_rows", "init_factors", "hosvd_rows", "HOSVD_BYTES_PER_NONZERO"]
@@ -103,7 +103,7 @@ def init_factors(tensor: SparseTensor, K, init="random", seed: int = 0, *, tol: 
 
 def _available_bytes() -> int:
     """MemAvailable of this node (Linux), else a large number."""
-    from ..machine import proc_kb
+    from spbench.machine import proc_kb
     kb = proc_kb("/proc/meminfo", "MemAvailable")
     return kb * 1024 if kb is not None else 1 << 62
 

@@ -20,8 +20,8 @@ from spbench.profile.failed_rows import failed_rows_section  # noqa: E402
 from spbench.profile.figures import panel_grid, plain_log_ticks, save_figure  # noqa: E402
 from spbench.profile.intervals import median_interval, point_samples  # noqa: E402
 from spbench.profile.labels import display_map  # noqa: E402
-from spbench.profile import tucker_paper  # noqa: E402
-from spbench.profile.tucker_provenance import rows_tag  # noqa: E402
+from spbench.tucker.report import paper as tucker_paper  # noqa: E402
+from spbench.tucker.report.provenance import rows_tag  # noqa: E402
 from spbench.profile.tables import write_table  # noqa: E402
 
 #: the paper's order of the schemes (§5–§6) and their figure labels (from the scheme registry)
@@ -220,7 +220,7 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
     lines += ["", *failed_rows_section(df)]
     from spbench.profile.measurement_conditions import conditions_section
     lines += conditions_section(df, "ranks")  # busy machine, oversubscribed ranks
-    from spbench.profile.tucker_representativeness import representativeness_section
+    from spbench.tucker.report.representativeness import representativeness_section
     lines += representativeness_section(df)
     shown = display_map(df)
     for ranks, K, rows in configurations(df):
@@ -263,7 +263,7 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
                 lines += [f"![{path.stem}]({path.name})", ""]
             elif path.suffix == ".md":
                 lines += [path.read_text(), ""]
-    from spbench.profile.tucker_components import components_section
+    from spbench.tucker.report.components import components_section
     files, component_lines = components_section(df, out_dir)
     written += files
     lines += component_lines

@@ -62,9 +62,9 @@ import math
 
 import numpy as np
 
-from .hooi import PARTITION
-from .lanczos import LANCZOS_MODES, default_ncv, paper_ncv
-from .mode_load import ModeLoad, khat_of as _khat
+from spbench.tucker.hooi.loop import PARTITION
+from spbench.tucker.hooi.lanczos import LANCZOS_MODES, default_ncv, paper_ncv
+from spbench.tucker.model.mode_load import ModeLoad, khat_of as _khat
 
 __all__ = ["ModeLoad", "loads_from_counts", "csf_work", "rank_loads", "lanczos_steps", "predict_from_loads",
            "predict_hooi", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS", "TERM_COMPONENT"]
@@ -95,7 +95,7 @@ def csf_work(count: dict, mode: int, Ks) -> tuple[np.ndarray, list] | tuple[None
     """(P, 3) :func:`.csf.tree_work` of the tree each rank builds for ``mode`` and those trees
     (level order, nodes per level), from :func:`.metrics.mode_counts`' dict made with
     ``csf=True`` ((None, None) without its prefixes)."""
-    from .csf import rank_nodes, tree_work
+    from spbench.tucker.hooi.csf import rank_nodes, tree_work
 
     prefix = count.get("csf_prefix_p")
     if prefix is None:
@@ -129,7 +129,7 @@ def rank_loads(tensor, dist, K, *, Q=None, metrics=None, ttm: str = "csf") -> li
     """Exact per-rank loads of every mode of ``dist`` on ``tensor`` (``metrics``: a
     :func:`.metrics.compute_metrics` result of the same distribution: its counts are reused
     unless ``ttm`` is "csf" and they lack the trees' prefixes)."""
-    from .metrics import mode_counts
+    from spbench.tucker.metrics import mode_counts
 
     csf = ttm == "csf"
     counts = metrics.counts if metrics is not None and metrics.counts else None
@@ -255,7 +255,7 @@ def _ttm_rank(ld: ModeLoad, c: dict, ttm: str) -> np.ndarray:
     if ttm == "csf":
         if ld.csf is None:
             raise ValueError("cost model: ttm: csf needs the ranks' tree shapes (mode_counts(..., csf=True))")
-        from .csf import gathers_beyond_cache
+        from spbench.tucker.hooi.csf import gathers_beyond_cache
 
         leaf, upper, nodes = ld.csf.T
         misses = np.zeros(ld.P) if ld.csf_trees is None else np.array(

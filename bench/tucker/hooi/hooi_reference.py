@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .factor_start import init_factors
-from .hooi import HOOIResult, tucker_fit
-from .ttm import fold, unfold
+from spbench.tucker.hooi.factor_start import init_factors
+from spbench.tucker.hooi.loop import HOOIResult, tucker_fit
+from spbench.tucker.hooi.ttm import fold, unfold
 from spbench.datasets.sparse_tensor import SparseTensor
 
 __all__ = ["ttm_dense", "hooi_dense"]

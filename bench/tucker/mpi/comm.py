@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from .mpi import Exchange, allreduce, alltoallv, broadcast
+from spbench.tucker.mpi.collectives import Exchange, allreduce, alltoallv, broadcast
 from spbench.datasets.sparse_tensor import unique_sorted
 
 __all__ = ["sharer_pairs", "home_owners", "row_owners", "row_owners_from_pairs", "RowOwners"]

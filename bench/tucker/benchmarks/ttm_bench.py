@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from .bench_tensors import case_label, make_tensor, matmul_peak
+from spbench.tucker.benchmarks.bench_tensors import case_label, make_tensor, matmul_peak
 
 KINDS = ("paper", "csf")
 CASES = {
@@ -40,8 +40,8 @@ def compare(T, K: int, threads: int, reps: int, seed: int = 0) -> dict:
     docstring."""
     from threadpoolctl import threadpool_limits
 
-    from .factor_start import init_factors
-    from .ttm import build_ttm_plan, khat, ttm, ttm_scratch_len
+    from spbench.tucker.hooi.factor_start import init_factors
+    from spbench.tucker.hooi.ttm import build_ttm_plan, khat, ttm, ttm_scratch_len
 
     N = T.nmodes
     Ks = [K] * N

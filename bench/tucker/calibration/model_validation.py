@@ -3,7 +3,7 @@
     spbench bench tucker-model [--calibration CAL.json] [--tensor nell2] [--nnz 200000] [--ranks 1,2]
         [--schemes coarse,medium,lite] [-K 10] [--lanczos paper] [--ttm csf] [--repeats 3] [--csv OUT.csv]
 
-runs the real worker (``mpiexec -n R python -m mpi4py -m spbench.tucker.worker SPEC.json``) on a
+runs the real worker (``mpiexec -n R python -m mpi4py -m spbench.tucker.mpi.worker SPEC.json``) on a
 stand-in tensor and puts its measured times beside the model's prediction for the same
 distribution and the measured Lanczos queries.
 """
@@ -28,7 +28,7 @@ def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invoca
 
     from spbench.datasets.tensor_store import write_store
 
-    from .launch import mpi_module_command
+    from spbench.tucker.mpi.launch import mpi_module_command
 
     with tempfile.TemporaryDirectory(prefix="spbench-validate-") as d:
         tdir = Path(d) / "store"
@@ -38,7 +38,7 @@ def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invoca
                  for s in schemes for i in range(repeats)]
         spec = Path(d) / "spec.json"
         spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": d, "threads": 1, "tasks": tasks}))
-        cmd = mpi_module_command("spbench.tucker.worker", [spec], ranks)
+        cmd = mpi_module_command("spbench.tucker.mpi.worker", [spec], ranks)
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
         if proc.returncode != 0:
@@ -60,8 +60,8 @@ def validate(tensor_specs, schemes, ranks_list, costs: dict, *, K=10, seed: int 
 
     import pandas as pd
 
-    from .model import predict_from_loads, rank_loads
-    from .schemes import get_scheme
+    from spbench.tucker.model.cost_model import predict_from_loads, rank_loads
+    from spbench.tucker.schemes import get_scheme
 
     items = tensor_specs.items() if isinstance(tensor_specs, dict) else tensor_specs
     rows = []

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .comm import RowOwners
-from .mpi import Exchange, allreduce, alltoallv
+from spbench.tucker.mpi.comm import RowOwners
+from spbench.tucker.mpi.collectives import Exchange, allreduce, alltoallv
 from spbench.datasets.sparse_tensor import SparseTensor, unique_sorted
-from .ttm import TTM_KINDS, TTMPlan
+from spbench.tucker.hooi.ttm import TTM_KINDS, TTMPlan
 
 __all__ = ["ModePlan", "LocalTensor", "build_plans", "release_elements"]
 
@@ -156,7 +156,7 @@ def _csf_trees(dt, sets, factor_ids, K, release: bool) -> list:
     """Per mode, the CSF tree of that mode's policy set (:meth:`.csf.CSFPlan.from_columns`),
     built one mode at a time from int32 columns renumbered into local factor rows; with
     ``release`` a set's arrays go as soon as its last tree is built."""
-    from .csf import CSFPlan
+    from spbench.tucker.hooi.csf import CSFPlan
 
     N = dt.nmodes
     local = [_local_rows(factor_ids[j], dt.dims[j]) for j in range(N)]

@@ -69,7 +69,7 @@ def our_blas() -> str:
 
 
 def _csf_ttm_seconds(plans, factors, Z, scratch, threads: int) -> float:
-    from .ttm import ttm
+    from spbench.tucker.hooi.ttm import ttm
 
     t0 = time.perf_counter()
     for n, plan in enumerate(plans):
@@ -84,11 +84,11 @@ def splatt_rounds(splatt: str, cases: list[str], threads: list[int], reps: int, 
     ``iterations`` iterations (module docstring); the .tns files are written under ``workdir``."""
     from threadpoolctl import threadpool_limits
 
-    from .factor_start import init_factors
-    from .hooi import hooi
-    from .ttm import build_ttm_plan, khat, ttm_scratch_len
-    from .ttm_bench import CASES, _tensor
-    from .bench_tensors import case_label
+    from spbench.tucker.hooi.factor_start import init_factors
+    from spbench.tucker.hooi.loop import hooi
+    from spbench.tucker.hooi.ttm import build_ttm_plan, khat, ttm_scratch_len
+    from spbench.tucker.benchmarks.ttm_bench import CASES, _tensor
+    from spbench.tucker.benchmarks.bench_tensors import case_label
 
     items, blas = [], {"splatt_blas": linked_blas(splatt), "spbench_blas": our_blas()}
     for case in cases:

@@ -14,7 +14,7 @@ from itertools import permutations
 import numpy as np
 import scipy.linalg.cython_blas  # noqa: F401  (the TTM kernel's dgemm: load it before threadpoolctl looks)
 
-from .csf import CSFPlan
+from spbench.tucker.hooi.csf import CSFPlan
 from spbench.datasets.sparse_tensor import SparseTensor, unique_sorted
 
 __all__ = ["TTMPlan", "TTM_KINDS", "build_ttm_plan", "ttm", "ttm_scratch_len", "khat", "ttm_flops",

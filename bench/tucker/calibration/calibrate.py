@@ -36,7 +36,7 @@ fits live in :mod:`.calibrate_ttm`, the fitting helpers in :mod:`.cost_fit`):
   partial-sum accumulation, buffers): dist_oracle_call + dist_oracle_row·(R + received rows), at
   1000 to 2M shared rows with none or half of them exchanged;
 * MPI α/β of ping-pong, Allreduce, Alltoallv, Allgatherv from :mod:`.mpi_microbench` run as
-  ``mpiexec -n 2 python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json`` (the mpiexec
+  ``mpiexec -n 2 python -m mpi4py -m spbench.tucker.calibration.mpi_microbench OUT.json`` (the mpiexec
   beside this Python). Two ranks on two cores only: with more ranks than cores the numbers are
   time slices, not latencies, and are refused. No mpiexec: the MPI part is skipped with a
   reason (``mpi.skipped``) and the model then predicts P = 1 only.
@@ -61,7 +61,7 @@ import numpy as np
 
 from spbench.timing import median_time
 
-from .cost_fit import nnls_relative
+from spbench.tucker.calibration.cost_fit import nnls_relative
 
 __all__ = ["calibrate", "save", "load", "calibrate_oracle",
            "calibrate_lanczos", "calibrate_oracle_index", "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS",
@@ -135,7 +135,7 @@ def calibrate_lanczos(quick: bool = False, seed: int = 0) -> dict:
     vectors beyond cache, fitted per term (module docstring)."""
     from threadpoolctl import threadpool_limits
 
-    from .lanczos import lanczos_svd
+    from spbench.tucker.hooi.lanczos import lanczos_svd
 
     rng = np.random.default_rng(seed)
     # (m rows, n = K̂, K, ncv) in three groups fitted in turn: "small" (bases in cache: the
@@ -186,7 +186,7 @@ def _local_query(cases, coef, seed: int) -> float:
     at P = 1) beyond the products and the fitted basis terms: dense Z of the in-cache cases."""
     from threadpoolctl import threadpool_limits
 
-    from .lanczos import lanczos_svd
+    from spbench.tucker.hooi.lanczos import lanczos_svd
 
     rng = np.random.default_rng(seed)
     per_query = []
@@ -212,8 +212,8 @@ def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:
 
     from threadpoolctl import threadpool_limits
 
-    from .hooi import Oracle
-    from .mpi import Exchange, LocalComm
+    from spbench.tucker.hooi.loop import Oracle
+    from spbench.tucker.mpi.collectives import Exchange, LocalComm
 
     rng = np.random.default_rng(seed)
     sizes = (1_000, 200_000, 400_000) if quick else (1_000, 10_000, 200_000, 1_000_000, 2_000_000)
@@ -248,7 +248,7 @@ def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:
 def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> dict:
     """α/β per pattern from :mod:`.mpi_microbench` at ``ranks`` ranks, as ``{"costs": {...},
     "raw": ...}``, or ``{"skipped": reason}`` (no mpiexec, a failed job, or oversubscription)."""
-    from .launch import mpi_module_command, mpiexec_beside_python
+    from spbench.tucker.mpi.launch import mpi_module_command, mpiexec_beside_python
 
     if mpiexec_beside_python() is None:
         return {"skipped": f"no mpiexec beside {sys.executable} (pip install mpi4py mpich)"}
@@ -258,7 +258,7 @@ def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> 
         return {"skipped": f"mpi4py unavailable: {exc}"}
     with tempfile.TemporaryDirectory(prefix="spbench-mb-") as d:
         out = Path(d) / "mb.json"
-        cmd = mpi_module_command("spbench.tucker.mpi_microbench", [out] + (["--quick"] if quick else []), ranks)
+        cmd = mpi_module_command("spbench.tucker.calibration.mpi_microbench", [out] + (["--quick"] if quick else []), ranks)
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -277,7 +277,7 @@ def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> 
         costs[f"alpha_{name}"] = pat[name]["alpha"]
         costs[f"beta_{name}"] = pat[name]["beta"]
     return {"costs": costs, "ranks": raw["ranks"], "cores": raw["cores"], "library": raw.get("library"),
-            "command": f"mpiexec -n {ranks} python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json"
+            "command": f"mpiexec -n {ranks} python -m mpi4py -m spbench.tucker.calibration.mpi_microbench OUT.json"
                        + (" --quick" if quick else ""),
             "raw": raw}
 
@@ -289,7 +289,7 @@ def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
     from spbench.machine_load import LoadWatch, timing_spread
     from spbench.timing import collect_timings
 
-    from .calibrate_ttm import calibrate_ttm, calibrate_ttm_csf
+    from spbench.tucker.calibration.calibrate_ttm import calibrate_ttm, calibrate_ttm_csf
 
     t0 = time.perf_counter()
     watch = LoadWatch()

@@ -1,6 +1,6 @@
 """MPI micro-benchmark for the Tucker cost model (:mod:`.model`, :mod:`.calibrate`):
 
-    mpiexec -n 2 python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json [--quick]
+    mpiexec -n 2 python -m mpi4py -m spbench.tucker.calibration.mpi_microbench OUT.json [--quick]
 
 Times, on ``MPI.COMM_WORLD``, the communication patterns of the distributed HOOI (:mod:`.hooi`)
 at several message sizes (float64 words):
@@ -138,7 +138,7 @@ def main(argv=None) -> int:
     quick = "--quick" in argv
     args = [a for a in argv if a != "--quick"]
     if len(args) != 1:
-        raise SystemExit("usage: mpiexec -n 2 python -m mpi4py -m spbench.tucker.mpi_microbench OUT.json [--quick]")
+        raise SystemExit("usage: mpiexec -n 2 python -m mpi4py -m spbench.tucker.calibration.mpi_microbench OUT.json [--quick]")
     comm = MPI.COMM_WORLD
     patterns = run(comm, QUICK_SIZES if quick else SIZES, quick=quick)
     comm.Barrier()

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .mpi import Exchange, block_range
-from .schemes import get_scheme
+from spbench.tucker.mpi.collectives import Exchange, block_range
+from spbench.tucker.schemes import get_scheme
 
 __all__ = ["Block", "LocalElements", "DistributedTensor", "block_range", "index_dtype", "read_block",
            "split_block", "redistribute", "distribute", "gather_policies"]

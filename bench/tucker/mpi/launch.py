@@ -2,7 +2,7 @@
 
 The CLI process never imports mpi4py.MPI nor loads the tensor: it points the job
 at the data set's tensor store (each rank memory-maps its block), writes a job spec into the
-results folder's job folder, and launches `{launcher} python -m mpi4py -m spbench.tucker.worker
+results folder's job folder, and launches `{launcher} python -m mpi4py -m spbench.tucker.mpi.worker
 SPEC` (:mod:`.job_process`: the job dies with the sweep). Rank 0 stores each finished run's row
 itself and reports progress (:mod:`.job_progress`); a run that fails is its own error row
 (:mod:`.task_loop`); a run without a row after the job is recorded `error` (with the job's last
@@ -51,9 +51,9 @@ def run_mpi_batch(pending, prepared, config, store, progress):
     tensor). Lite rows get Theorem 6.1's slack from those metrics. Each task's start, HOOI
     invocations and finish are printed as the job reports them. A job that dies takes only the
     task it was running with it: the tasks it had not started run in a new job."""
-    from ..machine import usable_cores
-    from ..machine_load import LoadWatch
-    from .lite_bound import theorem_6_1_slack
+    from spbench.machine import usable_cores
+    from spbench.machine_load import LoadWatch
+    from spbench.tucker.schemes.lite_bound import theorem_6_1_slack
 
     cores = usable_cores()  # rows of more ranks than cores say so: their times are time slices
     by_ranks: dict = {}
@@ -130,7 +130,7 @@ class JobWatch:
         self._reader = None
 
     def follow(self, path: Path) -> None:
-        from .job_progress import ProgressReader
+        from spbench.tucker.mpi.job_progress import ProgressReader
         self._reader = ProgressReader(path)
 
     def poll(self) -> None:
@@ -176,7 +176,7 @@ class JobWatch:
 def _launch(config, ranks: int, tensor_dir: Path, store, tasks: list, watch):
     """Run one worker job over ``tasks``; its spec, progress and log live in the results folder's
     job folder while it runs (the worker removes the spec once read, this process the rest)."""
-    from .job_process import run_job
+    from spbench.tucker.mpi.job_process import run_job
 
     store.runs.mkdir(parents=True, exist_ok=True)
     store.jobs.mkdir(parents=True, exist_ok=True)
@@ -187,7 +187,7 @@ def _launch(config, ranks: int, tensor_dir: Path, store, tasks: list, watch):
         with os.fdopen(fd, "w") as fh:
             json.dump({"tensor_dir": str(tensor_dir), "results_dir": str(store.runs), "threads": 1,
                        "progress": str(files[1]), "tasks": tasks}, fh)
-        cmd = mpi_module_command("spbench.tucker.worker", [spec], ranks, config.launcher)
+        cmd = mpi_module_command("spbench.tucker.mpi.worker", [spec], ranks, config.launcher)
         watch.follow(files[1])
         return run_job(cmd, dict(os.environ, OMP_NUM_THREADS="1"), timeout=config.timeout, log=files[2],
                        on_poll=watch.poll)

@@ -23,9 +23,9 @@ import pandas as pd
 
 from spbench.profile.labels import base_name, display_map
 from spbench.profile.tables import write_table
-from spbench.profile.tucker_paper import (BREAKUP, FIG10_CONFIGS, FIG14_HOOI_S, FIG15A_SPEEDUP, FIG16_DIST_S, LABEL,
-                                          PAPER_K, PAPER_RANKS, SCHEMES)
-from spbench.profile.tucker_provenance import rows_tag
+from spbench.tucker.report.paper import (BREAKUP, FIG10_CONFIGS, FIG14_HOOI_S, FIG15A_SPEEDUP, FIG16_DIST_S, LABEL,
+    PAPER_K, PAPER_RANKS, SCHEMES)
+from spbench.tucker.report.provenance import rows_tag
 
 __all__ = ["components_section", "component_table", "deciding_component", "limiting_component",
            "paper_hooi", "paper_fastest"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cost_fit import nnls_relative
+from spbench.tucker.calibration.cost_fit import nnls_relative
 
 __all__ = ["calibrate_ttm", "calibrate_ttm_csf"]
 
@@ -69,7 +69,7 @@ def _l2_bytes() -> float:
 def _cold_seconds(tensor, plan, F, kh: int, scratch, reps: int, evict: np.ndarray) -> float:
     """Median of ``reps`` cold TTM calls, as in a one-invocation HOOI: ``evict`` (8 / 32 MB) written
     before each, a fresh Z each."""
-    from .ttm import ttm
+    from spbench.tucker.hooi.ttm import ttm
 
     ts = []
     for _ in range(reps):
@@ -86,8 +86,8 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
     the module docstring)."""
     from threadpoolctl import threadpool_limits
 
-    from .factor_start import init_factors
-    from .ttm import TTMPlan, khat, ttm_scratch_len
+    from spbench.tucker.hooi.factor_start import init_factors
+    from spbench.tucker.hooi.ttm import TTMPlan, khat, ttm_scratch_len
     from spbench.datasets.sparse_tensor import SparseTensor
 
     reps = _ttm_cases(quick)[1]
@@ -125,9 +125,9 @@ def calibrate_ttm_csf(quick: bool = False, seed: int = 0) -> dict:
     trees built per K as the worker builds them (module docstring)."""
     from threadpoolctl import threadpool_limits
 
-    from .csf import CSFPlan, gathers_beyond_cache, tree_work
-    from .factor_start import init_factors
-    from .ttm import khat, ttm_scratch_len
+    from spbench.tucker.hooi.csf import CSFPlan, gathers_beyond_cache, tree_work
+    from spbench.tucker.hooi.factor_start import init_factors
+    from spbench.tucker.hooi.ttm import khat, ttm_scratch_len
     from spbench.datasets.sparse_tensor import unique_sorted
 
     reps = _ttm_cases(quick)[1]

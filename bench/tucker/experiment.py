@@ -23,9 +23,9 @@ from pathlib import Path
 
 from spbench.datasets.store_duplicates import DUPLICATE_RULES
 
-from ..experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
-from ..row_schema import NUMBER, optional, required
-from .lite_bound import theorem_6_1_slack
+from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
+from spbench.row_schema import NUMBER, optional, required
+from spbench.tucker.schemes.lite_bound import theorem_6_1_slack
 
 #: `init:` initial factors, random (seeded, orthonormalized) or hosvd
 INITS = ("random", "hosvd")
@@ -146,17 +146,17 @@ class TuckerExperiment(Experiment):
     row_fields = ROW_FIELDS
 
     def algorithms(self) -> dict[str, Algorithm]:
-        from .schemes import SCHEMES
+        from spbench.tucker.schemes import SCHEMES
         return {name: Algorithm(name, s.label, "scheme", s.parameters) for name, s in SCHEMES.items()}
 
     def resolve_dataset(self, entry):
         from spbench.datasets.tensor_registry import resolve
         return resolve(entry)
 
-    calibration_module = "spbench.tucker.calibrate"
+    calibration_module = "spbench.tucker.calibration.calibrate"
 
     def measure_calibration(self, quick: bool, cores: tuple) -> dict:
-        from .calibrate import calibrate
+        from spbench.tucker.calibration.calibrate import calibrate
         return calibrate(quick=quick)
 
     def calibration_summary(self, measured: dict) -> list[tuple[str, str]]:
@@ -164,7 +164,7 @@ class TuckerExperiment(Experiment):
         import json
 
         mpi = {k: v for k, v in measured["mpi"].items() if k != "raw"}
-        from ..machine_load import describe
+        from spbench.machine_load import describe
 
         return [*((k, f"{v:.4g}") for k, v in measured["costs"].items()),
                 ("fits", json.dumps(measured["fits"], default=str)), ("mpi", json.dumps(mpi, default=str)),
@@ -174,7 +174,7 @@ class TuckerExperiment(Experiment):
     validation = ("tucker-model", "nnz")  # the MPI worker vs the model on a stand-in of this many nonzeros
 
     def write_profile(self, df, out_dir) -> list[Path]:
-        from spbench.profile.tucker_figures import write_tucker_profile
+        from spbench.tucker.report.figures import write_tucker_profile
         return write_tucker_profile(df, out_dir)
 
     def slurm_resources(self, points) -> list[str]:
@@ -189,11 +189,11 @@ class TuckerExperiment(Experiment):
 
     def check_points(self, config, points) -> None:
         """Measured runs: refuse, before anything starts, rank counts this machine cannot host."""
-        from ..machine import usable_cores
-        from .launch import launcher_command
+        from spbench.machine import usable_cores
+        from spbench.tucker.mpi.launch import launcher_command
 
         if config.execution != "measured":
-            from .calibrate import default_calibration_path, load_calibration, model_costs
+            from spbench.tucker.calibration.calibrate import default_calibration_path, load_calibration, model_costs
             path = Path(config.costs) if config.costs else default_calibration_path()
             if config.costs and not path.exists():
                 raise RunError(f"{config.source}: key 'costs': no Tucker calibration at {path}; run "
@@ -218,7 +218,7 @@ class TuckerExperiment(Experiment):
 
     def estimate_points(self, config, points) -> list:
         """Peak memory per point and the stores still to write, before anything loads (memory_estimate)."""
-        from .memory_estimate import estimate_points
+        from spbench.tucker.memory_estimate import estimate_points
         return estimate_points(config, points)
 
     def work_per_point(self, config) -> str:
@@ -233,7 +233,7 @@ class TuckerExperiment(Experiment):
         """Measured points of one tensor run as MPI jobs, one per rank count (launch.run_mpi_batch)."""
         if config.execution != "measured":
             return None
-        from .launch import run_mpi_batch
+        from spbench.tucker.mpi.launch import run_mpi_batch
         return run_mpi_batch
 
     def prepare(self, dataset, config) -> PreparedTensor:
@@ -255,9 +255,9 @@ class TuckerExperiment(Experiment):
         """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K:
         streamed from the store when the scheme has a streamed form, else from its policies of the
         whole tensor in memory."""
-        from .schemes import get_scheme
-        from .schemes.hyper import partition_cache_dir
-        from .stream_metrics import store_chunks, stream_counts, tensor_chunks
+        from spbench.tucker.schemes import get_scheme
+        from spbench.tucker.schemes.hyper import partition_cache_dir
+        from spbench.tucker.stream_metrics import store_chunks, stream_counts, tensor_chunks
 
         key = (scheme, ranks, seed, tuple(sorted(params.items())))
         if key not in prepared.counts:
@@ -277,7 +277,7 @@ class TuckerExperiment(Experiment):
             counts, _ = stream_counts(header.dims, header.nnz, chunks, stream, timing=timing)
             seconds = stream.info.get("partition_seconds", decided + timing.get("fill_seconds", 0.0))
             if self.costs is not None:   # the TTM model's tree shapes: a sort of the whole tensor in memory
-                from .csf import prefix_counts
+                from spbench.tucker.hooi.csf import prefix_counts
                 dist = dist if sch.streamed is None else sch(prepared.tensor, ranks, seed=seed, **params)
                 for n in range(header.nmodes):
                     counts[n]["csf_prefix_p"] = prefix_counts(prepared.tensor.coords, header.dims, n, dist.policy(n),
@@ -289,7 +289,7 @@ class TuckerExperiment(Experiment):
     def exact_metrics(self, point, prepared: PreparedTensor, config, queries=None) -> dict:
         """The scheme's exact metrics (§4, §7.3) for this point, with Theorem 6.1's slack for Lite;
         `queries`: the Lanczos queries a measured run made per mode (default 4·K, §4.3)."""
-        from .metrics import metrics_from_counts
+        from spbench.tucker.metrics import metrics_from_counts
 
         axes = point.axes
         dc = self._counts(prepared, axes["algorithm"], axes["ranks"], config.seed,
@@ -312,7 +312,7 @@ class TuckerExperiment(Experiment):
         row = self.exact_metrics(point, prepared, config)
         times = {"hooi_time": None, "ttm_time": None, "svd_time": None, "comm_time": None, "other_time": None}
         if self.costs is not None:
-            from .model import loads_from_counts, predict_from_loads
+            from spbench.tucker.model.cost_model import loads_from_counts, predict_from_loads
             dc = self._counts(prepared, axes["algorithm"], axes["ranks"], config.seed,
                               config.params.get(axes["algorithm"], {}))
             lanczos, ttm = config.lanczos, axes.get("ttm", config.ttm)
@@ -321,7 +321,7 @@ class TuckerExperiment(Experiment):
                                            ttm=ttm)
             times = {k: float(predicted[k]) for k in times}
             row["ttm"] = ttm
-            row["hooi_time_kind"] = (f"modelled (bench/tucker/model.py v{predicted['model_version']}, "
+            row["hooi_time_kind"] = (f"modelled (bench/tucker/model/cost_model.py v{predicted['model_version']}, "
                                      f"ttm: {ttm}, lanczos: {lanczos}, "
                                      f"{sum(m['queries'] for m in predicted['modes'])} queries)")
         slack = row.get("lite_bound_slack")
@@ -352,5 +352,5 @@ def k_above_lengths(name: str, dims, ks) -> str | None:
     modes = "; ".join(f"K = {', '.join(map(str, big))} above the length {length} of mode {n + 1}"
                       for n, length, big in over)
     return (f"{name} (dims {'x'.join(str(int(d)) for d in dims)}): {modes}: HOOI pads such a factor with zero "
-            f"columns (σ = 0, the padding rule of bench/tucker/lanczos.py), so its TTMs, core and fit are those of "
+            f"columns (σ = 0, the padding rule of bench/tucker/hooi/lanczos.py), so its TTMs, core and fit are those of "
             f"K = the mode's length there; the metrics count the K asked for")

@@ -162,7 +162,7 @@ def fig10(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str, shown: dict)
     return save_figure(fig, out_dir, f"fig10_hooi_{suffix}", points.rename(index=shown).reset_index())
 
 
-#: Fig. 11's stack: the components that partition the HOOI time (spbench.tucker.hooi.PARTITION)
+#: Fig. 11's stack: the components that partition the HOOI time (spbench.tucker.hooi.loop.PARTITION)
 BREAKUP = (("ttm_time", "TTM"), ("svd_time", "SVD (local)"), ("comm_time", "communication"), ("other_time", "other"))
 
 

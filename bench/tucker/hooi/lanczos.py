@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg.lapack import dgesdd
 
-from .counter_random import counter_normal
+from spbench.tucker.hooi.counter_random import counter_normal
 
 __all__ = ["LanczosResult", "lanczos_svd", "default_ncv", "paper_ncv", "RowLayout", "LocalRows",
            "CommRows", "LANCZOS_MODES"]

@@ -46,13 +46,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .factor_start import hosvd_rows, orthonormalize_rows, random_rows
-from .lanczos import LANCZOS_MODES, CommRows, lanczos_svd
-from .mode_plan import build_plans, release_elements
-from .mpi import LocalComm, allreduce
+from spbench.tucker.hooi.factor_start import hosvd_rows, orthonormalize_rows, random_rows
+from spbench.tucker.hooi.lanczos import LANCZOS_MODES, CommRows, lanczos_svd
+from spbench.tucker.mpi.mode_plan import build_plans, release_elements
+from spbench.tucker.mpi.collectives import LocalComm, allreduce
 from spbench.datasets.sparse_tensor import SparseTensor
-from .ttm import TTM_KINDS, fold, khat, ttm_scratch_len
-from .ttm import ttm as local_ttm
+from spbench.tucker.hooi.ttm import TTM_KINDS, fold, khat, ttm_scratch_len
+from spbench.tucker.hooi.ttm import ttm as local_ttm
 
 __all__ = ["hooi", "hooi_distributed", "HOOIResult", "Oracle", "tucker_fit", "gather_factors", "PARTITION"]
 
@@ -373,7 +373,7 @@ def hooi(tensor: SparseTensor, K, *, invocations: int = 1, init="random", seed: 
          tol: float = 1e-8, lanczos: str = "paper", ncv: int | None = None, ttm: str = "csf") -> HOOIResult:
     """HOOI of a whole tensor on this process: :func:`hooi_distributed` at P = 1 (LocalComm),
     factors returned at full size (L_n × K_n, rows of empty slices 0)."""
-    from .distribute import DistributedTensor, LocalElements
+    from spbench.tucker.mpi.distribute import DistributedTensor, LocalElements
 
     comm = LocalComm()
     gids = np.arange(tensor.nnz, dtype=np.int64)

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from .bench_tensors import case_label, make_tensor, matmul_peak
+from spbench.tucker.benchmarks.bench_tensors import case_label, make_tensor, matmul_peak
 
 CASES = {
     "3way": {"dims": (2000, 1500, 1000), "nnz": 200_000, "K": 10},
@@ -42,8 +42,8 @@ def _maxrss_mb() -> float:
 
 def _child(solver: str, dims, nnz: int, K: int, seed: int, threads: int) -> dict:
     """Run inside the child process: build the tensor and factors, run the solver once."""
-    from .factor_start import init_factors
-    from .hooi import hooi
+    from spbench.tucker.hooi.factor_start import init_factors
+    from spbench.tucker.hooi.loop import hooi
 
     T = make_tensor(dims, nnz, seed)
     Ks = [K] * len(dims)
@@ -77,7 +77,7 @@ def _child(solver: str, dims, nnz: int, K: int, seed: int, threads: int) -> dict
 
 
 #: what a child process runs: ``_child`` of (solver, case, seed, threads) from argv, one JSON line out
-CHILD_SCRIPT = ("import json, sys\nfrom spbench.tucker.hooi_bench import CASES, _child\n"
+CHILD_SCRIPT = ("import json, sys\nfrom spbench.tucker.benchmarks.hooi_bench import CASES, _child\n"
                 "solver, case, seed, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])\n"
                 "spec = CASES[case]\n"
                 "print(json.dumps(_child(solver, spec['dims'], spec['nnz'], spec['K'], seed, threads)))\n")
@@ -109,7 +109,7 @@ def ttm_throughput(nmodes: int, K: int, threads: int, seed: int, reps: int = 3) 
     (HOOI's default kernel: ``time``, ``elements_per_s``, ``gflops`` of the flops it performs) and
     the paper's element-wise kernel beside it (``paper_*``), called alternately
     (:func:`.ttm_bench.compare`, median of ``reps`` rounds)."""
-    from .ttm_bench import compare
+    from spbench.tucker.benchmarks.ttm_bench import compare
 
     spec = CASES["3way" if nmodes == 3 else "4way"]
     T = make_tensor(spec["dims"], spec["nnz"], seed)
