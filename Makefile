@@ -70,7 +70,7 @@ figures-gallery: install
 	$(SPBENCH) profile $(GALLERY)/results/smoke --out $(GALLERY)/plots
 	$(SPBENCH) profile $(GALLERY)/results/smoke_tucker --out $(GALLERY)/plots
 	$(SPBENCH) compare $(GALLERY)/results/smoke $(GALLERY)/results/smoke_again --out $(GALLERY)/plots/compare
-	$(PY) -m spbench.profile.gallery $(GALLERY)/plots docs/figures docs/figures.md
+	$(PY) -m spbench.report.gallery $(GALLERY)/plots docs/figures docs/figures.md
 
 bench: bench-serial bench-barrier bench-schedulers bench-order bench-lite bench-hooi bench-ttm bench-ingest
 

@@ -3,7 +3,7 @@
 Each subcommand measures its items side by side in one invocation (progress on stderr), stores
 one row per item in ``--out`` (default ``results/bench-NAME/``; see :mod:`spbench.bench_rows`:
 a second invocation appends its rows as the next repeat, ``--fresh`` starts over) and prints the
-benchmark's Markdown table (:mod:`spbench.profile.bench_tables`) on stdout. A bad option is one
+benchmark's Markdown table (:mod:`spbench.bench_tables`) on stdout. A bad option is one
 line and exit code 2 with nothing written; exit 1 when an item ended error, timeout or invalid.
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ def measure_and_store(name: str, options: dict, code: str, measure, out_dir, fre
     """Lock the folder, measure (``measure(say)`` → items), store the rows, print the table."""
     from spbench.atomic_files import WriteFailed
     from spbench.bench_rows import bench_folder, store_items
-    from spbench.profile.bench_tables import bench_table
+    from spbench.bench_tables import bench_table
     from spbench.results import ResultsBusy
 
     out = out_dir or Path("results") / f"bench-{name}"

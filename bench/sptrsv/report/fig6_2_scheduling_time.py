@@ -12,13 +12,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile import labels
+from spbench.report import labels
 from spbench.sptrsv.report import paper_values as paper  # noqa: E402
-from spbench.profile.figures import (  # noqa: E402
-    curve_styles, plain_log_ticks, save_figure, scale_phrase, wrap_title)
-from spbench.profile.markdown_sections import figure_lines  # noqa: E402
+from spbench.report.figures import curve_styles, plain_log_ticks, save_figure, scale_phrase, wrap_title
+from spbench.report.markdown_sections import figure_lines  # noqa: E402
 from spbench.sptrsv.report.rows import default_cores, ok_rows  # noqa: E402
-from spbench.profile.tables import SERIAL, format_markdown, write_table  # noqa: E402
+from spbench.report.tables import SERIAL, format_markdown, write_table  # noqa: E402
 
 MIN_SIZES, MIN_SPAN = 3, 4.0
 """A fitted slope needs this many matrix sizes spanning this factor in nnz."""

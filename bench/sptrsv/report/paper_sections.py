@@ -12,10 +12,10 @@ import pandas as pd
 from spbench.sptrsv.report import (fig1_1_speedup_band as fig11_speedup_band,
     fig6_2_scheduling_time as fig62_scheduling_time, table6_1_barriers as table61_barriers,
     table6_2_ssp_over_bsp as table62_ssp_over_bsp, table6_3_amortisation as table63_amortisation)
-from spbench.profile.markdown_sections import details
-from spbench.profile.perfprofile import executions
+from spbench.report.markdown_sections import details
+from spbench.report.perfprofile import executions
 from spbench.sptrsv.report.standins import matrix_comparison
-from spbench.profile.tables import format_markdown, write_csv
+from spbench.report.tables import format_markdown, write_csv
 
 
 def provenance_lines(df: pd.DataFrame) -> list[str]:

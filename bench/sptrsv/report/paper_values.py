@@ -3,11 +3,11 @@
 Transcribed by hand from the text of §1 and §6 so that ``spbench profile`` can show them beside
 this machine's values. Keys use spbench's own names: algorithms as in the result rows
 (``hdagg``, ``spmp``, ``growlocal``, ``elastic_divide``) and data set groups as
-:func:`spbench.profile.labels.dataset_group` names them (``SuiteSparse``, ``iChol``,
+:func:`spbench.report.labels.dataset_group` names them (``SuiteSparse``, ``iChol``,
 ``METIS``; the paper's tables print "Suite", "iChol", "Metis"). ``None`` is a cell the paper
 leaves empty ("—"). Nothing here is computed (the algorithms' names are the labels the schedulers
 declare); cross-checks against the paper's prose are noted
-beside each table and pinned down by ``tests/profile/test_sptrsv_tables.py``.
+beside each table and pinned down by ``tests/report/test_sptrsv_tables.py``.
 """
 from __future__ import annotations
 

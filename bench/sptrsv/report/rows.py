@@ -1,7 +1,7 @@
 """SpTrSV result rows as paper 2's tables read them (§6.2-6.5): the ok rows, their data set group,
 the geometric mean and the paper's core count nearest to ours.
 
-Data set groups come from the data set name (:func:`spbench.profile.labels.dataset_group`):
+Data set groups come from the data set name (:func:`spbench.report.labels.dataset_group`):
 ``name+ichol`` is iChol, ``name+metis`` METIS, a plain name SuiteSparse; a generator's matrix is
 "generated" and a user file "other", so neither pools with a paper group nor sits beside its
 printed numbers.
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from spbench.profile import labels
+from spbench.report import labels
 from spbench.sptrsv.report import paper_values as paper
-from spbench.profile.perfprofile import executions, series_labels
-from spbench.profile.tables import SERIAL
+from spbench.report.perfprofile import executions, series_labels
+from spbench.report.tables import SERIAL
 
 GROUP_ORDER = {g: i for i, g in enumerate(paper.GROUPS)}
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from spbench.sptrsv.report import paper_values as paper
-from spbench.profile.markdown_sections import details, paper_cell, section, write_beside_paper
+from spbench.report.markdown_sections import details, paper_cell, section, write_beside_paper
 from spbench.sptrsv.report.rows import geomean, nearest_cores, ok_rows, sort_groups
-from spbench.profile.tables import format_markdown
+from spbench.report.tables import format_markdown
 
 
 def ssp_over_bsp(df: pd.DataFrame, algorithm: str = "elastic_divide") -> pd.DataFrame:

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from spbench.profile import labels
+from spbench.report import labels
 from spbench.sptrsv.report import paper_values as paper
-from spbench.profile.markdown_sections import details, section, write_beside_paper
+from spbench.report.markdown_sections import details, section, write_beside_paper
 from spbench.sptrsv.report.rows import default_cores, ok_rows, sort_groups, timed_repetitions
-from spbench.profile.tables import SERIAL, format_markdown, write_csv
+from spbench.report.tables import SERIAL, format_markdown, write_csv
 
 
 def amortisation(df: pd.DataFrame, cores: int | None = None) -> pd.DataFrame:

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from spbench.profile.labels import base_name, display_map
-from spbench.profile.tables import write_table
+from spbench.report.labels import base_name, display_map
+from spbench.report.tables import write_table
 from spbench.tucker.report.paper import (BREAKUP, FIG10_CONFIGS, FIG14_HOOI_S, FIG15A_SPEEDUP, FIG16_DIST_S, LABEL,
     PAPER_K, PAPER_RANKS, SCHEMES)
 from spbench.tucker.report.provenance import rows_tag

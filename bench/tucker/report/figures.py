@@ -16,13 +16,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.failed_rows import failed_rows_section  # noqa: E402
-from spbench.profile.figures import panel_grid, plain_log_ticks, save_figure  # noqa: E402
-from spbench.profile.intervals import median_interval, point_samples  # noqa: E402
-from spbench.profile.labels import display_map  # noqa: E402
+from spbench.report.failed_rows import failed_rows_section  # noqa: E402
+from spbench.report.figures import panel_grid, plain_log_ticks, save_figure  # noqa: E402
+from spbench.report.intervals import median_interval, point_samples  # noqa: E402
+from spbench.report.labels import display_map  # noqa: E402
 from spbench.tucker.report import paper as tucker_paper  # noqa: E402
 from spbench.tucker.report.provenance import rows_tag  # noqa: E402
-from spbench.profile.tables import write_table  # noqa: E402
+from spbench.report.tables import write_table  # noqa: E402
 
 #: the paper's order of the schemes (§5–§6) and their figure labels (from the scheme registry)
 SCHEME_ORDER = tucker_paper.SCHEMES
@@ -218,7 +218,7 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
         lines.append("- Simulated rows: exact policies and metrics for the given rank count, computed in one "
                      "process; `dist_time` is the serial scheme computation on this machine.")
     lines += ["", *failed_rows_section(df)]
-    from spbench.profile.measurement_conditions import conditions_section
+    from spbench.report.measurement_conditions import conditions_section
     lines += conditions_section(df, "ranks")  # busy machine, oversubscribed ranks
     from spbench.tucker.report.representativeness import representativeness_section
     lines += representativeness_section(df)
@@ -271,13 +271,13 @@ def write_tucker_profile(df: pd.DataFrame, out_dir) -> list[Path]:
               "cluster, §7.1), shown only beside this run's values at the same P and K (Fig. 15(a): 32 to 512 "
               "ranks, K = 10); this run's come from this machine and, for stand-ins, from synthetic tensors of "
               "the size each title states.", ""]
-    from spbench.profile.model_report import error_section, model_error
+    from spbench.report.model_report import error_section, model_error
     err = model_error(df, keys=["dataset", "algorithm", "ranks", "K"], column="hooi_time")
     if len(err):
         files, err_lines = error_section(err, out_dir, "HOOI time")
         written += files
         lines += err_lines
     lines += ["## Summary", "", (out_dir / "summary.md").read_text(), "[CSV](summary.csv)", ""]
-    from spbench.profile.tables import write_text
+    from spbench.report.tables import write_text
     written.append(write_text(out_dir / "REPORT.md", "\n".join(lines)))
     return written

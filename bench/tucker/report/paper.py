@@ -13,8 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.figures import panel_grid, plain_log_ticks, save_figure  # noqa: E402
-from spbench.profile.tables import write_table  # noqa: E402
+from spbench.report.figures import panel_grid, plain_log_ticks, save_figure  # noqa: E402
+from spbench.report.tables import write_table  # noqa: E402
 from spbench.tucker.schemes import SCHEMES as REGISTRY  # noqa: E402
 
 #: the order of the paper's figures (§5–§6); the names are the registry's figure labels

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from spbench.profile.labels import base_name, is_standin
+from spbench.report.labels import base_name, is_standin
 
 __all__ = ["rows_tag", "size_phrase"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from spbench.profile.tables import format_markdown, write_csv, write_text
+from spbench.report.tables import format_markdown, write_csv, write_text
 
 
 def section(title: str, intro: str, table_md: str, links: str, extra: list[str] = ()) -> list[str]:

@@ -1,11 +1,11 @@
-"""The figure gallery of docs/figures.md (spbench.profile.gallery)."""
+"""The figure gallery of docs/figures.md (spbench.report.gallery)."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pytest
 from PIL import Image
 
-from spbench.profile import gallery
+from spbench.report import gallery
 
 
 def _png(path, width_in=8.0):

@@ -1,7 +1,7 @@
 """The cost model in the SpTrSV report: error table (and its 30% call-out) and the barrier sweep."""
 import pandas as pd
 
-from spbench.profile.model_report import barrier_sweep_table, model_error, write_model_sections
+from spbench.report.model_report import barrier_sweep_table, model_error, write_model_sections
 
 
 def _row(dataset, execution, t, **extra):

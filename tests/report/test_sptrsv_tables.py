@@ -1,4 +1,4 @@
-"""spbench.profile.sptrsv_tables: Tables 6.1–6.3, Figures 6.2 and 1.1, their REPORT sections."""
+"""spbench.report.sptrsv_tables: Tables 6.1–6.3, Figures 6.2 and 1.1, their REPORT sections."""
 from __future__ import annotations
 
 import math
@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from spbench.sptrsv.report import paper_values as paper
-from spbench.profile.labels import dataset_group
-from spbench.profile.report import write_profile
+from spbench.report.labels import dataset_group
+from spbench.report.report import write_profile
 from spbench.sptrsv.report.fig1_1_speedup_band import speedup_band_figure
 from spbench.sptrsv.report.fig6_2_scheduling_time import fit_slopes, schedule_points, scheduling_time_figure
 from spbench.sptrsv.report.paper_sections import write_paper_sections
@@ -197,7 +197,7 @@ def test_amortisation_without_serial_is_empty(mk):
 # ---------------------------------------------------------------------------- Figure 1.1
 
 def test_speedup_band_figure_keeps_speedup_files(rows, make_rows, tmp_path):
-    from spbench.profile.figures import speedup_vs_cores
+    from spbench.report.figures import speedup_vs_cores
     speedup_vs_cores(rows, tmp_path)
     before = (tmp_path / "speedup.csv").read_text()
     paths = speedup_band_figure(rows, tmp_path)

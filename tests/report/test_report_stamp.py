@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.profile import report, report_stamp
+from spbench.report import report, report_stamp
 from spbench.row_schema import SCHEMA_VERSION
 
 FOLDERS = ("sweep_a", "sweep_b", "sweep_c")

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.figures import plain_log_ticks, save_figure  # noqa: E402
+from spbench.report.figures import plain_log_ticks, save_figure  # noqa: E402
 
 #: verdict -> (colour, marker, legend label); inconclusive points have no interval to draw
 VERDICT_STYLES = {"regression": ("tab:red", "o", "regression"),

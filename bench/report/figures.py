@@ -19,13 +19,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.labels import curve_labels, provenance_tag  # noqa: E402
-from spbench.profile.measurement_conditions import shade_extrapolated  # noqa: E402
-from spbench.profile.intervals import geomean_interval, point_samples, ratio_of_medians  # noqa: E402
-from spbench.profile.perfprofile import (  # noqa: E402
-    DEFAULT_TAUS, check_columns, executions, performance_profile, series_labels)
-from spbench.profile.tables import (  # noqa: E402
-    SERIAL, atomic_output, serial_times, speedups, write_csv)
+from spbench.report.labels import curve_labels, provenance_tag  # noqa: E402
+from spbench.report.measurement_conditions import shade_extrapolated  # noqa: E402
+from spbench.report.intervals import geomean_interval, point_samples, ratio_of_medians  # noqa: E402
+from spbench.report.perfprofile import DEFAULT_TAUS, check_columns, executions, performance_profile, series_labels
+from spbench.report.tables import SERIAL, atomic_output, serial_times, speedups, write_csv
 
 
 def _split_by_execution(df: pd.DataFrame, name: str) -> list[tuple[str, pd.DataFrame, str]]:
@@ -47,7 +45,7 @@ DASHES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 2)))
 
 def curve_styles(df: pd.DataFrame) -> dict[str, dict]:
     """One fixed style per curve key of ``df`` (:func:`series_labels`): colour, marker, dash and the
-    paper's label (:func:`~spbench.profile.labels.curve_labels`), so every figure of a sweep names
+    paper's label (:func:`~spbench.report.labels.curve_labels`), so every figure of a sweep names
     and draws a series alike and curves on top of each other stay apart by marker and dash."""
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     names = curve_labels(df, series_labels(df))
@@ -147,7 +145,7 @@ def speedup_points(df: pd.DataFrame, band: Sequence[float] = (25, 75)) -> pd.Dat
     """Points of Figure 6.1 for rows of one execution.
 
     Per (algorithm, cores): the geometric mean over datasets of the speed-up over serial
-    (:func:`~spbench.profile.tables.speedups`) and the ``band`` percentiles of those speed-ups
+    (:func:`~spbench.report.tables.speedups`) and the ``band`` percentiles of those speed-ups
     (numpy's linear interpolation), and the geometric mean's bootstrap 95% interval
     (:func:`speedup_intervals`). Columns: ``algorithm, cores, datasets, speedup_geomean,
     speedup_p<lo>, speedup_p<hi>, speedup_ci_low, speedup_ci_high``.
@@ -167,7 +165,7 @@ def speedup_points(df: pd.DataFrame, band: Sequence[float] = (25, 75)) -> pd.Dat
 
 def speedup_intervals(df: pd.DataFrame) -> pd.DataFrame:
     """Bootstrap 95% interval of the geometric-mean speed-up per (algorithm, cores), over the
-    matrices and the repetitions inside each (two-stage, :mod:`spbench.profile.intervals`); each
+    matrices and the repetitions inside each (two-stage, :mod:`spbench.report.intervals`); each
     matrix's speed-up is the ratio of medians serial / algorithm over its raw samples. Columns:
     ``algorithm, cores, speedup_ci_low, speedup_ci_high``."""
     samples = raw_point_samples(df)
@@ -309,7 +307,7 @@ def performance_profile_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
                                min_cores: int = 2) -> list[Path]:
     """Figure 5.1: performance profiles, fraction of runs within τ × best against τ.
 
-    Step curves per algorithm of :func:`~spbench.profile.perfprofile.performance_profile`
+    Step curves per algorithm of :func:`~spbench.report.perfprofile.performance_profile`
     (``exclude`` and ``min_cores`` are passed on), x from the first to the last τ (1 to 3 by
     default), y from 0 to 1 with a margin so that a curve on 0 or 1 shows; each curve its own dash,
     width and markers. The title counts the instances (cores ≥ ``min_cores``). Writes

@@ -15,7 +15,7 @@ import pandas as pd
 
 from spbench.atomic_files import atomic_output  # noqa: F401  (figures write through it)
 from spbench.atomic_files import atomic_write_text as write_text
-from spbench.profile.perfprofile import check_columns, executions, run_times
+from spbench.report.perfprofile import check_columns, executions, run_times
 
 STATUSES = ("ok", "error", "timeout", "skipped", "invalid")
 SERIAL = "serial"
@@ -64,7 +64,7 @@ def write_table(df: pd.DataFrame, path_stem: str | os.PathLike) -> list[Path]:
 def serial_times(df: pd.DataFrame) -> pd.Series:
     """Serial baseline per dataset (Figures 1.1 and 6.1: speed-up over Serial).
 
-    The :func:`~spbench.profile.perfprofile.run_times` time of algorithm ``serial`` at cores 1;
+    The :func:`~spbench.report.perfprofile.run_times` time of algorithm ``serial`` at cores 1;
     a dataset whose serial rows all ran at a higher core count uses its lowest one (the serial
     kernel is single-threaded whatever ``cores`` says). Datasets without an ok serial run are
     absent. Index: dataset; rows must share one execution.
@@ -93,7 +93,7 @@ def _with_intervals(out: pd.DataFrame, df: pd.DataFrame, keys: list[str]) -> pd.
     """Add ``solve_ms_ci_low/high`` (bootstrap 95% interval of the median solve time over the raw
     repetitions, or over the runs) and ``speedup_ci_low/high`` (of the ratio of medians serial /
     this point) after their columns."""
-    from spbench.profile.intervals import median_interval, point_samples, ratio_of_medians
+    from spbench.report.intervals import median_interval, point_samples, ratio_of_medians
 
     rows = df[(df["status"] == "ok").to_numpy()].assign(execution=executions(df)[(df["status"] == "ok").to_numpy()])
     if "kernel" in keys:

@@ -3,7 +3,7 @@ scheme, the paper's numbers only at the same P and K, and the component that dec
 import pandas as pd
 import pytest
 
-from spbench.profile.report import write_profile
+from spbench.report.report import write_profile
 from spbench.tucker.report.components import deciding_component, limiting_component, paper_fastest, paper_hooi
 
 #: (ttm, svd, comm, other) seconds per (scheme, ranks); nell2 at 32 ranks: Lite loses on communication

@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.figures import plain_log_ticks, save_figure  # noqa: E402
-from spbench.profile.tables import format_markdown, write_table  # noqa: E402
+from spbench.report.figures import plain_log_ticks, save_figure  # noqa: E402
+from spbench.report.tables import format_markdown, write_table  # noqa: E402
 
 #: a model whose error exceeds this is called out in the report rather than hidden
 ERROR_LIMIT = 0.30

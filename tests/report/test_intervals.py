@@ -2,8 +2,7 @@
 import numpy as np
 import pandas as pd
 
-from spbench.profile.intervals import (geomean_interval, mann_whitney, point_samples, ratio_of_medians,
-                                       raw_samples)
+from spbench.report.intervals import geomean_interval, mann_whitney, point_samples, ratio_of_medians, raw_samples
 
 
 def test_seeded_interval_is_reproducible():

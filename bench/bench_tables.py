@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from spbench.profile.model_bench_tables import sptrsv_model_table, tucker_model_table
+from spbench.model_bench_tables import sptrsv_model_table, tucker_model_table
 from spbench.sptrsv.benchmarks.reference_schedules import refs_table
 
 __all__ = ["TABLES", "bench_table"]

@@ -1,4 +1,4 @@
-"""spbench.profile: performance profile (Figure 5.1), speed-up (Figure 6.1), tables, report."""
+"""spbench.report: performance profile (Figure 5.1), speed-up (Figure 6.1), tables, report."""
 from __future__ import annotations
 
 import math
@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from spbench.profile.figures import performance_profile_figure, speedup_vs_cores
-from spbench.profile.perfprofile import DEFAULT_TAUS, performance_profile, run_times
-from spbench.profile.report import write_profile
-from spbench.profile.tables import format_markdown, sptrsv_summary, write_table
+from spbench.report.figures import performance_profile_figure, speedup_vs_cores
+from spbench.report.perfprofile import DEFAULT_TAUS, performance_profile, run_times
+from spbench.report.report import write_profile
+from spbench.report.tables import format_markdown, sptrsv_summary, write_table
 
 # Ratios to the best time per (dataset, cores) instance, cores >= 2, from conftest.TIMES:
 #   instance   wavefront  growlocal

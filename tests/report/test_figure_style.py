@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from spbench.sptrsv.report import fig6_2_scheduling_time as fig62_scheduling_time
-from spbench.profile import figures
-from spbench.profile.labels import algorithm_label, curve_labels
+from spbench.report import figures
+from spbench.report.labels import algorithm_label, curve_labels
 
 
 @pytest.fixture

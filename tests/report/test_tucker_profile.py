@@ -3,7 +3,7 @@ its P and K, titles that say what the rows are."""
 import pandas as pd
 import pytest
 
-from spbench.profile.report import write_profile
+from spbench.report.report import write_profile
 from spbench.tucker.report.paper import FIG15A_SPEEDUP, side_by_side
 from spbench.tucker.report.provenance import rows_tag, size_phrase
 

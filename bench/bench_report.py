@@ -1,5 +1,5 @@
 """``spbench profile`` of a `spbench bench …` results folder: each invocation's table, as the
-benchmark printed it (:mod:`spbench.profile.bench_tables`), in ``<benchmark>.md`` and REPORT.md,
+benchmark printed it (:mod:`spbench.bench_tables`), in ``<benchmark>.md`` and REPORT.md,
 and every row flattened in ``rows.csv``."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from spbench.profile.bench_tables import bench_table
-from spbench.profile.failed_rows import failed_rows_section
-from spbench.profile.tables import write_csv, write_text
+from spbench.bench_tables import bench_table
+from spbench.report.failed_rows import failed_rows_section
+from spbench.report.tables import write_csv, write_text
 
 __all__ = ["invocations", "write_bench_profile"]
 

@@ -2,7 +2,7 @@
 that ``make figures-gallery`` profiles (the demo sweeps, a second smoke sweep for ``spbench compare``),
 and the page saying what each figure shows, on what rows, and which command draws it.
 
-Run as ``python -m spbench.profile.gallery PLOTS FIGURES_DIR PAGE``; exit 2 with one line when PLOTS
+Run as ``python -m spbench.report.gallery PLOTS FIGURES_DIR PAGE``; exit 2 with one line when PLOTS
 holds none of the figures.
 """
 from __future__ import annotations
@@ -124,7 +124,7 @@ def build_gallery(plots: Path, figures_dir: Path, page: Path) -> list[Path]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
-        print("usage: python -m spbench.profile.gallery PLOTS FIGURES_DIR PAGE", file=sys.stderr)
+        print("usage: python -m spbench.report.gallery PLOTS FIGURES_DIR PAGE", file=sys.stderr)
         return 2
     try:
         paths = build_gallery(Path(argv[0]), Path(argv[1]), Path(argv[2]))

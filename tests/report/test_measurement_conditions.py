@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spbench.profile.measurement_conditions import conditions_section, extrapolated_from, shade_extrapolated  # noqa: E402
+from spbench.report.measurement_conditions import conditions_section, extrapolated_from, shade_extrapolated  # noqa: E402
 
 BUSY = {"busy": True, "reason": "other processes used 1.90 cores on average while we measured (more than 0.25)"}
 
