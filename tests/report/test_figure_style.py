@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from spbench.sptrsv.report import fig6_2_scheduling_time as fig62_scheduling_time
-from spbench.report import figures
-from spbench.report.labels import algorithm_label, curve_labels
+from spbench.report.rows import series_labels
+from spbench.sptrsv.report import figures
+from spbench.sptrsv.report.labels import algorithm_label, curve_labels
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def test_curve_labels_keep_kernels_apart(make_row):
     rows = pd.DataFrame([make_row("A", "growlocal", 2, 1.0, kernel="bsp"),
                          make_row("A", "growlocal", 2, 1.0, kernel="ssp"),
                          make_row("A", "hdagg", 2, 1.0)])
-    keys = figures.series_labels(rows)
+    keys = series_labels(rows)
     assert curve_labels(rows, keys) == {"growlocal/bsp": "GrowLocal (BSP)",
                                         "growlocal/ssp": "GrowLocal (SSP)", "hdagg": "HDagg"}
 

@@ -7,10 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from spbench.report.figures import performance_profile_figure, speedup_vs_cores
-from spbench.report.perfprofile import DEFAULT_TAUS, performance_profile, run_times
+from spbench.sptrsv.report.figures import performance_profile_figure, speedup_vs_cores
+from spbench.report.perfprofile import DEFAULT_TAUS, performance_profile
+from spbench.report.rows import run_times
 from spbench.report.report import write_profile
-from spbench.report.tables import format_markdown, sptrsv_summary, write_table
+from spbench.report.tables import format_markdown, write_table
+from spbench.sptrsv.report.summary import sptrsv_summary
 
 # Ratios to the best time per (dataset, cores) instance, cores >= 2, from conftest.TIMES:
 #   instance   wavefront  growlocal

@@ -197,7 +197,7 @@ def test_amortisation_without_serial_is_empty(mk):
 # ---------------------------------------------------------------------------- Figure 1.1
 
 def test_speedup_band_figure_keeps_speedup_files(rows, make_rows, tmp_path):
-    from spbench.report.figures import speedup_vs_cores
+    from spbench.sptrsv.report.figures import speedup_vs_cores
     speedup_vs_cores(rows, tmp_path)
     before = (tmp_path / "speedup.csv").read_text()
     paths = speedup_band_figure(rows, tmp_path)

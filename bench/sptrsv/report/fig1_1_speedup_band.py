@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from spbench.sptrsv.report import paper_values as paper
-from spbench.report.figures import speedup_vs_cores
+from spbench.sptrsv.report.figures import speedup_vs_cores
 from spbench.report.markdown_sections import details, figure_lines
 from spbench.report.tables import format_markdown
 
@@ -20,7 +20,7 @@ from spbench.report.tables import format_markdown
 def speedup_band_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
                         band: Sequence[float] = (10, 90), stem: str | None = None
                         ) -> list[Path]:
-    """Figure 1.1: :func:`~spbench.report.figures.speedup_vs_cores` with another ``band``.
+    """Figure 1.1: :func:`~spbench.sptrsv.report.figures.speedup_vs_cores` with another ``band``.
 
     Written as ``<stem>.*`` (default ``speedup_p<lo>_p<hi>``; ``<stem>_<execution>.*`` when the
     rows hold both executions) so that the 25–75 figure's ``speedup.*`` files stay as they are.

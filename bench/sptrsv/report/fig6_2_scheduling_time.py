@@ -13,11 +13,14 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from spbench.report import labels
+from spbench.sptrsv.report.labels import algorithm_label
 from spbench.sptrsv.report import paper_values as paper  # noqa: E402
-from spbench.report.figures import curve_styles, plain_log_ticks, save_figure, scale_phrase, wrap_title
+from spbench.sptrsv.report.figures import curve_styles
+from spbench.report.figures import plain_log_ticks, save_figure, scale_phrase, wrap_title
 from spbench.report.markdown_sections import figure_lines  # noqa: E402
 from spbench.sptrsv.report.rows import default_cores, ok_rows  # noqa: E402
-from spbench.report.tables import SERIAL, format_markdown, write_table  # noqa: E402
+from spbench.sptrsv.report.summary import SERIAL
+from spbench.report.tables import format_markdown, write_table  # noqa: E402
 
 MIN_SIZES, MIN_SPAN = 3, 4.0
 """A fitted slope needs this many matrix sizes spanning this factor in nnz."""
@@ -95,7 +98,7 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
     fig, ax = plt.subplots(figsize=(7.6, 4.2), layout="constrained")
     for algorithm, part in points.groupby("algorithm", sort=True):
         style = styles.get(algorithm) or next(v for k, v in styles.items() if k.startswith(f"{algorithm}/"))
-        name = labels.algorithm_label(algorithm)  # the schedule does not depend on the kernel
+        name = algorithm_label(algorithm)  # the schedule does not depend on the kernel
         m, c = slopes.at[algorithm, "slope"], slopes.at[algorithm, "intercept"]
         label = f"{name} (m n/a)" if np.isnan(m) else f"{name} (m = {m:.2f})"
         ax.scatter(part["nnz"], part["schedule_ms"], color=style["color"], marker=style["marker"], s=22,
@@ -124,7 +127,7 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
     plain_log_ticks(ax.xaxis)
     plain_log_ticks(ax.yaxis)
     fig.legend(fontsize=8, loc="outside right upper")
-    points = points.assign(label=points["algorithm"].map(labels.algorithm_label))
+    points = points.assign(label=points["algorithm"].map(algorithm_label))
     written = save_figure(fig, out_dir, stem, points)
     return written + write_table(slopes.reset_index(), out_dir / f"{stem}_slopes")
 

@@ -13,7 +13,7 @@ from spbench.sptrsv.report import (fig1_1_speedup_band as fig11_speedup_band,
     fig6_2_scheduling_time as fig62_scheduling_time, table6_1_barriers as table61_barriers,
     table6_2_ssp_over_bsp as table62_ssp_over_bsp, table6_3_amortisation as table63_amortisation)
 from spbench.report.markdown_sections import details
-from spbench.report.perfprofile import executions
+from spbench.report.rows import executions
 from spbench.sptrsv.report.standins import matrix_comparison
 from spbench.report.tables import format_markdown, write_csv
 

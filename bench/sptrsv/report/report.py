@@ -9,13 +9,14 @@ from pathlib import Path
 import pandas as pd
 
 from spbench.report.failed_rows import failed_rows_section
-from spbench.report.figures import performance_profile_figure, speedup_points, speedup_vs_cores
+from spbench.sptrsv.report.figures import performance_profile_figure, speedup_points, speedup_vs_cores
 from spbench.report.labels import display_map
 from spbench.report.measurement_conditions import conditions_section
-from spbench.report.perfprofile import REQUIRED_COLUMNS, check_columns, executions
+from spbench.report.rows import REQUIRED_COLUMNS, check_columns, executions
 from spbench.report.model_report import write_model_sections
 from spbench.sptrsv.report.paper_sections import write_paper_sections
-from spbench.report.tables import SERIAL, format_markdown, sptrsv_summary, write_table, write_text
+from spbench.sptrsv.report.summary import SERIAL, sptrsv_summary
+from spbench.report.tables import format_markdown, write_table, write_text
 
 FIGURES = (
     ("speedup", "Speed-up over serial (paper Figure 6.1)", speedup_vs_cores),
@@ -95,7 +96,7 @@ def one_core_section(df: pd.DataFrame) -> list[str]:
 def write_sptrsv_profile(df: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
     """Write the profile of ONE SpTrSV sweep into ``out_dir`` (created) and return the paths.
 
-    Files: ``summary.md/.csv`` (:func:`~spbench.report.tables.sptrsv_summary`), the figures
+    Files: ``summary.md/.csv`` (:func:`~spbench.sptrsv.report.summary.sptrsv_summary`), the figures
     ``speedup.*`` (Figure 6.1) and ``perfprofile.*`` (Figure 5.1), one set per execution when
     measured and simulated rows are both present, the rest of the paper's §6 (Figure 1.1,
     Tables 6.1–6.3, Figure 6.2, see

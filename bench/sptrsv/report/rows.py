@@ -17,8 +17,8 @@ import pandas as pd
 
 from spbench.report import labels
 from spbench.sptrsv.report import paper_values as paper
-from spbench.report.perfprofile import executions, series_labels
-from spbench.report.tables import SERIAL
+from spbench.report.rows import executions, series_labels
+from spbench.sptrsv.report.summary import SERIAL
 
 GROUP_ORDER = {g: i for i, g in enumerate(paper.GROUPS)}
 

@@ -11,7 +11,8 @@ import pandas as pd
 from spbench.sptrsv.report import paper_values as paper
 from spbench.report.markdown_sections import details, paper_cell, section, write_beside_paper
 from spbench.sptrsv.report.rows import geomean, nearest_cores, ok_rows, sort_groups
-from spbench.report.tables import SERIAL, format_markdown
+from spbench.sptrsv.report.summary import SERIAL
+from spbench.report.tables import format_markdown
 
 P2P = ("spmp",)
 """Algorithms that synchronise point to point: no barriers, so not in Table 6.1."""

@@ -13,7 +13,8 @@ from spbench.report import labels
 from spbench.sptrsv.report import paper_values as paper
 from spbench.report.markdown_sections import details, section, write_beside_paper
 from spbench.sptrsv.report.rows import default_cores, ok_rows, sort_groups, timed_repetitions
-from spbench.report.tables import SERIAL, format_markdown, write_csv
+from spbench.sptrsv.report.summary import SERIAL
+from spbench.report.tables import format_markdown, write_csv
 
 
 def amortisation(df: pd.DataFrame, cores: int | None = None) -> pd.DataFrame:
