@@ -1,4 +1,4 @@
-"""spbench.report.sptrsv_tables: Tables 6.1–6.3, Figures 6.2 and 1.1, their REPORT sections."""
+"""spbench.sptrsv.report: Tables 6.1–6.3, Figures 6.2 and 1.1, their REPORT sections."""
 from __future__ import annotations
 
 import math

@@ -3,7 +3,7 @@
 One figure set per (ranks, K): the paper shows 512 ranks and K = 10, a sweep may hold more.
 Each figure is PNG + PDF with the CSV of exactly its plotted values beside it; every title says
 whether the rows were measured or simulated, whether the tensors are the paper's or stand-ins and
-their size against the paper's (:mod:`.tucker_provenance`; the metrics are exact either way).
+their size against the paper's (:mod:`.provenance`; the metrics are exact either way).
 """
 from __future__ import annotations
 
