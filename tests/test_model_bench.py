@@ -88,6 +88,7 @@ def test_sptrsv_model_options(sptrsv_cal, tmp_path):
     assert df["units"].map(lambda u: u["time"] == "s" and u["rel_error"] == "1").all()
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 def test_tucker_model_runs_the_worker(tucker_cal, tmp_path):
     out, csv = tmp_path / "t", tmp_path / "v.csv"

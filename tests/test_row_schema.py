@@ -114,7 +114,7 @@ def test_sptrsv_rows_are_as_declared(write_config, tmp_path, execution):
     _check_declared(rows)
 
 
-@pytest.mark.parametrize("execution", ["simulate", "measured"])
+@pytest.mark.parametrize("execution", ["simulate", pytest.param("measured", marks=pytest.mark.mpi)])
 def test_tucker_rows_are_as_declared(write_config, tmp_path, execution):
     if execution == "measured" and not (Path(sys.executable).parent / "mpiexec").exists():
         pytest.skip(f"no mpiexec beside {sys.executable}")

@@ -309,6 +309,7 @@ def test_calibrate_quick(make_tensor):
     assert out["comm_time"] > 0 and out["hooi_time"] > out["comm_time"]
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 def test_validate_one_rank_runs_the_worker(make_tensor):
     from spbench.tucker.calibration.model_validation import validate

@@ -86,6 +86,7 @@ def test_mpi_counts_overflow():
         mpi_counts([1 << 31])
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 def test_helpers_under_mpiexec(tmp_path):
     out = tmp_path / "report.json"

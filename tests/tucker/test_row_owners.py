@@ -102,6 +102,7 @@ def test_local_comm_row_owners(make_tensor):
         ro.lookup(comm, np.array([t.dims[1] + 5]))
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_row_owners_under_mpi_equal_serial(tmp_path, ranks):

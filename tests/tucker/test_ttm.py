@@ -243,6 +243,7 @@ def test_config_ttm_key_and_axis(tmp_path):
             parse_config(bad)
 
 
+@pytest.mark.mpi
 def test_measured_sweep_over_the_ttm_axis(write_config, tmp_path, monkeypatch):
     """`ttm: [paper, csf]` as a sweep axis: each row says its kernel and the flops it performed;
     the fits agree and csf performs no more flops (equal when no fiber holds two elements)."""

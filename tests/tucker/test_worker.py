@@ -33,7 +33,7 @@ def _mpi_available() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_mpi_available() is not None, reason=str(_mpi_available()))
+pytestmark = [pytest.mark.mpi, pytest.mark.skipif(_mpi_available() is not None, reason=str(_mpi_available()))]
 
 
 def _hyper_available() -> bool:
