@@ -5,8 +5,8 @@ PY       := $(VENV)/bin/python
 SPBENCH  := $(VENV)/bin/spbench
 RESULTS  ?= results
 PLOTS    ?= plots
-# A kernel or build change re-installs (the .so is built by pip from kernels/*.pyx).
-BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*.pxi kernels/*.h)
+# A kernel or build change re-installs (the .so is built by pip from kernels/**/*.pyx).
+BUILD_INPUTS := pyproject.toml setup.py $(wildcard kernels/*.pyx kernels/*/*.pyx kernels/*/*.pxd kernels/*/*.h)
 # iChol data sets need scikit-sparse, which builds against SuiteSparse; without it they are skipped.
 SUITESPARSE_INCLUDE ?= /usr/include/suitesparse
 ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get install libsuitesparse-dev (or conda install suitesparse), then $(PY) -m pip install scikit-sparse==0.4.16
@@ -73,7 +73,7 @@ figures-gallery: install
 	$(SPBENCH) profile $(GALLERY)/results/smoke_simulated --out $(GALLERY)/plots
 	$(SPBENCH) profile $(GALLERY)/results/smoke_tucker --out $(GALLERY)/plots
 	$(SPBENCH) compare $(GALLERY)/results/smoke $(GALLERY)/results/smoke_again --out $(GALLERY)/plots/compare
-	$(PY) -m spbench.profile.gallery $(GALLERY)/plots docs/figures docs/figures.md
+	$(PY) -m spbench.report.gallery $(GALLERY)/plots docs/figures docs/figures.md
 
 bench: bench-serial bench-barrier bench-schedulers bench-order bench-lite bench-hooi bench-ttm bench-ingest
 
@@ -136,7 +136,7 @@ hdagg-ref:
 	  o=$(HDAGG_REF_DIR)/obj/$$(basename $$(dirname $$f))_$$(basename $$f .cpp).o; \
 	  test "$$o" -nt "$$f" || $(CXX) $(HDAGG_REF_FLAGS) $(HDAGG_REF_INCS) -c $$f -o $$o || exit 1; \
 	done
-	$(CXX) $(HDAGG_REF_FLAGS) $(HDAGG_REF_INCS) bench/sptrsv/reference/hdagg_ref.cpp $(HDAGG_REF_DIR)/obj/*.o \
+	$(CXX) $(HDAGG_REF_FLAGS) $(HDAGG_REF_INCS) bench/sptrsv/benchmarks/reference/hdagg_ref.cpp $(HDAGG_REF_DIR)/obj/*.o \
 	  $(if $(SPMP_SRC),$(SPMP_SRC)/libspmp.a) -o $(HDAGG_REF_DIR)/hdagg_ref
 	@echo "built $(HDAGG_REF_DIR)/hdagg_ref"
 
@@ -162,7 +162,7 @@ bench-tucker-model: install
 # Simulated Tucker rows get modelled HOOI times (Figs. 10, 11, 14-16) from this machine's Tucker
 # calibration: made once when missing (`--quick` with SCALE=small).
 tucker-calibration: install
-	@$(PY) -c "import sys; from spbench.tucker.calibrate import default_calibration_path as p; sys.exit(0 if p().exists() else 1)" \
+	@$(PY) -c "import sys; from spbench.tucker.calibration.calibrate import default_calibration_path as p; sys.exit(0 if p().exists() else 1)" \
 	  || $(SPBENCH) calibrate --experiment tucker $(if $(filter small,$(SCALE)),--quick)
 
 $(addprefix run-,$(TUCKER_CONFIGS)): run-%: install tucker-calibration
@@ -205,4 +205,4 @@ slurm-check: install
 	bash configs/slurm/check.sh
 
 clean:
-	rm -rf build *.egg-info kernels/*.c kernels/*.so
+	rm -rf build *.egg-info kernels/*.c kernels/*.so kernels/*/*.c kernels/*/*.so

@@ -1,7 +1,8 @@
 """Build the Cython kernels (C, -O3, OpenMP when the compiler has it) and map the folders.
 
 The import package ``spbench`` is assembled from ``bench/`` (everything but kernels and data),
-``kernels/`` (Cython) and ``datasets/`` (docs/design.md, "Layout").  Environment switches:
+``kernels/`` (Cython: each experiment's in ``kernels/sptrsv/``, ``kernels/tucker/``, shared ones at
+its root) and ``datasets/`` (docs/design.md, "Layout").  Environment switches:
 ``SPBENCH_NO_OPENMP=1`` builds without OpenMP; ``SPBENCH_DEBUG=1`` turns Cython's bounds,
 wrap-around and initialization checks back on (for tests hunting an out-of-range index).
 """
@@ -25,7 +26,9 @@ def _packages():
     for init in sorted((HERE / "bench").rglob("__init__.py")):
         rel = init.parent.relative_to(HERE / "bench")
         names.append(".".join(("spbench",) + rel.parts) if rel.parts else "spbench")
-    return names + ["spbench.kernels", "spbench.datasets"]
+    kernels = ["spbench.kernels" + "".join(f".{part}" for part in init.parent.relative_to(HERE / "kernels").parts)
+               for init in sorted((HERE / "kernels").rglob("__init__.py"))]
+    return names + kernels + ["spbench.datasets"]
 
 
 def _openmp_flags():
@@ -62,24 +65,27 @@ DIRECTIVES = {
 NPYRANDOM = {"_standin_draw": {"library_dirs": [str(Path(numpy.get_include()).parents[1] / "random" / "lib")],
                                "libraries": ["npyrandom", "m"]}}
 
+# kernels/<experiment>/_x.pyx is spbench.kernels.<experiment>._x; its folder holds its .h and .pxd
 extensions = [
     Extension(
-        f"spbench.kernels.{pyx.stem}",
-        [f"kernels/{pyx.name}"],
-        include_dirs=[numpy.get_include(), "kernels"],
+        ".".join(("spbench", *pyx.relative_to(HERE).with_suffix("").parts)),
+        [pyx.relative_to(HERE).as_posix()],
+        include_dirs=[numpy.get_include(), "kernels", pyx.parent.relative_to(HERE).as_posix()],
         extra_compile_args=["-O3", "-std=c11", *OMP_COMPILE] + (["-O0", "-g"] if DEBUG else []),
         extra_link_args=OMP_LINK,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         language="c",
         **NPYRANDOM.get(pyx.stem, {}),
     )
-    for pyx in sorted((HERE / "kernels").glob("*.pyx"))
+    for pyx in sorted((HERE / "kernels").rglob("*.pyx"))
 ]
+KERNEL_DIRS = sorted({pyx.parent.relative_to(HERE).as_posix() for pyx in (HERE / "kernels").rglob("*.pyx")})
 
 setup(
     packages=_packages(),
     package_dir={"spbench": "bench", "spbench.kernels": "kernels", "spbench.datasets": "datasets"},
-    package_data={"spbench.kernels": ["*.pyx", "*.pxd", "*.pxi", "*.h"]},
-    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, include_path=["kernels"]),  # shared .pxd
+    package_data={".".join(("spbench", *Path(folder).parts)): ["*.pyx", "*.pxd", "*.pxi", "*.h"]
+                  for folder in KERNEL_DIRS},
+    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, include_path=KERNEL_DIRS),  # the .pxd
     zip_safe=False,
 )

@@ -3,7 +3,7 @@
 Each subcommand measures its items side by side in one invocation (progress on stderr), stores
 one row per item in ``--out`` (default ``results/bench-NAME/``; see :mod:`spbench.bench_rows`:
 a second invocation appends its rows as the next repeat, ``--fresh`` starts over) and prints the
-benchmark's Markdown table (:mod:`spbench.profile.bench_tables`) on stdout. A bad option is one
+benchmark's Markdown table (:mod:`spbench.bench_tables`) on stdout. A bad option is one
 line and exit code 2 with nothing written; exit 1 when an item ended error, timeout or invalid.
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ def measure_and_store(name: str, options: dict, code: str, measure, out_dir, fre
     """Lock the folder, measure (``measure(say)`` → items), store the rows, print the table."""
     from spbench.atomic_files import WriteFailed
     from spbench.bench_rows import bench_folder, store_items
-    from spbench.profile.bench_tables import bench_table
+    from spbench.bench_tables import bench_table
     from spbench.results import ResultsBusy
 
     out = out_dir or Path("results") / f"bench-{name}"
@@ -122,7 +122,7 @@ def measure_and_store(name: str, options: dict, code: str, measure, out_dir, fre
 @common_options
 def serial(grid, repeats, dram_mib, out_dir, fresh, quiet):
     """Our serial kernel against scipy's spsolve_triangular, its traffic against copy bandwidth."""
-    from spbench.sptrsv.kernel_bench import bench_serial
+    from spbench.sptrsv.benchmarks.kernel_bench import bench_serial
 
     measure_and_store("serial", {"grid": grid, "repeats": repeats, "dram_mib": dram_mib}, "sptrsv",
                       lambda say: bench_serial(grid, repeats, dram_mib * 2**20, say), out_dir, fresh, quiet)
@@ -151,7 +151,7 @@ def _grid_bench(name: str, measure, grid, cores, repeats, rounds, out_dir, fresh
 @_grid_options(rounds=5)
 def barrier(**options):
     """The spin barrier against OpenMP's on the wavefront schedule (BSP kernel), interleaved rounds."""
-    from spbench.sptrsv.kernel_bench import bench_barrier
+    from spbench.sptrsv.benchmarks.kernel_bench import bench_barrier
 
     _grid_bench("barrier", bench_barrier, **options)
 
@@ -160,7 +160,7 @@ def barrier(**options):
 @_grid_options(rounds=3)
 def schedulers(**options):
     """Every scheduler on its own kernel: supersteps, scheduling and solve time, backward error."""
-    from spbench.sptrsv.kernel_bench import bench_schedulers
+    from spbench.sptrsv.benchmarks.kernel_bench import bench_schedulers
 
     _grid_bench("schedulers", bench_schedulers, **options)
 
@@ -171,7 +171,7 @@ def schedulers(**options):
 @common_options
 def slope(grids, trials, out_dir, fresh, quiet):
     """Scheduling time of each scheduler against nnz and its log-log slope (sptrsv-elasticity Fig. 6.2)."""
-    from spbench.sptrsv.kernel_bench import bench_slope
+    from spbench.sptrsv.benchmarks.kernel_bench import bench_slope
 
     sides = parse_ints("slope", "--grids", grids, minimum=2)
     if len(set(sides)) < 2:
@@ -190,7 +190,7 @@ def order(repeats, rounds, datasets, out_dir, fresh, quiet):
     """The serial kernel in natural, wavefront and SpMP order, and the wavefront schedule, at one core."""
     from spbench.datasets.errors import DatasetError
     from spbench.datasets.registry import resolve
-    from spbench.sptrsv.order_bench import MATRICES, bench_matrix
+    from spbench.sptrsv.benchmarks.order_bench import MATRICES, bench_matrix
 
     names = [d.strip() for d in _split_datasets(datasets) if d.strip()]
     for d in names:
@@ -232,7 +232,7 @@ def _split_datasets(text: str) -> list[str]:
 @common_options
 def lite(nnz, dims, ranks, repeats, out_dir, fresh, quiet):
     """Lite against CoarseG and MediumG on a power-law tensor, with Lite's Theorem 6.1 slack."""
-    from spbench.tucker.scheme_bench import EXPONENTS, bench_schemes
+    from spbench.tucker.benchmarks.scheme_bench import EXPONENTS, bench_schemes
 
     lengths = parse_ints("lite", "--dims", dims)
     if len(lengths) > len(EXPONENTS):
@@ -253,7 +253,7 @@ def lite(nnz, dims, ranks, repeats, out_dir, fresh, quiet):
 @common_options
 def hooi(threads, seed, cases, skip_pyttb_4way, skip_pyttb, timeout, reps, out_dir, fresh, quiet):
     """One HOOI invocation of spbench against pyttb.tucker_als, and the TTM kernel's throughput."""
-    from spbench.tucker.hooi_bench import CASES, bench_hooi
+    from spbench.tucker.benchmarks.hooi_bench import CASES, bench_hooi
 
     chosen = parse_names("hooi", "--cases", cases, CASES)
     options = {"threads": threads, "seed": seed, "cases": chosen, "skip_pyttb_4way": skip_pyttb_4way,
@@ -272,7 +272,7 @@ def hooi(threads, seed, cases, skip_pyttb_4way, skip_pyttb, timeout, reps, out_d
 @common_options
 def ttm(threads, cases, nell2_nnz, reps, seed, out_dir, fresh, quiet):
     """The csf TTM against the paper's element-wise TTM on every mode, interleaved rounds."""
-    from spbench.tucker.ttm_bench import CASES, bench_ttm
+    from spbench.tucker.benchmarks.ttm_bench import CASES, bench_ttm
 
     counts = parse_ints("ttm", "--threads", threads)
     chosen = parse_names("ttm", "--cases", cases, CASES)
@@ -293,7 +293,7 @@ def ttm(threads, cases, nell2_nnz, reps, seed, out_dir, fresh, quiet):
 @common_options
 def tucker_scale(ranks, schemes, dims, nnz, K, lanczos, timeout, out_dir, fresh, quiet):
     """Per-rank memory, words and queries of the measured HOOI as P grows (MPI, oversubscribed)."""
-    from spbench.tucker.scale_bench import bench_scale
+    from spbench.tucker.benchmarks.scale_bench import bench_scale
     from spbench.tucker.schemes import SCHEMES
 
     counts = parse_ints("tucker-scale", "--ranks", ranks)

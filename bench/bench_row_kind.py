@@ -27,5 +27,5 @@ class BenchRows(RowKind):
         return ("benchmark", "item")
 
     def write_profile(self, df, out_dir) -> list[Path]:
-        from .profile.bench_report import write_bench_profile
+        from spbench.bench_report import write_bench_profile
         return write_bench_profile(df, out_dir)

@@ -45,7 +45,7 @@ BENCH_SOURCES = {"ingest": ("spbench.datasets.tns_ingest", "spbench.datasets.ten
                             "spbench.datasets.store_duplicates", "spbench.datasets.frostt"),
                  "standin": ("spbench.datasets.tensor_standins", "spbench.datasets.tensor_registry",
                              "spbench.datasets.tensor_store", "spbench.datasets.store_duplicates",
-                             "spbench.kernels._standin_draw"),
+                             "spbench.kernels.tucker._standin_draw"),
                  "preflight": ("spbench.preflight", "spbench.preflight_bench", "spbench.tucker.memory_estimate",
                                "spbench.tucker.stream_metrics", "spbench.sptrsv.memory_estimate")}
 

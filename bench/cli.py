@@ -280,8 +280,8 @@ def profile(results_dir, plots_dir, force):
     failed part way (the reports written before it are kept); 2 for a folder without results, a
     row of another schema version, or an --out nothing can be written into (nothing written)."""
     from .atomic_files import WriteFailed, probe_folder
-    from .profile.report import write_profile
-    from .profile.report_stamp import Stamp
+    from spbench.report.report import write_profile
+    from spbench.report.report_stamp import Stamp
     from .results import find_result_dirs, load_rows
 
     folders = find_result_dirs(results_dir)

@@ -1,11 +1,12 @@
-"""The version of the code a run executes (part of every run_id): a hash of the
-kernel sources and of the files the experiment's package lists in ``RUN_SOURCES``.
+"""The version of the code a run executes (part of every run_id): a hash of the sources of the
+experiment's package, its kernels and the data-layer modules it reads, found from the folders.
 
 A leaf: the runner, the calibrations (which record the code they measured) and the benchmarks
 import it; it finds the experiment's package by its import name.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import importlib.util
@@ -13,24 +14,42 @@ from pathlib import Path
 
 __all__ = ["run_sources", "code_version"]
 
+#: sub-packages of an experiment whose code no run executes: its report and benchmarks, and its
+#: calibration (recorded in meta.json: its numbers, not its code, decide a simulated row)
+NOT_RUN = ("report", "benchmarks", "calibration")
+KERNEL_SUFFIXES = (".pyx", ".pxd", ".pxi", ".h")
+DATASETS = "spbench.datasets"
 
-def _entry_files(root: Path, entry: str) -> list[Path]:
-    """One ``RUN_SOURCES`` entry: a glob relative to the package folder, or a module of another
-    package by its name (``spbench.datasets.sparse_tensor``)."""
-    if entry.startswith("spbench."):
-        return [Path(importlib.util.find_spec(entry).origin)]
-    return sorted(root.glob(entry))
+
+def _folder(name: str) -> Path:
+    return Path(importlib.import_module(name).__file__).resolve().parent
+
+
+def _datasets_read(files: list[Path]) -> list[Path]:
+    """The data-layer modules ``files`` import (at any depth), registries left out: a data set's
+    checksum in the run id already pins what a name resolves to."""
+    names = set()
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text(), str(f))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(DATASETS):
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    names.add(full if node.module == DATASETS and importlib.util.find_spec(full) else node.module)
+    names = sorted(n for n in names - {DATASETS} if not n.endswith("registry"))
+    return [Path(importlib.util.find_spec(n).origin) for n in names]
 
 
 def run_sources(experiment: str) -> list[Path]:
-    """The sources a run of ``experiment`` executes: every kernel source (.pyx, .pxd, .pxi, .h) and
-    the files its package lists in ``RUN_SOURCES`` (algorithms, runtime path); benchmarks,
-    calibrations and profiles are left out, so editing them keeps stored rows current."""
-    package = importlib.import_module(f"spbench.{experiment}")
-    root = Path(package.__file__).resolve().parent
-    kernels = Path(importlib.import_module("spbench.kernels").__file__).resolve().parent
-    files = [f for entry in package.RUN_SOURCES for f in _entry_files(root, entry)]
-    files += [f for ext in ("pyx", "pxd", "pxi", "h") for f in sorted(kernels.glob(f"*.{ext}"))]
+    """The sources a run of ``experiment`` executes: every module of its package but those under
+    :data:`NOT_RUN`, its kernels (``kernels/<experiment>/``) and the shared ones at the root of
+    ``kernels/``, and the data-layer modules those modules import. Editing a report, a benchmark,
+    a calibration or the other experiment's kernels keeps stored rows current."""
+    root = _folder(f"spbench.{experiment}")
+    files = [f for f in sorted(root.rglob("*.py")) if f.relative_to(root).parts[0] not in NOT_RUN]
+    files += _datasets_read(files)
+    kernels = _folder("spbench.kernels")
+    files += [f for f in sorted(kernels.iterdir()) if f.suffix in KERNEL_SUFFIXES]
+    files += [f for f in sorted((kernels / experiment).rglob("*")) if f.suffix in KERNEL_SUFFIXES]
     return files
 
 

@@ -22,9 +22,9 @@ from spbench.compare_statistics import (CONFIDENCE, FDR, MIN_RUNS, adjusted_p_va
                                         geomean_interval, verdict)
 from spbench.experiment_registry import ROW_KINDS, get_row_kind
 from spbench.machine_load import describe
-from spbench.profile.intervals import raw_samples
-from spbench.profile.labels import dataset_display
-from spbench.profile.tables import format_markdown, write_text
+from spbench.report.intervals import raw_samples
+from spbench.report.labels import dataset_display
+from spbench.report.tables import format_markdown, write_text
 
 #: a metric whose rows keep their raw repetitions in another column
 RAW_COLUMNS = {"solve_time": "solve_times", "time": "times"}
@@ -340,7 +340,7 @@ def _runs_text(runs: pd.Series) -> str:
 def write_outputs(c: Comparison, out_dir) -> list[Path]:
     """compare.md, and the figure compare.png/.pdf (ratio per point with its interval) with its
     table compare.csv."""
-    from spbench.profile.compare_figure import ratio_figure
+    from spbench.report.compare_figure import ratio_figure
 
     out_dir = Path(out_dir)
     written = [write_text(out_dir / "compare.md", "\n".join(report_lines(c)))]

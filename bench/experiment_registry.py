@@ -13,12 +13,12 @@ from .experiment import Experiment, RowKind
 
 
 def _sptrsv() -> Experiment:
-    from .sptrsv.runner import SptrsvExperiment
+    from spbench.sptrsv.experiment import SptrsvExperiment
     return SptrsvExperiment()
 
 
 def _tucker() -> Experiment:
-    from .tucker.runner import TuckerExperiment
+    from spbench.tucker.experiment import TuckerExperiment
     return TuckerExperiment()
 
 

@@ -45,7 +45,7 @@ def usable_cores() -> int:
     except AttributeError:
         n = os.cpu_count() or 1
     try:
-        from spbench.kernels._sptrsv import omp_num_places
+        from spbench.kernels.sptrsv._sptrsv import omp_num_places
         n = max(n, omp_num_places())
     except ImportError:
         pass

@@ -3,7 +3,7 @@ like any benchmark.
 
 ``sptrsv-model`` puts measured and predicted SpTrSV solves side by side on a lap2d-5pt grid;
 ``tucker-model`` runs the MPI worker on a stand-in tensor beside the modelled times
-(:mod:`spbench.tucker.model_validation`). The Tucker model at the papers' scale is the simulated
+(:mod:`spbench.tucker.calibration.model_validation`). The Tucker model at the papers' scale is the simulated
 sweep's (``spbench run configs/tucker_scaling.yaml``: the same model over each distribution's exact
 counts). Each reads a
 calibration (``--calibration``, default this machine's, as `spbench calibrate --experiment NAME`
@@ -19,7 +19,7 @@ from spbench.bench_commands import (BenchCommand, check_cores, common_options, m
                                     parse_names)
 from spbench.cli_errors import UsageFailure
 
-#: the Tucker cost model's options (spbench.tucker.lanczos.LANCZOS_MODES, spbench.tucker.model.TTM_COSTS),
+#: the Tucker cost model's options (spbench.tucker.hooi.lanczos.LANCZOS_MODES, spbench.tucker.model.cost_model.TTM_COSTS),
 #: spelled here so that building the command line imports no experiment
 LANCZOS = ("paper", "converged")
 TTM = ("csf", "paper")
@@ -161,7 +161,7 @@ def tucker_model(tensor, nnz, ranks, schemes, K, lanczos, ttm, repeats, csv_path
 
     def measure(say):
         from spbench.datasets.tensor_registry import standin, standin_label
-        from spbench.tucker.model_validation import TIME_KEYS, validate
+        from spbench.tucker.calibration.model_validation import TIME_KEYS, validate
 
         label = standin_label(tensor, nnz=nnz)
         say(f"{label}: {', '.join(chosen)} at {counts} ranks, {repeats} repeats each")

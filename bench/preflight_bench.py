@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from spbench.profile.preflight_table import WITHIN
+from spbench.preflight_table import WITHIN
 
 __all__ = ["Selection", "DEFAULT_PLAN", "bench_preflight", "spread", "within", "one_point_raw", "prepare_alone"]
 

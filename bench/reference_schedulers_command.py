@@ -3,7 +3,7 @@ beside ours, schedule by schedule (sptrsv-elasticity §5.1, Table 6.1):
 
     spbench bench sptrsv-refs --hdagg BIN [--sets generators,suitesparse,ichol,metis] [--cores 2,4,...,128]
 
-One row per matrix and core count (:mod:`spbench.sptrsv.reference_schedules`); a missing or
+One row per matrix and core count (:mod:`spbench.sptrsv.benchmarks.reference_schedules`); a missing or
 non-executable binary is one line, exit code 2. Schedules need no cores: any core count runs here.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import click
 from spbench.bench_commands import BenchCommand, common_options, measure_and_store, parse_ints, parse_names
 from spbench.cli_errors import UsageFailure
 
-#: spbench.sptrsv.reference_schedules' set names, spelled here so that building the command imports no experiment
+#: spbench.sptrsv.benchmarks.reference_schedules' set names, spelled here so that building the command imports no experiment
 SETS = ("generators", "suitesparse", "ichol", "metis")
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -47,7 +47,7 @@ def sptrsv_refs(binary, sets, cores, scale, timeout, out_dir, fresh, quiet):
                "timeout": timeout}
 
     def measure(say):
-        from spbench.sptrsv.reference_schedules import side_by_side
+        from spbench.sptrsv.benchmarks.reference_schedules import side_by_side
 
         with tempfile.TemporaryDirectory(prefix="spbench-sptrsv-refs-") as work:
             return side_by_side(options["binary"], chosen, counts, scale, timeout, CONFIGS, Path(work), say)

@@ -5,7 +5,7 @@ issue-16 tensors, interleaved in one run (tucker-lite-distribution §8: the CSF 
 
 Per case, K and thread count one row: SPLATT's TTM and SVD seconds per iteration (its timer
 lines), our csf TTM and, at one thread, our HOOI's SVD per iteration, medians of ``--reps``
-rounds (:mod:`spbench.tucker.splatt_side`). A missing binary is one line, exit code 2.
+rounds (:mod:`spbench.tucker.benchmarks.splatt_side`). A missing binary is one line, exit code 2.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import click
 from spbench.bench_commands import BenchCommand, common_options, measure_and_store, parse_ints, parse_names
 from spbench.cli_errors import UsageFailure
 
-#: spbench.tucker.ttm_bench.CASES' names, spelled here so that building the command imports no experiment
+#: spbench.tucker.benchmarks.ttm_bench.CASES' names, spelled here so that building the command imports no experiment
 CASES = ("3way", "4way", "nell2")
 
 
@@ -44,7 +44,7 @@ def splatt(binary, threads, iterations, cases, nell2_nnz, reps, seed, out_dir, f
                "nell2_nnz": nell2_nnz, "reps": reps, "seed": seed}
 
     def measure(say):
-        from spbench.tucker.splatt_side import splatt_rounds
+        from spbench.tucker.benchmarks.splatt_side import splatt_rounds
 
         with tempfile.TemporaryDirectory(prefix="spbench-splatt-") as work:
             return splatt_rounds(options["binary"], chosen, counts, reps, nell2_nnz, seed, work, say, iterations)

@@ -26,7 +26,7 @@ TILES = [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 64]
 
 def node_wavefronts(lo: np.ndarray, hi: np.ndarray, nodes: int) -> int:
     """Wavefronts of the lower triangle of the node graph with edges (lo, hi) in the given numbering."""
-    from spbench.kernels import _dag
+    from spbench.kernels.sptrsv import _dag
 
     a, b = np.minimum(lo, hi), np.maximum(lo, hi)
     strict = sp.csr_matrix((np.ones(a.size, dtype=np.int8), (b, a)), shape=(nodes, nodes))

@@ -20,7 +20,7 @@ from .transforms import lower_triangle
 
 def matrix_statistics(A) -> dict:
     """rows, nnz of the lower triangle incl. the diagonal, wavefronts and average wavefront (rows/wavefronts)."""
-    from spbench.kernels import _dag
+    from spbench.kernels.sptrsv import _dag
 
     L = lower_triangle(A)
     strict = sp.tril(L, k=-1, format="csr")

@@ -15,7 +15,7 @@ memory is ~11 bytes per nonzero plus two rounds (one drawn while the other is wr
 full-size stand-in streams straight into a tensor store (``tensor_registry.standin_store``)
 without text. Everything follows from the seed.
 
-The draws and the set are compiled (``spbench.kernels._standin_draw``: numpy's multinomial,
+The draws and the set are compiled (``spbench.kernels.tucker._standin_draw``: numpy's multinomial,
 shuffle and permutation replayed on the same bit stream; an open-addressing table of the hashes),
 and the bisection sums with numpy only near its root (``_ShareTest``): every stand-in is the one
 the all-numpy version of this module drew, coordinate for coordinate.
@@ -27,7 +27,7 @@ import threading
 
 import numpy as np
 
-from spbench.kernels import _standin_draw as _kernel
+from spbench.kernels.tucker import _standin_draw as _kernel
 
 from .errors import DatasetError
 from .store_duplicates import key_plan

@@ -190,11 +190,11 @@ def ichol_factor(A, *, perm=None, initial_shift: float = 1e-3, max_tries: int = 
     Steps (Eigen 3.4's ``IncompleteCholesky``): order by AMD (``perm``; default CHOLMOD's AMD), scale
     symmetrically by 1/sqrt(‖col_j‖₂), shift the diagonal by ``initial_shift`` − min diagonal
     only when the scaled diagonal has a value <= 0, then the Lin–Moré column factorization
-    (``spbench.kernels._ichol``) keeping per column as many entries as it had originally; a
+    (``spbench.kernels.sptrsv._ichol``) keeping per column as many entries as it had originally; a
     non-positive pivot doubles the shift (at most ``max_tries`` attempts). nnz(L) == nnz(tril(A))
     when A has its diagonal. ``reset_dropped=True`` leaves Eigen's stale-marker quirk out.
     """
-    from spbench.kernels import _ichol
+    from spbench.kernels.sptrsv import _ichol
 
     A = _symmetric_from_lower(_square_csr(A, "ichol"))
     n = A.shape[0]

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 from spbench.calibration import KIND, VERSION, read_calibration
 from spbench.cli import main
 from spbench.code_version import code_version
-from spbench.sptrsv import calibrate as sptrsv_calibration
-from spbench.tucker import calibrate as tucker_calibration
+from spbench.sptrsv.calibration import calibrate as sptrsv_calibration
+from spbench.tucker.calibration import calibrate as tucker_calibration
 
 MACHINE = {"host": "h", "cpu": "c", "cores": 2}
 RATES = {"t_row": 2e-9, "t_nnz": 1e-9, "t_chain": 0.0, "t_far": 0.0}

@@ -295,7 +295,7 @@ def test_figure_axis_spans_the_ratios_and_clipped_intervals_are_arrows(tmp_path,
     the CSV keeps the whole intervals."""
     import pandas as pd
 
-    from spbench.profile import compare_figure
+    from spbench.report import compare_figure
 
     table = pd.DataFrame({"dataset": ["a", "b", "c"], "algorithm": ["serial", "growlocal", "wavefront"],
                           "ratio": [0.9, 1.1, 1.02], "ci_low": [0.001, 0.95, math.nan],
@@ -328,7 +328,7 @@ def test_figure_axis_spans_the_ratios_and_clipped_intervals_are_arrows(tmp_path,
 def test_figure_rows_use_the_papers_labels():
     import pandas as pd
 
-    from spbench.profile.compare_figure import point_label
+    from spbench.report.compare_figure import point_label
 
     row = pd.Series({"experiment": "sptrsv", "dataset": "lap2d-5pt", "algorithm": "elastic_divide", "cores": 2})
     assert point_label(row, ["dataset", "algorithm", "cores"]) == "lap2d-5pt ElasticDivide (SSP) 2 cores"

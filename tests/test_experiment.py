@@ -103,7 +103,7 @@ def test_slurm_resources_come_from_the_experiment(write_config):
 
 
 GENERIC = ("config.py", "cli.py", "runner.py", "sweep.py", "slurm_array.py", "compare.py", "results.py",
-           "row_schema.py", "calibration.py", "code_version.py", "profile/report.py")
+           "row_schema.py", "calibration.py", "code_version.py", "report/report.py")
 
 
 @pytest.mark.parametrize("module", GENERIC)

@@ -136,7 +136,7 @@ def test_a_bad_data_set_leaves_an_existing_folder_as_it_was(write_config, tmp_pa
 
 
 def test_failed_points_exit_1_with_their_errors_also_quiet(write_config, tmp_path, monkeypatch):
-    from spbench.sptrsv.runner import SptrsvExperiment
+    from spbench.sptrsv.experiment import SptrsvExperiment
 
     real = SptrsvExperiment.run
 
@@ -228,7 +228,7 @@ def test_wait_blocks_until_the_folder_is_free(write_config, tmp_path):
 
 
 def test_profile_report_lists_failed_rows_with_their_errors(write_config, tmp_path, monkeypatch):
-    from spbench.sptrsv.runner import SptrsvExperiment
+    from spbench.sptrsv.experiment import SptrsvExperiment
 
     def broken(self, point, prepared, config):
         raise RuntimeError(f"no schedule | for {point.axes['algorithm']}")
@@ -486,7 +486,7 @@ def test_progress_shows_a_small_fit_in_scientific_notation():
 
     from spbench.runner import Progress
     from spbench.sweep import Point
-    from spbench.tucker.launch import JobWatch
+    from spbench.tucker.mpi.launch import JobWatch
 
     class Events:
         def events(self):

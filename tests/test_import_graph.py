@@ -154,6 +154,24 @@ def test_generic_modules_name_no_experiment_module(module):
     assert not {m for m in graph[module] if m.startswith(("spbench.sptrsv", "spbench.tucker"))}
 
 
+SHARED_REPORT = sorted(m for m in package_modules() if m == "spbench.report" or m.startswith("spbench.report."))
+
+
+def test_the_shared_report_is_read_whole():
+    """The parametrized check below sees every module of bench/report/ (an empty list would pass it)."""
+    assert {"spbench.report.report", "spbench.report.tables", "spbench.report.rows", "spbench.report.labels",
+            "spbench.report.perfprofile", "spbench.report.figures", "spbench.report.intervals"} <= set(SHARED_REPORT)
+
+
+@pytest.mark.parametrize("module", SHARED_REPORT)
+def test_the_shared_report_imports_no_experiment(module):
+    """bench/report/ holds what both experiments' reports use and imports neither experiment (each
+    one's figures and tables live in its own report/ package); the driver reaches them through the
+    registry."""
+    edges = import_graph(package_modules())[module]
+    assert not {m for m in edges if m.startswith(("spbench.sptrsv", "spbench.tucker"))}, module
+
+
 def test_help_loads_no_experiment():
     """`spbench --help` finds the experiments through the registry without importing one, and lists
     the command groups of their own modules without importing them (nor scipy, pandas or numpy)."""

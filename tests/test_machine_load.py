@@ -91,7 +91,7 @@ def test_calibrate_refuses_a_busy_machine(when, tmp_path, monkeypatch):
 
 def test_force_keeps_a_busy_calibration(tmp_path, monkeypatch):
     from spbench.experiment_registry import get_experiment
-    from spbench.sptrsv.calibrate import KIND, SCHEMA_VERSION
+    from spbench.sptrsv.calibration.calibrate import KIND, SCHEMA_VERSION
 
     rates = {"t_row": 2e-9, "t_nnz": 1e-9, "t_chain": 0.0, "t_far": 0.0}
     sync = {"barrier": 1e-7, "barrier_omp": 2e-7, "weak_barrier": 5e-8, "p2p_dep": 2e-8}
@@ -112,7 +112,7 @@ def test_force_keeps_a_busy_calibration(tmp_path, monkeypatch):
 
 def test_implausible_calibration_is_one_line(tmp_path, monkeypatch):
     from spbench.experiment_registry import get_experiment
-    from spbench.sptrsv.calibrate import ImplausibleCalibration
+    from spbench.sptrsv.calibration.calibrate import ImplausibleCalibration
 
     def measure(self, quick, cores):
         raise ImplausibleCalibration("barrier at 2 cores came out 9.0 ns, below the 20 ns ...; nothing written")

@@ -19,7 +19,7 @@ MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
 @pytest.fixture
 def sptrsv_cal(tmp_path):
-    from spbench.sptrsv.calibrate import KIND, SCHEMA_VERSION, save
+    from spbench.sptrsv.calibration.calibrate import KIND, SCHEMA_VERSION, save
 
     return save({"schema_version": SCHEMA_VERSION, "kind": KIND, "date": "2026-01-01T00:00:00+00:00",
                        "quick": True, "machine": MACHINE, "serial": SPTRSV_RATES,
@@ -28,8 +28,8 @@ def sptrsv_cal(tmp_path):
 
 @pytest.fixture
 def tucker_cal(tmp_path):
-    from spbench.tucker.calibrate import SCHEMA_VERSION, save
-    from spbench.tucker.model import COMPUTE_COSTS, MPI_COSTS
+    from spbench.tucker.calibration.calibrate import SCHEMA_VERSION, save
+    from spbench.tucker.model.cost_model import COMPUTE_COSTS, MPI_COSTS
 
     return save({"schema_version": SCHEMA_VERSION, "timestamp": "2026-01-01T00:00:00+00:00", "quick": True,
                  "threads": 1, "machine": MACHINE, "costs": {k: 1e-8 for k in (*COMPUTE_COSTS, *MPI_COSTS)},
@@ -67,8 +67,8 @@ def test_calibrate_validate_stores_the_validation_rows(sptrsv_cal, tmp_path):
 
 def test_calibrate_validate_after_measuring(sptrsv_cal, tmp_path, monkeypatch):
     """Without --costs the calibration is measured, written, then validated."""
-    from spbench.sptrsv.calibrate import load
-    from spbench.sptrsv.runner import SptrsvExperiment
+    from spbench.sptrsv.calibration.calibrate import load
+    from spbench.sptrsv.experiment import SptrsvExperiment
 
     monkeypatch.setattr(SptrsvExperiment, "measure_calibration", lambda self, quick, cores: load(sptrsv_cal))
     monkeypatch.setattr("spbench.machine_load.check_now", lambda seconds=1.0: {"busy": False})
@@ -120,6 +120,7 @@ def test_sptrsv_model_on_a_config(sptrsv_cal, tmp_path):
     assert "| wavefront | 1 | bsp | 2 |" in res.output and "at --scale small" in res.output
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 def test_tucker_model_runs_the_worker(tucker_cal, tmp_path):
     out, csv = tmp_path / "t", tmp_path / "v.csv"
@@ -166,8 +167,8 @@ def test_bad_options_are_one_line_and_write_nothing(args, said, sptrsv_cal, tmp_
 
 def test_tucker_choices_match_the_model():
     from spbench.model_bench_commands import LANCZOS, TTM
-    from spbench.tucker.lanczos import LANCZOS_MODES
-    from spbench.tucker.model import TTM_COSTS
+    from spbench.tucker.hooi.lanczos import LANCZOS_MODES
+    from spbench.tucker.model.cost_model import TTM_COSTS
 
     assert LANCZOS == LANCZOS_MODES and set(TTM) == set(TTM_COSTS)
 

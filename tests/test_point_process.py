@@ -39,7 +39,7 @@ def _run(cfg, out, *extra):
 
 def _kill_self_at(monkeypatch, algorithm, dataset="nell2", how=lambda: os.kill(os.getpid(), signal.SIGKILL)):
     """The forked child inherits this patch: the point (dataset, algorithm) dies as ``how`` says."""
-    from spbench.tucker.runner import TuckerExperiment
+    from spbench.tucker.experiment import TuckerExperiment
 
     real = TuckerExperiment.run
 
@@ -110,7 +110,7 @@ def test_an_exception_in_the_child_is_an_ordinary_error_row(write_config, tmp_pa
 #: `spbench run` whose simulated points each take SLOW seconds (the patch reaches the forked children)
 SLOW_SWEEP = """
 import sys, time
-from spbench.tucker.runner import TuckerExperiment
+from spbench.tucker.experiment import TuckerExperiment
 real = TuckerExperiment.run
 def slow(self, point, prepared, config):
     time.sleep(0.4)

@@ -196,7 +196,7 @@ def test_bench_preflight_refuses_a_bad_config_in_one_line(tmp_path):
 def test_a_calibration_adds_the_csf_spill_to_memory_and_disk(write_config, tmp_path, data):
     """With a Tucker calibration a simulated point also counts its CSF tree shapes through a spill:
     its estimate grows by the chunk's keys and the largest spill is disk the sweep needs."""
-    from spbench.tucker.calibrate import default_calibration_path
+    from spbench.tucker.calibration.calibrate import default_calibration_path
 
     cfg = write_config(SMALL.replace("nnz: 600", "nnz: 60000000"))
     plain = _run(cfg, tmp_path / "out", "--dry-run")

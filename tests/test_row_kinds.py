@@ -81,7 +81,7 @@ def test_compare_matches_bench_rows_by_their_identity_axes(bench_folder, tmp_pat
 def test_profile_of_rows_of_no_known_kind_is_refused(tmp_path):
     import pandas as pd
 
-    from spbench.profile.report import write_profile
+    from spbench.report.report import write_profile
 
     with pytest.raises(ValueError, match=r"rows of experiment\(s\) \['nope'\]; expected .* sptrsv, tucker, bench"):
         write_profile(pd.DataFrame([{"experiment": "nope"}]), tmp_path)

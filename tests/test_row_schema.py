@@ -93,7 +93,7 @@ def _check_declared(rows):
 
 
 def _costs_file(tmp_path):
-    from spbench.sptrsv.calibrate import KIND, SCHEMA_VERSION as COSTS_VERSION, save
+    from spbench.sptrsv.calibration.calibrate import KIND, SCHEMA_VERSION as COSTS_VERSION, save
 
     rates = {"t_row": 2e-9, "t_nnz": 1e-9, "t_chain": 0.0, "t_far": 0.0}
     sync = {"barrier": 1e-7, "barrier_omp": 2e-7, "weak_barrier": 5e-8, "p2p_dep": 2e-8}
@@ -114,7 +114,7 @@ def test_sptrsv_rows_are_as_declared(write_config, tmp_path, execution):
     _check_declared(rows)
 
 
-@pytest.mark.parametrize("execution", ["simulate", "measured"])
+@pytest.mark.parametrize("execution", ["simulate", pytest.param("measured", marks=pytest.mark.mpi)])
 def test_tucker_rows_are_as_declared(write_config, tmp_path, execution):
     if execution == "measured" and not (Path(sys.executable).parent / "mpiexec").exists():
         pytest.skip(f"no mpiexec beside {sys.executable}")
@@ -128,7 +128,7 @@ def test_tucker_rows_are_as_declared(write_config, tmp_path, execution):
 
 
 def test_failed_rows_are_as_declared(write_config, tmp_path, monkeypatch):
-    from spbench.sptrsv.runner import SptrsvExperiment
+    from spbench.sptrsv.experiment import SptrsvExperiment
 
     def broken(self, point, prepared, config):
         raise RuntimeError("kernel lost")

@@ -20,7 +20,7 @@ reads the row just before it, nothing more than FAR_ROWS back) unless said other
   SuiteSparse stand-ins at --scale small), whose far reads follow a mesh's colour blocks.
 
 :func:`record` takes the seconds of one solve of each matrix, so the same matrices give the
-serial kernel's rates and those of one superstep at P cores (:mod:`spbench.sptrsv.calibrate`).
+serial kernel's rates and those of one superstep at P cores (:mod:`spbench.sptrsv.calibration.calibrate`).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from spbench.kernels import _dag
+from spbench.kernels.sptrsv import _dag
 
 
 def check_lower(L: sp.csr_matrix) -> None:

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from spbench.datasets.transforms import lower_triangle
-from spbench.kernels import _sptrsv
+from spbench.kernels.sptrsv import _sptrsv
 from spbench.machine import usable_cores
 from spbench.sptrsv.dag import DAG, check_lower
 from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph, validate, validate_tasks

@@ -1,7 +1,7 @@
 """SpTrSV cost model: a discrete-event pass over the actual schedule (`execution: simulate`).
 
-The model replays a schedule the way the kernels in ``kernels/sptrsv_impl.h`` run it, with costs
-calibrated on this machine (:mod:`spbench.sptrsv.calibrate`):
+The model replays a schedule the way the kernels in ``kernels/sptrsv/sptrsv_impl.h`` run it, with costs
+calibrated on this machine (:mod:`spbench.sptrsv.calibration.calibrate`):
 
 - compute of a block (rows of one core in one superstep, run in row-id order): the sum of its
   rows' costs (:func:`row_costs`), ``t_row + nnz · t_nnz + far · t_far`` a row, ``far`` its reads
@@ -33,7 +33,7 @@ A core count the calibration (a machine profile) did not measure is extrapolated
 
 - compute rates: those of the nearest calibrated count below (above, if none is below), held;
 - ``barrier``, ``barrier_omp``, ``weak_barrier``: ``a + b·(P − 1) + c·(D(P) − 1)``.  The kernels'
-  barriers poll one counter per other core (``kernels/sync.h``), so within a NUMA domain the cost
+  barriers poll one counter per other core (``kernels/sptrsv/sync.h``), so within a NUMA domain the cost
   grows by one cache-line read per peer: a and b are the least-squares line through the
   calibrated counts within one domain (b ≥ 0; b = 0 when only one such count exists);
 - ``p2p_dep`` (one flag read per dependency, whatever P): ``a + c·(D(P) − 1)``, a its value at

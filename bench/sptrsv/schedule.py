@@ -175,7 +175,7 @@ def task_graph(schedule: Schedule, dag: DAG, reduce: bool = True) -> TaskSchedul
     the 2-hop rules of ``_taskgraph.reduce_parents`` drop further implied edges.  Requires every
     cross-core edge to go to a later step and same-core edges not backwards (any valid schedule).
     """
-    from spbench.kernels import _taskgraph
+    from spbench.kernels.sptrsv import _taskgraph
 
     if schedule.n != dag.n:
         raise ScheduleError(f"schedule has {schedule.n} vertices, the DAG has {dag.n}")
@@ -215,7 +215,7 @@ def validate_tasks(tasks: TaskSchedule, dag: DAG) -> None:
     run in id order), or when v's task is reachable from w's task through parent edges and
     program order (exact, via ``_taskgraph.known_done``: memory n_tasks × P int32).
     """
-    from spbench.kernels import _taskgraph
+    from spbench.kernels.sptrsv import _taskgraph
 
     schedule = tasks.schedule
     if schedule.n != dag.n:

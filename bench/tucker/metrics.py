@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .comm import row_owners_from_pairs
-from .csf import prefix_counts
+from spbench.tucker.mpi.comm import row_owners_from_pairs
+from spbench.tucker.hooi.csf import prefix_counts
 from spbench.datasets.sparse_tensor import sorted_member, unique_sorted
 
 __all__ = ["TuckerMetrics", "compute_metrics", "mode_counts", "metrics_from_counts", "MODE_KEYS",

@@ -5,7 +5,7 @@ What :func:`.metrics.metrics_from_counts` needs of mode n are two sets of distin
 (slice l, rank p) when p holds an element of slice l under π_n (SVD redundancy, σ_n, the
 partial sums of Z·x), and D_n, (l, q) when q needs row l of F_n for the TTMs of the other modes
 (π_j, j ≠ n; D_n = S_n for a uni-policy scheme). Each is an L_n × P bitmap
-(``spbench.kernels._pair_sets``) marked chunk by chunk while the store streams past, so the only
+(``spbench.kernels.tucker._pair_sets``) marked chunk by chunk while the store streams past, so the only
 per-element arrays are one chunk's coordinates and policies: memory is O(chunk) + O(Σ L_n) +
 the bitmaps of one pass (L_n·⌈P/64⌉·8 bytes each, grouped into passes within a budget). A scheme
 that knows S_n from its per-slice decisions (:meth:`PolicyStream.slice_pairs`: CoarseG, Lite)
@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .comm import SWEEPS
-from .stream_prefixes import PrefixSpill, spill_directory, spill_groups
+from spbench.tucker.mpi.comm import SWEEPS
+from spbench.tucker.stream_prefixes import PrefixSpill, spill_directory, spill_groups
 
 __all__ = ["stream_counts", "store_chunks", "tensor_chunks", "bitmap_bytes", "passes", "BITMAP_BUDGET", "CHUNK",
            "simulated_peak_bytes"]
@@ -130,7 +130,7 @@ def _pair_bitmap(length: int, nparts: int) -> np.ndarray:
 
 
 def _mark_from_pairs(bits: np.ndarray, words: int, slices, procs) -> None:
-    from spbench.kernels._pair_sets import mark_pairs
+    from spbench.kernels.tucker._pair_sets import mark_pairs
     mark_pairs(bits, words, np.ascontiguousarray(slices, dtype=np.int64),
                np.ascontiguousarray(procs, dtype=np.int32).reshape(1, -1))
 
@@ -145,7 +145,7 @@ def _peer_counts(peers: np.ndarray, P: int) -> np.ndarray:
 def _sharers(bits: np.ndarray, words: int, length: int, P: int, owners) -> dict:
     """From S_n: sharers per slice, R_n^p, σ_n (the chain greedy of :mod:`.comm`, or ``owners``)
     and the partial-sum traffic of one Z·x."""
-    from spbench.kernels import _pair_sets as k
+    from spbench.kernels.tucker import _pair_sets as k
 
     cnt = np.zeros(length, dtype=np.int32)
     r_p = np.zeros(P, dtype=np.int64)
@@ -173,7 +173,7 @@ def _sharers(bits: np.ndarray, words: int, length: int, P: int, owners) -> dict:
 
 def _needs(bits, words: int, P: int, cnt: np.ndarray, sigma: np.ndarray) -> dict:
     """From D_n and σ_n: factor rows held (needed ∪ owned), sent, received, peers, fm_rows."""
-    from spbench.kernels._pair_sets import need_stats
+    from spbench.kernels.tucker._pair_sets import need_stats
 
     held, send, recv = (np.zeros(P, dtype=np.int64) for _ in range(3))
     peers = np.zeros(P * P, dtype=np.uint8)
@@ -216,7 +216,7 @@ class _Pass:
         return jobs
 
     def run(self, chunks, pool, fill_pool) -> None:
-        from spbench.kernels._pair_sets import mark_pairs
+        from spbench.kernels.tucker._pair_sets import mark_pairs
 
         stream, P = self.stream, self.stream.nparts
         stream.restart()

@@ -11,7 +11,7 @@ from spbench.cli import main
 from spbench.datasets import tensor_registry as tr
 from spbench.datasets import tensor_standins as ts
 from spbench.datasets.store_duplicates import key_plan, key_words, mix64
-from spbench.kernels import _standin_draw as kernel
+from spbench.kernels.tucker import _standin_draw as kernel
 
 # sha256 of coords (int64) then values (float64) of tr.standin(name, nnz=, dim_scale=, seed=), computed
 # with the all-numpy generator that drew the stand-ins before the compiled one (STANDIN_VERSION 2)

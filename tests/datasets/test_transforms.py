@@ -155,7 +155,7 @@ def test_metis_nested_dissection_on_a_grid():
     assert L.nnz == sp.tril(A).nnz
     assert abs(lower_triangle(L) - L).max() == 0
     # nested dissection: the last vertices are a separator, far fewer levels than the grid's 59 wavefronts
-    from spbench.kernels import _dag
+    from spbench.kernels.sptrsv import _dag
     assert _dag.levels(L.indptr, L.indices).max() + 1 < 59
 
 

@@ -1,4 +1,4 @@
-"""ElasticDivide, SSP of staleness 2 (schedulers/elastic_divide.py, kernels/_elastic_divide.pyx)."""
+"""ElasticDivide, SSP of staleness 2 (schedulers/elastic_divide.py, kernels/sptrsv/_elastic_divide.pyx)."""
 
 import numpy as np
 import pytest

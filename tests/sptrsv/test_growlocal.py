@@ -1,4 +1,4 @@
-"""GrowLocal BSP scheduler (schedulers/growlocal.py, kernels/_grow_local.pyx)."""
+"""GrowLocal BSP scheduler (schedulers/growlocal.py, kernels/sptrsv/_grow_local.pyx)."""
 
 import numpy as np
 import pytest

@@ -4,7 +4,8 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from spbench.kernels import _build_info, _hdagg
+from spbench.kernels import _build_info
+from spbench.kernels.sptrsv import _hdagg
 from spbench.sptrsv.dag import DAG
 from spbench.machine import usable_cores
 from spbench.sptrsv.execute import prepare_lower, solve_point

@@ -4,7 +4,8 @@ import pytest
 import scipy.linalg
 import scipy.sparse.linalg as spla
 
-from spbench.kernels import _build_info, _dag, _sptrsv
+from spbench.kernels import _build_info
+from spbench.kernels.sptrsv import _dag, _sptrsv
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import prepare_lower
 from spbench.sptrsv.schedule import reorder

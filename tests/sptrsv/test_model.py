@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spbench.sptrsv import calibrate as cal
+from spbench.sptrsv.calibration import calibrate as cal
 from spbench.sptrsv.dag import DAG
 from spbench.machine import usable_cores
 from spbench.sptrsv.execute import prepare_lower

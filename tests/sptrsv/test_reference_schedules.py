@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from spbench.cli import main
 from spbench.results import load_rows
 from spbench.sptrsv.execute import prepare_lower
-from spbench.sptrsv.reference_schedules import ReferenceFailed, parse_driver, write_lower_mtx
+from spbench.sptrsv.benchmarks.reference_schedules import ReferenceFailed, parse_driver, write_lower_mtx
 
 
 def fake_driver(tmp_path, steps=3):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spbench.kernels import _sptrsv
+from spbench.kernels.sptrsv import _sptrsv
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import prepare_lower
 from spbench.sptrsv.schedule import Schedule, ScheduleError, reorder, validate

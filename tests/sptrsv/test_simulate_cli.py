@@ -21,7 +21,7 @@ sweep:
 
 @pytest.fixture(scope="module")
 def costs_file(tmp_path_factory):
-    from spbench.sptrsv import calibrate as cal
+    from spbench.sptrsv.calibration import calibrate as cal
 
     path = tmp_path_factory.mktemp("cal") / "costs.json"
     with pytest.MonkeyPatch.context() as mp:  # a busy machine must not fail this test: keep what it measures

@@ -3,10 +3,6 @@
 import pytest
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "mpi: runs mpiexec in a subprocess (1-3 ranks, with a timeout)")
-
-
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
     """Point the cache at tmp_path and the FROSTT URL at a closed local port (never the internet)."""

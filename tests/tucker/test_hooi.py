@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from spbench.tucker.factor_start import init_factors
-from spbench.tucker.hooi import hooi
-from spbench.tucker.hooi_reference import hooi_dense, ttm_dense as _ttm_dense
+from spbench.tucker.hooi.factor_start import init_factors
+from spbench.tucker.hooi.loop import hooi
+from spbench.tucker.hooi.hooi_reference import hooi_dense, ttm_dense as _ttm_dense
 from spbench.datasets.sparse_tensor import SparseTensor
 
 
@@ -51,7 +51,7 @@ def test_hooi_matches_dense(dims, K, init, make_tensor):
 def test_one_process_time_partition_and_no_words(make_tensor):
     """On one process: ttm + svd + comm + other = hooi_time within 2% (Fig. 11's bars), nothing is
     sent (no message time, 0 words per rank)."""
-    from spbench.tucker.hooi import PARTITION
+    from spbench.tucker.hooi.loop import PARTITION
 
     T = make_tensor(5, dims=(300, 200, 100), nnz=20000)
     res = hooi(T, 6, invocations=2, seed=0)

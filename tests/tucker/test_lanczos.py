@@ -3,7 +3,7 @@ steps against the Python steps."""
 import numpy as np
 import pytest
 
-from spbench.tucker.lanczos import default_ncv, lanczos_svd
+from spbench.tucker.hooi.lanczos import default_ncv, lanczos_svd
 
 
 # ---- Lanczos --------------------------------------------------------------------------------

@@ -74,6 +74,7 @@ def test_too_many_ranks_fail_fast(write_config, tmp_path, data_dir):
     assert not (tmp_path / "res" / "runs").exists()
 
 
+@pytest.mark.mpi
 def test_measured_sweep_end_to_end(write_config, tmp_path, data_dir, monkeypatch):
     """Real MPI jobs at 1 and 2 ranks: measured times and fit, and the exact metrics the ranks
     computed themselves; the launching process never loads the tensor (issue: paper-size tensors)."""
@@ -103,10 +104,11 @@ def test_measured_sweep_end_to_end(write_config, tmp_path, data_dir, monkeypatch
     assert "4 already stored, 0 run" in again.output
 
 
+@pytest.mark.mpi
 def test_measured_hosvd_init_matches_serial(write_config, tmp_path, data_dir):
     """init: hosvd under MPI (2 ranks) gives the single-process HOOI's fit from the same HOSVD start."""
     from spbench.datasets.tensor_registry import standin
-    from spbench.tucker.hooi import hooi
+    from spbench.tucker.hooi.loop import hooi
 
     cfg = write_config(CFG.replace("[coarse, lite]", "[lite]").replace("ranks: [1, 2]", "ranks: [2]")
                        + "init: hosvd\n")
@@ -129,6 +131,7 @@ def _by_scheme(out):
     return {r["algorithm"]: r for r in _rows(out)}
 
 
+@pytest.mark.mpi
 def test_task_loop_records_each_failure_and_aborts_a_lone_one(tmp_path):
     runs, progress = tmp_path / "runs", tmp_path / "progress.jsonl"
     proc = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable, "-m", "mpi4py",
@@ -150,6 +153,7 @@ def test_task_loop_records_each_failure_and_aborts_a_lone_one(tmp_path):
                       ("start", 3, None), ("finish", 3, "error")]
 
 
+@pytest.mark.mpi
 def test_a_scheme_failure_is_its_own_row_and_progress_shows(write_config, tmp_path):
     cfg = write_config(THREE_SCHEMES + "invocations: 2\nparams: {medium: {grid: [7, 1, 1]}}\n")
     out = tmp_path / "res"
@@ -234,6 +238,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.mpi
 def test_sigkill_of_the_sweep_takes_its_mpi_job_down(write_config, tmp_path, spbench_cmd):
     cfg = write_config(THREE_SCHEMES.replace("ranks: [1]", "ranks: [2]") + "invocations: 100000\n")
     out = tmp_path / "res"
@@ -244,7 +249,7 @@ def test_sigkill_of_the_sweep_takes_its_mpi_job_down(write_config, tmp_path, spb
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:  # until mpiexec, its proxy and both ranks run
             job = _descendants(sweep.pid)
-            ranks_up = sum(b"spbench.tucker.worker" in _cmdline(p) for p in job) >= 3  # mpiexec and 2 ranks
+            ranks_up = sum(b"spbench.tucker.mpi.worker" in _cmdline(p) for p in job) >= 3  # mpiexec and 2 ranks
             if ranks_up and not list((out / ".jobs").glob("*.json")):  # the ranks have read their spec
                 break
             time.sleep(0.2)

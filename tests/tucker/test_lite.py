@@ -152,7 +152,7 @@ def test_serial_decisions_equal_collective_ones(kind, P):
     run on a one-process communicator, field by field."""
     import importlib
 
-    from spbench.tucker.mpi import LocalComm
+    from spbench.tucker.mpi.collectives import LocalComm
     L = importlib.import_module("spbench.tucker.schemes.lite")   # the package re-exports a function of that name
 
     sizes = _random_sizes(np.random.default_rng(P), kind, 3000).astype(np.int64)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from spbench.tucker.comm import row_owners, row_owners_from_pairs, sharer_pairs
+from spbench.tucker.mpi.comm import row_owners, row_owners_from_pairs, sharer_pairs
 from spbench.tucker.metrics import AGGREGATE_KEYS, MODE_KEYS, compute_metrics
 from spbench.tucker.schemes import SCHEMES, Distribution
 

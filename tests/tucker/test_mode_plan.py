@@ -3,10 +3,10 @@ the input per policy, §7.3); plans and HOOI's fit are unchanged."""
 import numpy as np
 import pytest
 
-from spbench.tucker.distribute import distribute, split_block
-from spbench.tucker.hooi import hooi_distributed
-from spbench.tucker.mode_plan import build_plans
-from spbench.tucker.mpi import LocalComm
+from spbench.tucker.mpi.distribute import distribute, split_block
+from spbench.tucker.hooi.loop import hooi_distributed
+from spbench.tucker.mpi.mode_plan import build_plans
+from spbench.tucker.mpi.collectives import LocalComm
 
 
 def _distributed(scheme, make_tensor):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from spbench.tucker.metrics import compute_metrics, mode_counts
-from spbench.tucker.model import (COMPUTE_COSTS, MPI_COSTS, TTM_COSTS, ModeLoad, lanczos_steps,
-                                  predict_from_loads, predict_hooi, rank_loads)
+from spbench.tucker.model.cost_model import (COMPUTE_COSTS, MPI_COSTS, TTM_COSTS, ModeLoad, lanczos_steps,
+    predict_from_loads, predict_hooi, rank_loads)
 from spbench.tucker.schemes import get_scheme
 
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
@@ -71,7 +71,7 @@ def test_predict_hand_computed():
 def test_modelled_components_partition_hooi_time(P, dims, make_tensor):
     """ttm + svd (local) + comm (every message) + other = hooi_time on modelled rows, within 2%
     (Fig. 11's bars), each named term in exactly one component; no message at P = 1."""
-    from spbench.tucker.model import TERM_COMPONENT
+    from spbench.tucker.model.cost_model import TERM_COMPONENT
 
     t = make_tensor(3, dims=dims, nnz=1500)
     for name in ("lite", "coarse", "medium"):
@@ -113,8 +113,8 @@ def test_predict_csf_ttm_hand_computed():
 def test_rank_trees_equal_built_plans(dims, name, P, make_tensor):
     """The tree shapes the model reads from the counts (level order, nodes per level) are those of
     the CSF plan each rank builds of its elements, per-mode K."""
-    from spbench.tucker.csf import CSFPlan, rank_nodes, tree_work
-    from spbench.tucker.model import csf_work
+    from spbench.tucker.hooi.csf import CSFPlan, rank_nodes, tree_work
+    from spbench.tucker.model.cost_model import csf_work
 
     t = make_tensor(3, dims=dims, nnz=900)
     K = [2 + j for j in range(t.nmodes)]
@@ -249,7 +249,7 @@ def test_simulated_point_counts_once(make_tensor, monkeypatch, tmp_path):
     TTM it models."""
     import spbench.tucker.stream_metrics as stream_metrics
     from spbench.datasets.tensor_store import read_header, write_store
-    from spbench.tucker.runner import PreparedTensor, TuckerExperiment
+    from spbench.tucker.experiment import PreparedTensor, TuckerExperiment
 
     calls = []
     real = stream_metrics.stream_counts
@@ -289,7 +289,7 @@ def test_ttm_term_follows_max_rank_load(make_tensor):
 
 
 def test_calibrate_quick(make_tensor):
-    from spbench.tucker.calibrate import COMPUTE_KEYS, calibrate
+    from spbench.tucker.calibration.calibrate import COMPUTE_KEYS, calibrate
 
     cal = calibrate(quick=True)
     json.dumps(cal)                                       # JSON-serialisable as is
@@ -314,8 +314,8 @@ def test_oracle_index_calibration_leaves_the_messages_out():
     comm_time, the micro-benchmark's part) is not counted again as local work."""
     import time as _time
 
-    from spbench.tucker.calibrate import _outside_clock
-    from spbench.tucker.hooi import _Clock
+    from spbench.tucker.calibration.calibrate import _outside_clock
+    from spbench.tucker.hooi.loop import _Clock
 
     clock = _Clock()
 
@@ -326,9 +326,10 @@ def test_oracle_index_calibration_leaves_the_messages_out():
     assert _outside_clock(call, clock, 3) < 0.001
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 def test_validate_one_rank_runs_the_worker(make_tensor):
-    from spbench.tucker.model_validation import validate
+    from spbench.tucker.calibration.model_validation import validate
 
     t = make_tensor(4, dims=(60, 45, 35), nnz=2500)
     df = validate({"small": t}, ["lite", "coarse"], [1], {"costs": ROUND}, K=4, repeats=1, timeout=120)

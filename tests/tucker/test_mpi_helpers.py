@@ -1,4 +1,4 @@
-"""spbench.tucker.mpi: the helpers on a LocalComm (no mpi4py) and under ``mpiexec -n 3``, and the
+"""spbench.tucker.mpi.collectives: the helpers on a LocalComm (no mpi4py) and under ``mpiexec -n 3``, and the
 LocalComm itself against mpi4py's buffer-spec shapes."""
 import importlib.util
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spbench.tucker.mpi import Exchange, LocalComm, alltoallv, mpi_counts
+from spbench.tucker.mpi.collectives import Exchange, LocalComm, alltoallv, mpi_counts
 
 HERE = Path(__file__).parent
 SCRIPT = HERE / "mpi_scripts" / "check_mpi_helpers.py"
@@ -35,11 +35,11 @@ def test_local_comm_never_imports_mpi():
     code = ("import sys, importlib.util\n"
             f"spec = importlib.util.spec_from_file_location('c', {str(SCRIPT)!r})\n"
             "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
-            "from spbench.tucker.mpi import LocalComm\n"
+            "from spbench.tucker.mpi.collectives import LocalComm\n"
             "assert all(ok for _, ok, _ in m.run_checks(LocalComm()))\n"
             "import numpy as np\n"
-            "from spbench.tucker.comm import RowOwners\n"
-            "from spbench.tucker.distribute import Block, distribute\n"
+            "from spbench.tucker.mpi.comm import RowOwners\n"
+            "from spbench.tucker.mpi.distribute import Block, distribute\n"
             "c = np.array([[0, 1, 2], [3, 1, 0], [3, 2, 2], [1, 0, 1]])\n"
             "b = Block(c, np.ones(4), 0, 4, (4, 3, 3))\n"
             "for name in ('lite', 'coarse', 'medium'):\n"
@@ -86,6 +86,7 @@ def test_mpi_counts_overflow():
         mpi_counts([1 << 31])
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 def test_helpers_under_mpiexec(tmp_path):
     out = tmp_path / "report.json"

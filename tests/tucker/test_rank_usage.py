@@ -3,10 +3,10 @@ paper's scale, part 1, items 3 and 5)."""
 import numpy as np
 import pytest
 
-from spbench.tucker import factor_start
-from spbench.tucker.counter_random import counter_normal
-from spbench.tucker.factor_start import init_factors, orthonormalize_rows
-from spbench.tucker.mpi import LocalComm
+from spbench.tucker.hooi import factor_start
+from spbench.tucker.hooi.counter_random import counter_normal
+from spbench.tucker.hooi.factor_start import init_factors, orthonormalize_rows
+from spbench.tucker.mpi.collectives import LocalComm
 from spbench.tucker.rank_usage import peak_rss_mb, reset_peak_rss
 
 

@@ -1,4 +1,4 @@
-"""σ_n at home ranks (bench/tucker/comm.py): the balance against one global greedy, the rule's
+"""σ_n at home ranks (bench/tucker/mpi/comm.py): the balance against one global greedy, the rule's
 cost, and the MPI RowOwners equal to the serial row_owners at 1, 2 and 3 ranks."""
 import json
 import os
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spbench.tucker.comm import SWEEPS, RowOwners, row_owners, row_owners_from_pairs, sharer_pairs
-from spbench.tucker.mpi import LocalComm
+from spbench.tucker.mpi.comm import SWEEPS, RowOwners, row_owners, row_owners_from_pairs, sharer_pairs
+from spbench.tucker.mpi.collectives import LocalComm
 from spbench.tucker.schemes import SCHEMES
 from spbench.tucker.schemes.hyper import available as hyper_available
 
@@ -102,6 +102,7 @@ def test_local_comm_row_owners(make_tensor):
         ro.lookup(comm, np.array([t.dims[1] + 5]))
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_row_owners_under_mpi_equal_serial(tmp_path, ranks):

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from spbench.tucker.distribute import distribute, split_block
-from spbench.tucker.mpi import LocalComm
+from spbench.tucker.mpi.distribute import distribute, split_block
+from spbench.tucker.mpi.collectives import LocalComm
 from spbench.tucker.schemes import SCHEMES, Parameter, contiguous_blocks, get_scheme
 hyper_mod = importlib.import_module("spbench.tucker.schemes.hyper")
 from spbench.tucker.schemes.medium import prime_factors, splatt_grid
@@ -213,7 +213,7 @@ def test_redistribute_peak_memory(make_tensor, name):
     permutation: 8·(N + 1) bytes per block element (the per-element budget of the redistribution)."""
     import tracemalloc
 
-    from spbench.tucker.distribute import redistribute
+    from spbench.tucker.mpi.distribute import redistribute
 
     t = make_tensor(6, dims=(300, 200, 5000), nnz=60000)
     comm = LocalComm()

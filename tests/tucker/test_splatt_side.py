@@ -7,7 +7,7 @@ def test_splatt_rounds_interleave_and_read_its_timers(tmp_path):
     """The SPLATT side by side: its TTM and SVD timer lines read per round (a stand-in binary that
     prints them and logs its arguments), ours measured between, medians per thread count;
     a binary without the timer lines is one clear error."""
-    from spbench.tucker.splatt_side import splatt_rounds, splatt_timers
+    from spbench.tucker.benchmarks.splatt_side import splatt_rounds, splatt_timers
 
     fake = tmp_path / "splatt"
     log = tmp_path / "calls"

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from spbench.tucker import stream_prefixes
-from spbench.tucker.csf import prefix_counts
+from spbench.tucker.hooi.csf import prefix_counts
 from spbench.tucker.schemes import SCHEMES
 from spbench.tucker.stream_metrics import stream_counts, tensor_chunks
 from spbench.tucker.stream_prefixes import prefix_sets, spill_groups

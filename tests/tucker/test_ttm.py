@@ -5,10 +5,10 @@ import itertools
 import numpy as np
 import pytest
 
-from spbench.tucker.hooi_reference import ttm_dense as _ttm_dense
-from spbench.tucker.csf import CSFPlan, csf_flops
-from spbench.tucker.hooi import hooi
-from spbench.tucker.ttm import TTMPlan, build_ttm_plan, khat, ttm, ttm_flops, ttm_scratch_len, unfold
+from spbench.tucker.hooi.hooi_reference import ttm_dense as _ttm_dense
+from spbench.tucker.hooi.csf import CSFPlan, csf_flops
+from spbench.tucker.hooi.loop import hooi
+from spbench.tucker.hooi.ttm import TTMPlan, build_ttm_plan, khat, ttm, ttm_flops, ttm_scratch_len, unfold
 from spbench.datasets.sparse_tensor import SparseTensor
 
 
@@ -134,7 +134,7 @@ def test_csf_flops_and_order_choice():
 def test_prefix_counts_beyond_int64_cells_equal_sets():
     """Distinct (slice, index) prefixes per rank by keys when the cells fit in int64 and by a sort of
     (rank, re-ranked key) when they do not (delicious-sized modes): both equal a count by sets."""
-    from spbench.tucker.csf import prefix_counts
+    from spbench.tucker.hooi.csf import prefix_counts
 
     rng = np.random.default_rng(4)
     nnz, P = 3000, 5
@@ -181,7 +181,7 @@ def test_csf_from_columns_is_the_sorted_tree(dims, make_tensor):
 
 
 def test_counting_sort_and_pair_kernels():
-    from spbench.kernels import _ttm_csf
+    from spbench.kernels.tucker import _ttm_csf
 
     rng = np.random.default_rng(3)
     key = rng.integers(0, 7, 500).astype(np.int32)
@@ -243,6 +243,7 @@ def test_config_ttm_key_and_axis(tmp_path):
             parse_config(bad)
 
 
+@pytest.mark.mpi
 def test_measured_sweep_over_the_ttm_axis(write_config, tmp_path, monkeypatch):
     """`ttm: [paper, csf]` as a sweep axis: each row says its kernel and the flops it performed;
     the fits agree and csf performs no more flops (equal when no fiber holds two elements)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spbench.tucker.hooi import hooi
+from spbench.tucker.hooi.loop import hooi
 from spbench.datasets.sparse_tensor import SparseTensor
 
 HERE = Path(__file__).parent
@@ -33,7 +33,7 @@ def _mpi_available() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_mpi_available() is not None, reason=str(_mpi_available()))
+pytestmark = [pytest.mark.mpi, pytest.mark.skipif(_mpi_available() is not None, reason=str(_mpi_available()))]
 
 
 def _hyper_available() -> bool:
@@ -113,7 +113,7 @@ REQUIRED = ("run_id", "status", "ranks", "K", "dist_time", "dist_time_kind", "ho
 
 
 def test_worker_contract(tmp_path):
-    """``mpiexec -n 2 python -m mpi4py -m spbench.tucker.worker SPEC.json`` writes one fragment per
+    """``mpiexec -n 2 python -m mpi4py -m spbench.tucker.mpi.worker SPEC.json`` writes one fragment per
     task with the base row, the measured fields and status ok; the fit is hooi's."""
     from spbench.tucker.metrics import compute_metrics
     from spbench.tucker.schemes import get_scheme
@@ -127,7 +127,7 @@ def test_worker_contract(tmp_path):
               "seed": 5, "invocations": 1, "init": "random", "save_factors": s == "lite"} for s in schemes]
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": str(runs), "threads": 1, "tasks": tasks}))
-    mpirun(2, "-m", "spbench.tucker.worker", spec)
+    mpirun(2, "-m", "spbench.tucker.mpi.worker", spec)
     serial = hooi(t, 4, invocations=1, init="random", seed=5, lanczos="paper")
     assert not list(runs.glob("*.part*")), "temporary files left behind"
     for s in schemes:
@@ -166,7 +166,7 @@ def test_worker_contract(tmp_path):
 def test_measured_components_partition_hooi_time(tmp_path, ranks):
     """A measured row's ttm + svd + comm + other (the slowest rank's timers) = its hooi_time within
     2% (Fig. 11's bars); at one rank nothing is sent: no message time, 0 words per rank."""
-    from spbench.tucker.hooi import PARTITION
+    from spbench.tucker.hooi.loop import PARTITION
 
     tdir = _write_tensor_dir(tmp_path / "tensor", _tensor(dims=(300, 200, 150), nnz=30000))
     runs = tmp_path / "runs"
@@ -174,7 +174,7 @@ def test_measured_components_partition_hooi_time(tmp_path, ranks):
              for s in ("lite", "coarse", "medium")]
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": str(runs), "threads": 1, "tasks": tasks}))
-    mpirun(ranks, "-m", "spbench.tucker.worker", spec)
+    mpirun(ranks, "-m", "spbench.tucker.mpi.worker", spec)
     for t in tasks:
         row = json.loads((runs / f"{t['scheme']}.json").read_text())
         parts = [row[k] for k in PARTITION]
@@ -197,7 +197,7 @@ def test_worker_failed_task_is_its_own_error_row(tmp_path):
              {"row": {"run_id": "after"}, "scheme": "lite", "K": 2, "seed": 0}]
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": str(runs), "threads": 1, "tasks": tasks}))
-    mpirun(2, "-m", "spbench.tucker.worker", spec)
+    mpirun(2, "-m", "spbench.tucker.mpi.worker", spec)
     rows = {r: json.loads((runs / f"{r}.json").read_text()) for r in ("good", "bad", "after")}
     assert rows["good"]["status"] == "ok" and rows["after"]["status"] == "ok"
     assert rows["bad"]["status"] == "error" and "no-such-scheme" in rows["bad"]["error"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spbench.kernels import _elastic_divide
+from spbench.kernels.sptrsv import _elastic_divide
 from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule

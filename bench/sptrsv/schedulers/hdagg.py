@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spbench.kernels import _hdagg
+from spbench.kernels.sptrsv import _hdagg
 from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule

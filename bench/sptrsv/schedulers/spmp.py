@@ -1,7 +1,7 @@
 """SpMP (Park, Smelyanskiy, Sundaram, Dubey 2014): level sets run point-to-point (sptrsv-elasticity §5.1).
 
 The schedule and task graph of SpMP's ``LevelSchedule::constructTaskGraph`` (IntelLabs/SpMP, as
-HDagg's benchmark runs it), computed in one parallel Cython pass (``kernels/_spmp.pyx``):
+HDagg's benchmark runs it), computed in one parallel Cython pass (``kernels/sptrsv/_spmp.pyx``):
 
 - Levels are the wavefronts of G_A (SpMP's level sets: a row joins the level after its last
   parent's), rows of a level in id order.
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 
-from spbench.kernels import _spmp
+from spbench.kernels.sptrsv import _spmp
 from spbench.machine import usable_cores
 from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG

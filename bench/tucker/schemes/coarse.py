@@ -16,7 +16,7 @@ from functools import partial
 
 import numpy as np
 
-from ..mpi import LocalComm, allreduce
+from spbench.tucker.mpi.collectives import LocalComm, allreduce
 from .distribution import Distribution, PolicyStream, contiguous_blocks, permuted_cut
 
 __all__ = ["coarse", "coarse_parallel", "coarse_policies", "coarse_slice_owners", "coarse_stream"]

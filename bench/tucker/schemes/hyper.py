@@ -23,7 +23,7 @@ import numpy as np
 
 from spbench.cache_root import data_dir
 
-from ..mpi import gatherv, scatterv
+from spbench.tucker.mpi.collectives import gatherv, scatterv
 from ...parameters import Parameter
 from .distribution import Distribution
 

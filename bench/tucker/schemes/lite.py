@@ -35,7 +35,7 @@ Choices where Figure 8 leaves room (documented, they do not affect Theorem 6.1):
 * Figure 8 does not stop stage 1 when the slices run out; here stage 1 ends after the last slice.
 
 Cost per mode: one bincount over the elements, a sort of the non-empty slices by (size, id), and
-one compiled pass over the elements (``spbench.kernels._lite_place``: a gather, and for a stage-2
+one compiled pass over the elements (``spbench.kernels.tucker._lite_place``: a gather, and for a stage-2
 element a running count of its slice and a binary search among the P + 1 bin bounds).
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ from functools import partial
 
 import numpy as np
 
-from ..mpi import LocalComm, allreduce, block_range, exscan, sample_sort
+from spbench.tucker.mpi.collectives import LocalComm, allreduce, block_range, exscan, sample_sort
 from .distribution import Distribution, PolicyStream
 
 __all__ = ["lite", "lite_parallel", "lite_mode", "lite_owners", "lite_plan", "lite_stream", "LitePlan"]
@@ -128,8 +128,8 @@ def _slice_stage(comm, sizes: np.ndarray, P: int, rng) -> _SliceStage:
 
 def _slice_stage_serial(sizes: np.ndarray, P: int) -> _SliceStage:
     """:func:`_slice_stage` on one process: Figure 8's stage 1 as one loop over the sorted slices
-    (``spbench.kernels._lite_place.stage_one``), where the collective form needs prefix sums."""
-    from spbench.kernels._lite_place import stage_one
+    (``spbench.kernels.tucker._lite_place.stage_one``), where the collective form needs prefix sums."""
+    from spbench.kernels.tucker._lite_place import stage_one
 
     L = sizes.size
     limit = -(-int(sizes.sum()) // P)
@@ -219,8 +219,8 @@ def _decide_collective(comm, st: _SliceStage, L: int, P: int) -> _ModeDecisions:
 
 def _decide_serial(st: _SliceStage, L: int, P: int) -> _ModeDecisions:
     """:func:`_decide` on one process: the decisions written by one compiled pass over the sorted
-    slices (``spbench.kernels._lite_place.stage_two``) instead of a code array spread by an Allreduce."""
-    from spbench.kernels._lite_place import stage_two
+    slices (``spbench.kernels.tucker._lite_place.stage_two``) instead of a code array spread by an Allreduce."""
+    from spbench.kernels.tucker._lite_place import stage_two
 
     stage1_owner = np.full(L, -1, dtype=np.int32)
     slice_k = np.full(L, -1, dtype=np.int32)
@@ -233,8 +233,8 @@ def _place(dec: _ModeDecisions, index: np.ndarray, seen: np.ndarray, out: np.nda
     """π_n (int32) of a block of elements (mode-n indices ``index``, in storage order): stage-1
     slices whole; the elements of a stage-2 slice in storage order fill the bins (Figure 8's "any
     g elements"). ``seen``: the elements of each stage-2 slice before this block (an Exscan
-    under MPI, a running count when streaming), advanced in place (``spbench.kernels._lite_place``)."""
-    from spbench.kernels._lite_place import place
+    under MPI, a running count when streaming), advanced in place (``spbench.kernels.tucker._lite_place``)."""
+    from spbench.kernels.tucker._lite_place import place
 
     index = np.ascontiguousarray(index) if index.dtype in (np.int32, np.int64) else index.astype(np.int64)
     out = np.empty(index.shape[0], dtype=np.int32) if out is None else out

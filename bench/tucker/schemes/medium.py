@@ -19,7 +19,7 @@ from functools import partial
 
 import numpy as np
 
-from ..mpi import LocalComm, allreduce
+from spbench.tucker.mpi.collectives import LocalComm, allreduce
 from ...parameters import Parameter
 from .distribution import Distribution, PolicyStream, permuted_cut
 

@@ -14,8 +14,8 @@ import numpy as np
 from mpi4py import MPI
 from scipy.linalg import subspace_angles
 
-from spbench.tucker.distribute import distribute, gather_policies, split_block
-from spbench.tucker.hooi import gather_factors, hooi, hooi_distributed
+from spbench.tucker.mpi.distribute import distribute, gather_policies, split_block
+from spbench.tucker.hooi.loop import gather_factors, hooi, hooi_distributed
 from spbench.tucker.rank_usage import distributed_metrics
 from spbench.tucker.metrics import compute_metrics
 from spbench.tucker.schemes import Distribution, get_scheme

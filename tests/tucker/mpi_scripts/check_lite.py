@@ -11,9 +11,9 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from spbench.tucker.distribute import distribute, gather_policies, split_block
-from spbench.tucker.hooi import hooi, hooi_distributed
-from spbench.tucker.mpi import sample_sort
+from spbench.tucker.mpi.distribute import distribute, gather_policies, split_block
+from spbench.tucker.hooi.loop import hooi, hooi_distributed
+from spbench.tucker.mpi.collectives import sample_sort
 from spbench.tucker.schemes import get_scheme
 from spbench.datasets.sparse_tensor import SparseTensor
 

@@ -1,4 +1,4 @@
-"""The MPI helpers of spbench.tucker.mpi against results computed from every rank's input.
+"""The MPI helpers of spbench.tucker.mpi.collectives against results computed from every rank's input.
 
     mpiexec -n R python -m mpi4py tests/tucker/mpi_scripts/check_mpi_helpers.py OUT.json
 
@@ -11,7 +11,8 @@ import sys
 
 import numpy as np
 
-from spbench.tucker.mpi import Exchange, allgatherv, allreduce, alltoallv, exscan, gatherv, sample_sort, scatterv
+from spbench.tucker.mpi.collectives import (Exchange, allgatherv, allreduce, alltoallv, exscan, gatherv, sample_sort,
+    scatterv)
 
 
 def _counts(P):

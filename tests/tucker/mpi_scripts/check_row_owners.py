@@ -12,7 +12,7 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from spbench.tucker.comm import RowOwners, row_owners
+from spbench.tucker.mpi.comm import RowOwners, row_owners
 from spbench.tucker.schemes import SCHEMES
 from spbench.datasets.sparse_tensor import SparseTensor, unique_sorted
 

@@ -10,9 +10,9 @@ import sys
 
 from mpi4py import MPI
 
-from spbench.tucker.job_progress import ProgressWriter
-from spbench.tucker.task_loop import run_tasks
-from spbench.tucker.worker import write_row
+from spbench.tucker.mpi.job_progress import ProgressWriter
+from spbench.tucker.mpi.task_loop import run_tasks
+from spbench.tucker.mpi.worker import write_row
 
 
 def main():

@@ -1,1 +1,0 @@
-"""Profiles: tables and figures of the papers from result rows."""

@@ -1,0 +1,188 @@
+"""The original HDagg and SpMP beside ours, schedule by schedule (sptrsv-elasticity §5.1, Table 6.1).
+
+The paper ran its baselines from the original code (HDagg's reference implementation, SpMP as
+integrated there). ``spbench bench sptrsv-refs --hdagg BIN`` runs that code through the driver
+``bench/sptrsv/benchmarks/reference/hdagg_ref.cpp`` (``make hdagg-ref``) on each matrix, written as a Matrix
+Market file in the order our schedulers see it, and compares per core count: HDagg's supersteps
+(the original's three variants: tree grouping, ours by default, no grouping, ours with
+``grouping: none``, and BFS grouping), its scheduling time, and SpMP's levels, point-to-point waits and
+scheduling time, beside ours (and GrowLocal's scheduling time, the speed SpMP's is held to).
+"""
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+#: the driver's scheduler names → the row fields their supersteps go to
+REFERENCE_FIELDS = {"hdagg_tree": "ref_supersteps", "hdagg_tree_bfs": "ref_supersteps_bfs",
+                    "hdagg": "ref_supersteps_flat", "spmp": "ref_spmp_levels"}
+#: the generator families at their default sizes (datasets.synthetic.GENERATORS)
+GENERATOR_SET = ("lap2d-5pt", "lap2d-9pt", "lap3d-7pt", "lap3d-27pt", "elasticity3d", "rgg-spd", "fem-mesh",
+                 "bundle-adjustment")
+#: the paper's three data sets, as the configs that list them
+CONFIG_SETS = {"suitesparse": "sptrsv_suitesparse.yaml", "ichol": "sptrsv_ichol.yaml", "metis": "sptrsv_metis.yaml"}
+
+
+class ReferenceFailed(RuntimeError):
+    """The driver exited non-zero, printed no line for a scheduler, or ran past its time limit."""
+
+
+def write_lower_mtx(L: sp.csr_matrix, path: Path) -> Path:
+    """L's pattern as Matrix Market, entries column by column, rows ascending (the order the
+    original's reader needs: it builds CSC pointers from consecutive column indices), values 1."""
+    C = L.tocsc()
+    C.sort_indices()
+    n = C.shape[0]
+    cols = np.repeat(np.arange(1, n + 1, dtype=np.int64), np.diff(C.indptr))
+    part = Path(str(path) + ".part")
+    with open(part, "w") as out:
+        out.write("%%MatrixMarket matrix coordinate real general\n")
+        out.write(f"{n} {n} {C.nnz}\n")
+        np.savetxt(out, np.column_stack([C.indices.astype(np.int64) + 1, cols]), fmt="%d %d 1")
+    part.replace(path)
+    return Path(path)
+
+
+def parse_driver(text: str) -> dict:
+    """Driver lines ``name cores supersteps seconds extra`` → {(name, cores): (supersteps, seconds, extra)}."""
+    found = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 5:
+            raise ReferenceFailed(f"unexpected driver line {line!r}")
+        found[(fields[0], int(fields[1]))] = (int(fields[2]), float(fields[3]), int(fields[4]))
+    return found
+
+
+def run_driver(binary: str, mtx: Path, cores: int, only: list[str], threads: int, timeout: float) -> dict:
+    """One driver process at one core count (SpMP's thread pool cannot grow within a process)."""
+    try:
+        done = subprocess.run([binary, str(mtx), str(cores), "--only", ",".join(only), "--threads", str(threads)],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ReferenceFailed(f"past {timeout:g} s") from None
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        raise ReferenceFailed(f"{Path(binary).name} exit {done.returncode}: {tail}")
+    return parse_driver(done.stdout)
+
+
+def _failure(exc: Exception) -> dict:
+    text = str(exc) if isinstance(exc, ReferenceFailed) else f"no {exc} line from the driver"
+    return {"status": "timeout" if text.startswith("past ") else "error", "error": text}
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - start
+
+
+def compare_matrix(binary: str, name: str, L: sp.csr_matrix, cores: list[int], machine_cores: int,
+                   work: Path, timeout: float) -> list[dict]:
+    """Rows for one matrix: per core count, the original's schedules beside ours."""
+    from spbench.sptrsv.dag import DAG
+    from spbench.sptrsv.schedulers import growlocal, hdagg, spmp
+
+    mtx = write_lower_mtx(L, work / "matrix.mtx")
+    dag = DAG(L)
+    try:
+        wave = run_driver(binary, mtx, 1, ["wavefront"], 1, timeout)[("wavefront", 1)][0]
+    except (ReferenceFailed, KeyError) as exc:
+        return [{"item": f"{name} P={c}", "dataset": name, "cores": c, **_failure(exc)} for c in cores]
+    rows = []
+    for c in cores:
+        row = {"item": f"{name} P={c}", "dataset": name, "n": dag.n, "nnz": dag.nnz, "cores": c,
+               "wavefronts": dag.wavefronts, "ref_wavefronts": wave}
+        ours, row["schedule_time"] = _timed(lambda: hdagg.schedule(dag, c))
+        row["supersteps"] = int(ours.n_supersteps)
+        row["supersteps_flat"] = int(hdagg.schedule(dag, c, grouping="none").n_supersteps)
+        tasks, row["spmp_schedule_time"] = _timed(lambda: spmp.schedule(dag, c))
+        row["spmp_levels"], row["spmp_p2p"] = int(tasks.n_supersteps), int(tasks.parent_idx.size)
+        _, row["growlocal_schedule_time"] = _timed(lambda: growlocal.schedule(dag, c))  # the speed SpMP must beat
+        only = ["hdagg_tree", "hdagg_tree_bfs", "hdagg"] + (["spmp"] if c <= machine_cores else [])
+        try:
+            found = run_driver(binary, mtx, c, only, min(c, machine_cores), timeout)
+        except ReferenceFailed as exc:
+            rows.append({**row, **_failure(exc)})
+            continue
+        for driver_name, field in REFERENCE_FIELDS.items():
+            steps, seconds, extra = found.get((driver_name, c), (None, None, None)) if driver_name in only \
+                else (None, None, None)
+            row[field] = steps
+            if driver_name == "hdagg_tree":
+                row["ref_schedule_time"], row["ref_groups"] = seconds, extra
+            elif driver_name == "spmp":
+                row["ref_spmp_schedule_time"], row["ref_spmp_p2p"] = seconds, extra
+        row["equal"] = row["ref_supersteps"] == row["supersteps"] and row["ref_supersteps_flat"] == row["supersteps_flat"]
+        rows.append(row)
+    return rows
+
+
+def dataset_entries(sets: list[str], configs_dir: Path) -> list:
+    """Config entries of the chosen sets: generator families at defaults, or a config's data sets."""
+    import yaml
+
+    entries = []
+    for name in sets:
+        if name == "generators":
+            entries += list(GENERATOR_SET)
+        else:
+            entries += yaml.safe_load((configs_dir / CONFIG_SETS[name]).read_text())["datasets"]
+    return entries
+
+
+def side_by_side(binary: str, sets: list[str], cores: list[int], scale: float, timeout: float, configs_dir: Path,
+                 work: Path, say) -> list[dict]:
+    """Every matrix of ``sets`` (stand-ins where the real matrix is not cached, ``scale`` × their
+    rows) at every core count; a matrix that cannot be loaded is one error row."""
+    from spbench.datasets.registry import resolve
+    from spbench.machine import usable_cores
+    from spbench.sptrsv.execute import prepare_lower
+
+    rows = []
+    for entry in dataset_entries(sets, configs_dir):
+        dataset = resolve(entry)
+        if scale != 1:
+            dataset = dataset.scaled(scale)
+        try:
+            loaded = dataset.load(fetch=False, standin=True)
+            L = prepare_lower(loaded.matrix)
+        except Exception as exc:  # one matrix failing to load is its row, the others go on
+            rows.append({"item": dataset.name, "dataset": dataset.name, "status": "error",
+                         "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        say(f"{loaded.name}: n {L.shape[0]:,}, nnz {L.nnz:,}")
+        rows += compare_matrix(binary, loaded.name, L, cores, usable_cores(), work, timeout)
+    return rows
+
+
+def refs_table(rows: list[dict]) -> str:
+    """The side-by-side table: HDagg's supersteps (original variants and ours), times, SpMP's counts."""
+    lines = ["| matrix | n | nnz | P | wavefronts (orig / ours) | HDagg tree orig / ours | flat orig / ours | "
+             "BFS orig | equal | HDagg tree s orig / ours | SpMP levels orig / ours | SpMP waits orig / ours | "
+             "SpMP s orig / ours | GrowLocal s |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def num(value, fmt="d"):
+        return "-" if value is None else format(value, fmt)
+
+    for r in rows:
+        if r.get("status", "ok") != "ok":
+            lines.append(f"| {r['dataset']} | | | {r.get('cores', '')} | {r['status']}: {r.get('error')} |"
+                         + " |" * 9)
+            continue
+        lines.append(
+            f"| {r['dataset']} | {r['n']:,} | {r['nnz']:,} | {r['cores']} | {r['ref_wavefronts']} / {r['wavefronts']} | "
+            f"{num(r['ref_supersteps'])} / {r['supersteps']} | {num(r['ref_supersteps_flat'])} / {r['supersteps_flat']} | "
+            f"{num(r['ref_supersteps_bfs'])} | {'yes' if r['equal'] else '**no**'} | "
+            f"{num(r['ref_schedule_time'], '.4f')} / {r['schedule_time']:.4f} | "
+            f"{num(r['ref_spmp_levels'])} / {r['spmp_levels']} | {num(r.get('ref_spmp_p2p'))} / {r['spmp_p2p']} | "
+            f"{num(r.get('ref_spmp_schedule_time'), '.4f')} / {r['spmp_schedule_time']:.4f} | "
+            f"{num(r.get('growlocal_schedule_time'), '.4f')} |")
+    return "\n".join(lines)

@@ -1,0 +1,451 @@
+"""Calibrate the SpTrSV cost model (:mod:`spbench.sptrsv.model`) on this machine with our kernels.
+
+What is measured (medians of timed solves, 2 untimed first as in §5.1):
+
+- serial rates ``t_row``, ``t_nnz``, ``t_chain``, ``t_far``: the serial kernel on matrices built
+  to differ in one term each (:mod:`spbench.sptrsv.compute_rates`), each rate a difference of two
+  measured times, never a fit that could trade one rate for another;
+- per-core rates at P cores: P copies of each of those matrices as a block diagonal, one
+  superstep, copy p on core p (BSP kernel), so every core runs a whole matrix at once;
+- the check (``families``): the generator families' lower triangles (lap2d-5pt, lap3d-27pt,
+  rgg-spd: nnz/row about 3, 14 and 7), each in natural order and in wavefront (level) order,
+  measured beside the model's time with those rates;
+- synchronisation at P cores, measured alone, never fitted against compute
+  (:func:`measure_sync`, :func:`sync_costs`): the kernels' own spin barrier (``barrier``),
+  OpenMP's barrier (``barrier_omp``), the SSP kernel's weak barrier at staleness 2
+  (``weak_barrier``) and the P2P kernel's flag wait (``p2p_dep``), in a microbenchmark of
+  thousands of empty supersteps (and, as a check, supersteps of a fixed work item), interleaved
+  rounds, median and interquartile range recorded.  Each latency is the one for which the model's
+  replay of the same microbenchmark matches the measured time per superstep.  On 1 core nothing
+  waits on another core: the cost per superstep is the call's own.
+
+A cross-core synchronisation below SYNC_FLOOR, or a per-nonzero cost changing more than
+COMPUTE_JUMP_MAX times between 1 and 2 cores, is refused (:func:`check_physical`).  The result
+also records the machine's load over the measurement (:mod:`spbench.machine_load`; `spbench
+calibrate` refuses a busy machine unless ``--force``) and a machine profile (:func:`machine_profile`:
+sockets, NUMA domains, copy bandwidth, the law for core counts not measured).
+
+Bind the threads (``OMP_PROC_BIND=close OMP_PLACES=cores``, as the paper does, §5.1): unbound
+threads on a small VM were seen to share one CPU for a while, making a superstep cost a context
+switch (3x slower solves) in some runs and not in others.
+
+``calibrate()`` returns a JSON-serialisable dict; :func:`save`/:func:`load` store it in
+the calibration format of every experiment (:mod:`spbench.calibration`). Run ``spbench calibrate
+--experiment sptrsv [--validate GRID]`` (the validation: ``spbench bench sptrsv-model``).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+from spbench.kernels.sptrsv import _sptrsv
+from spbench.machine import usable_cores
+from spbench.sptrsv.dag import DAG
+from spbench.sptrsv.execute import BARRIERS, WARMUP_RUNS, prepare_lower
+from spbench.sptrsv import compute_rates
+from spbench.sptrsv.model import RATE_KEYS, SYNC_KEYS, simulate, sync_bench_time
+from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph
+
+SCHEMA_VERSION = 2  # 2: t_chain is the least time of a chained row, not an addition
+KIND = "sptrsv-costs"
+
+#: (data set, params) per mode: nnz/row about 3, 14 and 7 (lower triangles).
+MATRICES = {
+    False: [("lap2d-5pt", {"grid": 300}), ("lap3d-27pt", {"grid": 30}),
+            ("rgg-spd", {"n": 60000, "avg_degree": 12.0})],
+    True: [("lap2d-5pt", {"grid": 120}), ("lap3d-27pt", {"grid": 16}),
+           ("rgg-spd", {"n": 12000, "avg_degree": 12.0})],
+}
+REPEATS = {False: 50, True: 10}
+#: interleaved rounds of the compute timings (:func:`_compute_seconds`): every matrix on every
+#: kernel once a round, so a change of the machine's speed during the calibration (this project's
+#: VM ran the same solve up to 1.7x faster for seconds at a time) hits every rate alike
+COMPUTE_ROUNDS = {False: 5, True: 2}
+#: synchronisation microbenchmark (:func:`measure_sync`): supersteps per run, timed runs per
+#: round, rounds, and the fixed work item of the second variant (dependent multiply-adds, about
+#: 0.4 µs on a 2.5 GHz core: of the order of a barrier, so overlap shows)
+SYNC_STEPS = {False: 4000, True: 1000}
+SYNC_RUNS = {False: 15, True: 6}
+SYNC_ROUNDS = {False: 5, True: 2}
+SYNC_WORK = 200
+SSP_STALENESS = 2
+SYNC_BENCH_KINDS = ("none", "spin", "omp", "weak", "flag")
+#: the least a synchronisation between two cores can cost: one cache-line transfer between cores
+#: takes tens of ns on any current multi-core CPU (our spin barrier: about 70 or 250 ns on this
+#: project's 2-core EPYC VM, depending on where the hypervisor puts the two vCPUs); a smaller value
+#: timed no synchronisation
+SYNC_FLOOR = 20e-9
+#: the most the per-nonzero cost may change between 1 and 2 cores, each solving its own copy
+COMPUTE_JUMP_MAX = 2.0
+
+
+def _serial_times(L, repeats: int) -> np.ndarray:
+    """Seconds of ``repeats`` timed serial solves (after WARMUP_RUNS untimed)."""
+    times = np.empty(WARMUP_RUNS + repeats)
+    x = np.zeros(L.shape[0])
+    with threadpool_limits(limits=1, user_api="blas"):
+        _sptrsv.serial_solve_timed(L.indptr, L.indices, L.data, np.ones(L.shape[0]), x, times)
+    return times[WARMUP_RUNS:]
+
+
+def schedule_times(L, run, kernel: str, repeats: int, barrier: str = "spin") -> np.ndarray:
+    """Seconds of ``repeats`` timed solves of L run by a Schedule/TaskSchedule on ``kernel``
+    (the layout and kernel calls of ``execute.solve_point``; WARMUP_RUNS untimed first)."""
+    schedule = run.schedule if isinstance(run, TaskSchedule) else run
+    P = schedule.n_cores
+    L_perm, perm, block_ptr = reorder(schedule, L)
+    n = L.shape[0]
+    b = np.ones(n)[perm]
+    x = np.zeros(n)
+    times = np.empty(WARMUP_RUNS + repeats)
+    args = (L_perm.indptr, L_perm.indices, L_perm.data, b, x, block_ptr, schedule.n_supersteps, P)
+    with threadpool_limits(limits=1, user_api="blas"):
+        if kernel == "bsp":
+            team = _sptrsv.bsp_solve_timed(*args, BARRIERS[barrier], times)
+        elif kernel == "ssp":
+            team = _sptrsv.ssp_solve_timed(*args, schedule.staleness, times)
+        elif kernel == "p2p":
+            team = _sptrsv.p2p_solve_timed(*args, run.parent_ptr, run.parent_idx, times)
+        else:
+            raise ValueError(f"kernel must be 'bsp', 'ssp' or 'p2p', got {kernel!r}")
+    if team != P:
+        raise RuntimeError(f"OpenMP started {team} threads, asked for {P}")
+    return times[WARMUP_RUNS:]
+
+
+def _compute_seconds(matrices: dict, cores_list, quick: bool, groups: list) -> dict:
+    """Seconds of one solve of every matrix on the serial kernel ("serial") and in one superstep
+    at each P cores (P copies, str(P)): the median over COMPUTE_ROUNDS interleaved rounds of the
+    median of a round's timed solves; every round's timings also go to ``groups``."""
+    per_round = max(1, REPEATS[quick] // COMPUTE_ROUNDS[quick])
+    runs = {"serial": {name: (lambda L=L: _serial_times(L, per_round)) for name, L in matrices.items()}}
+    for P in cores_list:
+        blocks = {name: _block_diagonal(L, P) for name, L in matrices.items()}
+        runs[str(P)] = {name: (lambda b=b: schedule_times(*b, "bsp", per_round)) for name, b in blocks.items()}
+    medians: dict = {kernel: {name: [] for name in matrices} for kernel in runs}
+    for _ in range(COMPUTE_ROUNDS[quick]):
+        for kernel, timers in runs.items():
+            for name, timer in timers.items():
+                times = timer()
+                groups.append(times)
+                medians[kernel][name].append(float(np.median(times)))
+    return {kernel: {name: float(np.median(v)) for name, v in by_name.items()} for kernel, by_name in medians.items()}
+
+
+def _family_checks(lowers, rates: dict, seconds: dict) -> list[dict]:
+    """The generator families' measured seconds beside the model's with ``rates``."""
+    flat = {**rates, **{f"serial_{k}": rates[k] for k in RATE_KEYS}}
+    out = []
+    for name, L, features in lowers:
+        measured = seconds[name]
+        modelled = simulate(None, DAG(L), flat, kernel="serial", cores=1)
+        out.append({"matrix": name, **features, "measured": measured, "modelled": modelled,
+                    "rel_error": (modelled - measured) / measured})
+    return out
+
+
+def _lowers(quick: bool) -> list[tuple[str, sp.csr_matrix, dict]]:
+    """(label, lower triangle, its features) in natural and in wavefront order."""
+    from spbench.datasets.synthetic import generate, label
+    from spbench.sptrsv.schedulers import wavefront
+
+    out = []
+    for name, p in MATRICES[quick]:
+        L = prepare_lower(generate(name, p))
+        L_level = reorder(wavefront.schedule(DAG(L), 1), L)[0]
+        for suffix, M in (("", L), (" level order", L_level)):
+            out.append((label(name, p) + suffix, M, compute_rates.features_of(M)))
+    return out
+
+
+def _block_diagonal(L, copies: int):
+    """P copies of L on the diagonal, one superstep, copy p on core p."""
+    B = prepare_lower(sp.block_diag([L] * copies, format="csr"))
+    n = L.shape[0]
+    core = np.repeat(np.arange(copies, dtype=np.int32), n)
+    return B, Schedule(core=core, superstep=np.zeros(n * copies, dtype=np.int32), n_cores=copies)
+
+
+def chain(n: int, cores: int, staleness: int = 1) -> tuple[sp.csr_matrix, Schedule]:
+    """Bidiagonal L (row i reads row i − 1), scheduled row i -> core i mod P, superstep i."""
+    L = sp.diags([np.full(n - 1, -0.5), np.full(n, 2.0)], [-1, 0], format="csr")
+    L = prepare_lower(L)
+    i = np.arange(n, dtype=np.int32)
+    return L, Schedule(core=i % cores, superstep=i, n_cores=cores, staleness=staleness)
+
+
+def _sync_per_step(kind: str, cores: int, steps: int, work: int, runs: int) -> np.ndarray:
+    """Seconds per superstep of ``runs`` timed runs of the synchronisation microbenchmark
+    (``_sptrsv.sync_bench_timed``; the first WARMUP_RUNS untimed)."""
+    times = np.empty(WARMUP_RUNS + runs)
+    team = _sptrsv.sync_bench_timed(kind, cores, steps, work, SSP_STALENESS, times)
+    if team != cores:
+        raise RuntimeError(f"OpenMP started {team} threads, asked for {cores}")
+    return times[WARMUP_RUNS:] / steps
+
+
+def measure_sync(cores: int, quick: bool) -> dict:
+    """Raw timings of the kernels' own synchronisation at ``cores`` threads: seconds per superstep
+    of every microbenchmark kind (``none``: the work alone) on empty supersteps and on supersteps
+    of SYNC_WORK multiply-adds, in interleaved rounds (machine noise hits every kind alike)."""
+    steps, runs = SYNC_STEPS[quick], SYNC_RUNS[quick]
+    timings: dict[str, list[float]] = {}
+    for _ in range(SYNC_ROUNDS[quick]):
+        for work in (0, SYNC_WORK):
+            for kind in SYNC_BENCH_KINDS:
+                timings.setdefault(f"{kind}@{work}", []).extend(
+                    _sync_per_step(kind, cores, steps, work, runs).tolist())
+    return {"steps": steps, "work": SYNC_WORK, "staleness": SSP_STALENESS, "per_step": timings}
+
+
+#: microbenchmark kind -> (the cost it gives, the model's kernel for it)
+_SYNC_TERMS = {"spin": ("barrier", "bsp"), "omp": ("barrier_omp", "bsp"),
+               "weak": ("weak_barrier", "ssp"), "flag": ("p2p_dep", "p2p")}
+#: supersteps of the model run each latency is solved on (the per-step steady state)
+_MODEL_STEPS = 256
+
+
+def _latency_for(kernel: str, cores: int, compute: float, per_step: float, weak: float = 0.0) -> float:
+    """The latency for which the model's microbenchmark (:func:`model.sync_bench_time`) takes
+    ``per_step`` seconds per superstep when each superstep's work takes ``compute``."""
+    if cores == 1:  # nothing to wait for: the call's own cost per superstep (the model waits only across cores)
+        return max(0.0, per_step - compute)
+
+    def per_step_model(lam):
+        return sync_bench_time(kernel, _MODEL_STEPS, cores, compute, lam, staleness=SSP_STALENESS,
+                               weak_barrier=weak) / _MODEL_STEPS
+    return _solve_latency(per_step_model, per_step)
+
+
+def sync_costs(raw: dict, cores: int) -> dict:
+    """Synchronisation costs from :func:`measure_sync`'s timings, no compute rate involved.
+
+    Every latency comes from empty supersteps: the one for which the model's run of the same
+    microbenchmark (compute = the ``none`` run's seconds per superstep) matches the measured
+    median; BSP: per-step time minus compute; SSP at staleness 2: the weak barrier overlaps one
+    superstep, so about twice the per-step time; P2P: per-step time minus compute.  The
+    fixed-work supersteps then check it: ``check[name]`` is the model's per-step time with that
+    latency against the measured one (the relative error)."""
+    med = {k: float(np.median(v)) for k, v in raw["per_step"].items()}
+    spread = {k: _relative_iqr(v) for k, v in raw["per_step"].items()}
+    out: dict = {}
+    check: dict = {}
+    for work in (0, raw["work"]):
+        compute = med[f"none@{work}"]
+        weak = out.get("weak_barrier", 0.0)
+        for kind in ("spin", "omp", "weak", "flag"):
+            name, kernel = _SYNC_TERMS[kind]
+            if work == 0:
+                lam = _latency_for(kernel, cores, compute, med[f"{kind}@0"],
+                                   weak=out.get("weak_barrier", 0.0))
+                out[name] = lam
+            else:
+                modelled = sync_bench_time(kernel, _MODEL_STEPS, cores, compute, out[name],
+                                           staleness=raw["staleness"], weak_barrier=weak) / _MODEL_STEPS
+                measured = med[f"{kind}@{work}"]
+                check[name] = {"measured_per_step": measured, "modelled_per_step": modelled,
+                               "rel_error": (modelled - measured) / measured}
+    out["sync_bench"] = {"steps": raw["steps"], "work": raw["work"], "staleness": raw["staleness"],
+                         "median_per_step": med, "relative_iqr": spread, "check_fixed_work": check}
+    return out
+
+
+def _relative_iqr(times) -> float:
+    q1, q2, q3 = np.percentile(np.asarray(times, dtype=float), [25, 50, 75])
+    return float((q3 - q1) / q2) if q2 > 0 else 0.0
+
+
+def _solve_latency(model, measured: float) -> float:
+    """λ ≥ 0 with model(λ) = measured (model non-decreasing); 0 when even λ = 0 is too slow."""
+    if model(0.0) >= measured:
+        return 0.0
+    lo, hi = 0.0, measured
+    while model(hi) < measured:
+        hi *= 2
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        if model(mid) < measured:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+class ImplausibleCalibration(ValueError):
+    """A calibration term no machine can have; the message is one line naming it."""
+
+
+def per_nonzero(samples: list[dict]) -> float:
+    """Seconds per nonzero of a set of compute samples: their total time over their total nonzeros
+    (no fit: what a busy core inflates shows here whatever the rates' split)."""
+    return float(sum(s["measured"] for s in samples) / sum(s["nnz"] for s in samples))
+
+
+def check_physical(costs: dict) -> None:
+    """Refuse (:class:`ImplausibleCalibration`, one line) a cross-core synchronisation cost below
+    SYNC_FLOOR or a per-nonzero cost changing more than COMPUTE_JUMP_MAX times between 1 and 2
+    cores: what a busy machine or a fit trading one term for another produces."""
+    cores = costs["cores"]
+    for P, entry in sorted(cores.items(), key=lambda kv: int(kv[0])):
+        if int(P) < 2:
+            continue
+        for name in SYNC_KEYS:
+            value = float(entry[name])
+            if value < SYNC_FLOOR:
+                raise ImplausibleCalibration(
+                    f"{name} at {P} cores came out {value * 1e9:.1f} ns, below the {SYNC_FLOOR * 1e9:.0f} ns "
+                    "one cache-line transfer between cores takes: the timing was not a synchronisation "
+                    "(a busy machine?); nothing written")
+    if "1" in cores and "2" in cores and cores["1"].get("families") and cores["2"].get("families"):
+        one, two = per_nonzero(cores["1"]["families"]), per_nonzero(cores["2"]["families"])
+        ratio = max(one, two) / min(one, two)
+        if ratio > COMPUTE_JUMP_MAX:
+            raise ImplausibleCalibration(
+                f"the per-nonzero cost changed {ratio:.1f}x between 1 core ({one * 1e9:.2f} ns) and 2 cores "
+                f"({two * 1e9:.2f} ns), more than the {COMPUTE_JUMP_MAX:.0f}x two cores each solving their "
+                "own copy can differ: a busy machine?; nothing written")
+
+
+def default_core_counts(cores: int | None = None) -> list[int]:
+    """Every core count a calibration measures by default: 1, 2, 4, ... up to this machine's usable
+    cores, and that count itself."""
+    have = cores or usable_cores()
+    counts = {have}
+    P = 1
+    while P < have:
+        counts.add(P)
+        P *= 2
+    return sorted(counts)
+
+
+def machine_profile(cores_list, quick: bool) -> dict:
+    """What a simulation on another machine needs to know about this one besides the costs:
+    sockets, NUMA domains, cores per domain (sysfs), one core's copy bandwidth of a 256 MiB buffer,
+    the calibrated core counts and the law the model extrapolates beyond them with."""
+    from spbench.machine import topology
+    from spbench.sptrsv.benchmarks.kernel_bench import copy_bandwidth
+    from spbench.sptrsv.model import EXTRAPOLATION_LAW
+
+    nbytes = (32 if quick else 256) * 2**20
+    return {**topology(), "copy_bandwidth_bytes_per_s": copy_bandwidth(nbytes, repeats=5),
+            "copy_bytes": nbytes, "calibrated_cores": list(cores_list), "law": EXTRAPOLATION_LAW}
+
+
+def calibrate(cores_list=None, quick: bool = False) -> dict:
+    """Measure the model's costs on this machine; JSON-serialisable (module docstring).
+
+    ``load`` holds the machine's load over the measurement (:mod:`spbench.machine_load`); the
+    caller refuses a busy one.  A term no machine can have raises :class:`ImplausibleCalibration`
+    (:func:`check_physical`)."""
+    from spbench.machine import machine_facts
+    from spbench.machine_load import LoadWatch, timing_spread
+
+    watch = LoadWatch()
+    cores_list = sorted({int(c) for c in (cores_list or default_core_counts())})
+    if not cores_list or cores_list[0] < 1:
+        raise ValueError(f"cores_list must hold core counts >= 1, got {cores_list}")
+    have = usable_cores()
+    if cores_list[-1] > have:
+        raise ValueError(f"cannot calibrate at {cores_list[-1]} cores: this process runs at most "
+                         f"{have} threads (the model extrapolates from the largest calibrated "
+                         "count)")
+    lowers = _lowers(quick)
+    designed = compute_rates.matrices(quick)
+    groups = []
+    seconds = _compute_seconds({**designed, **{name: L for name, L, _ in lowers}}, cores_list, quick, groups)
+    serial = compute_rates.record(seconds["serial"], designed)
+    serial["families"] = _family_checks(lowers, serial, seconds["serial"])
+    per_core = {}
+    for P in cores_list:
+        rates = compute_rates.record(seconds[str(P)], designed)
+        families = _family_checks(lowers, rates, seconds[str(P)])
+        raw = measure_sync(P, quick)
+        groups.extend(raw["per_step"].values())
+        per_core[str(P)] = {**rates, **sync_costs(raw, P), "per_nnz": per_nonzero(families), "families": families}
+    costs = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": KIND,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "quick": bool(quick),
+        "machine": machine_facts(with_mpi=False),
+        "serial": serial,
+        "cores": per_core,
+        "profile": machine_profile(cores_list, quick),
+    }
+    costs["load"] = watch.figures(timing_spread(groups))
+    try:
+        check_physical(costs)
+    except ImplausibleCalibration as exc:
+        if costs["load"]["busy"]:
+            raise ImplausibleCalibration(f"{exc} (the machine was busy: {costs['load']['reason']})") from None
+        raise
+    return costs
+
+
+def default_calibration_path() -> Path:
+    """Where `spbench calibrate` keeps this machine's SpTrSV costs (:func:`spbench.calibration.default_path`)."""
+    from spbench.calibration import default_path
+    return default_path("sptrsv")
+
+
+#: the keys of :func:`calibrate`'s dict the calibration file keeps in its envelope (the rest are terms)
+_ENVELOPE_KEYS = ("schema_version", "kind", "date", "quick", "machine")
+
+
+def save(costs: dict, path) -> Path:
+    """Write :func:`calibrate`'s dict in the calibration format of every experiment
+    (:mod:`spbench.calibration`), atomically (parents created)."""
+    from spbench.calibration import write_calibration
+    terms = {k: v for k, v in costs.items() if k not in _ENVELOPE_KEYS}
+    return write_calibration(path, "sptrsv", terms, machine=costs.get("machine", {}), created=costs.get("date"),
+                             quick=costs.get("quick", False), terms_version=SCHEMA_VERSION)
+
+
+def load_calibration(path) -> dict:
+    """The calibration file's envelope (:func:`spbench.calibration.read_calibration`); ValueError
+    with one line when it is no SpTrSV calibration of this spbench."""
+    from spbench.calibration import read_calibration
+    return read_calibration(path, "sptrsv", "an SpTrSV calibration", SCHEMA_VERSION)
+
+
+def model_costs(calibration: dict) -> dict:
+    """A calibration file's envelope as the cost model reads it: :func:`calibrate`'s dict."""
+    return {"schema_version": calibration["terms_version"], "kind": KIND, "date": calibration["created"],
+            "quick": calibration["quick"], "machine": calibration["machine"], **calibration["terms"]}
+
+
+def load(path) -> dict:
+    """Read a calibration written by :func:`save`, as :func:`calibrate` returned it."""
+    return model_costs(load_calibration(path))
+
+
+def summary(costs: dict) -> list[tuple[str, str]]:
+    """(quantity, value) rows for a table."""
+    ns = 1e9
+    s = costs["serial"]
+    rows = [("machine", f"{costs['machine'].get('cpu')} ({costs['machine'].get('cores')} cores), "
+                        f"{costs['date']}{', quick' if costs.get('quick') else ''}"),
+            ("serial", ", ".join(f"{k} {s[k] * ns:.2f} ns" for k in RATE_KEYS))]
+    for P, e in costs["cores"].items():
+        rows.append((f"{P} cores", ", ".join(f"{k} {e[k] * ns:.2f} ns" for k in RATE_KEYS) + ", "
+                                   f"barrier {e['barrier'] * ns:.0f} ns "
+                                   f"(omp {e['barrier_omp'] * ns:.0f}), "
+                                   f"weak barrier {e['weak_barrier'] * ns:.0f} ns, "
+                                   f"p2p per dependency {e['p2p_dep'] * ns:.0f} ns"))
+    profile = costs.get("profile")
+    if profile:
+        rows.append(("profile", f"{profile['sockets']} socket(s), {profile['numa_domains']} NUMA domain(s) of "
+                                f"{profile['cores_per_domain']} cores, copy "
+                                f"{profile['copy_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s; beyond "
+                                f"{max(profile['calibrated_cores'])} cores: {profile['law']}"))
+    from spbench.machine_load import describe
+
+    load = costs.get("load")
+    if load:
+        rows.append(("load", describe(load)))
+    return rows
+

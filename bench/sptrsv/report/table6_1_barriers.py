@@ -1,0 +1,124 @@
+"""Paper 2's Table 6.1 (§6.3): synchronisation barriers relative to wavefronts, the geometric
+mean of ``wavefronts / supersteps`` per data set group and core count, beside the paper's."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from spbench.sptrsv.report import paper_values as paper
+from spbench.report.markdown_sections import details, paper_cell, section, write_beside_paper
+from spbench.sptrsv.report.rows import geomean, nearest_cores, ok_rows, sort_groups
+from spbench.sptrsv.report.summary import SERIAL
+from spbench.report.tables import format_markdown
+
+P2P = ("spmp",)
+"""Algorithms that synchronise point to point: no barriers, so not in Table 6.1."""
+
+
+def barrier_reduction(df: pd.DataFrame) -> pd.DataFrame:
+    """Table 6.1: geometric mean over matrices of ``wavefronts / supersteps``.
+
+    Per (group, cores, algorithm) over the ok rows of schedulers that synchronise by barriers:
+    serial, the point-to-point SpMP and rows run with the ``p2p`` kernel are left out. A
+    schedule's superstep count does not depend on the kernel or the execution, so one value per
+    (dataset, algorithm, cores) is taken (the median of its rows). Columns: ``group, cores,
+    algorithm, matrices, reduction`` and, for ElasticDivide, ``reduction_x2`` (its barriers are
+    weak with staleness 2: the paper counts them twice, §6.3), NaN for the others.
+    """
+    rows = ok_rows(df)
+    rows = rows[(rows["algorithm"] != SERIAL) & ~rows["algorithm"].isin(P2P)
+                & (rows["kernel"] != "p2p")]
+    rows = rows[(rows["supersteps"] > 0) & (rows["wavefronts"] > 0)]
+    columns = ["group", "cores", "algorithm", "matrices", "reduction", "reduction_x2"]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    per_matrix = (rows.groupby(["group", "dataset", "algorithm", "cores"], as_index=False)
+                  [["wavefronts", "supersteps"]].median())
+    per_matrix["ratio"] = per_matrix["wavefronts"] / per_matrix["supersteps"]
+    out = (per_matrix.groupby(["group", "cores", "algorithm"])["ratio"]
+           .agg(matrices="size", reduction=geomean).reset_index())
+    out["reduction_x2"] = np.where(out["algorithm"] == "elastic_divide",
+                                   out["reduction"] * paper.STALENESS, np.nan)
+    return sort_groups(out, "cores", "algorithm")[columns]
+
+
+def barrier_reduction_display(table: pd.DataFrame) -> pd.DataFrame:
+    """Table 6.1 wide, one row per (group, cores): this run's values per algorithm, then the
+    paper's at the same group and the printed core count nearest to ours (in brackets)."""
+    order = list(paper.ALGORITHM_NAMES)
+    algorithms = sorted(set(table["algorithm"]),
+                        key=lambda a: (order.index(a) if a in order else len(order), a))
+    records = []
+    for (group, cores), part in table.groupby(["group", "cores"], sort=False):
+        rec: dict[str, object] = {"group": group, "cores": int(cores),
+                                  "matrices": int(part["matrices"].max())}
+        values = part.set_index("algorithm")
+        for a in algorithms:
+            rec[f"this run: {a}"] = (float(values.at[a, "reduction"]) if a in values.index
+                                     else np.nan)
+            if a == "elastic_divide":
+                rec["this run: elastic_divide ×2"] = (float(values.at[a, "reduction_x2"])
+                                                     if a in values.index else np.nan)
+        near = nearest_cores([c for g, c in paper.TABLE_6_1 if g == group], int(cores))
+        cells = paper.TABLE_6_1.get((group, near), {})
+        for a in ("hdagg", "growlocal", "elastic_divide"):
+            rec[f"paper (cores): {paper.ALGORITHM_NAMES[a]}"] = paper_cell(cells.get(a), near)
+        doubled = cells.get("elastic_divide")
+        rec["paper (cores): ElasticDivide ×2"] = paper_cell(
+            None if doubled is None else doubled * paper.STALENESS, near)
+        records.append(rec)
+    return pd.DataFrame(records)
+
+
+def paper_table_markdown() -> str:
+    """The paper's Table 6.1 as printed, with the ElasticDivide ×2 column."""
+    wide = paper.table_6_1().pivot_table(index=["group", "cores"], columns="algorithm",
+                                         values="reduction").reset_index()
+    wide = sort_groups(wide, "cores")
+    wide["ElasticDivide ×2"] = wide["elastic_divide"] * paper.STALENESS
+    wide = wide.rename(columns={a: paper.ALGORITHM_NAMES[a]
+                                for a in ("hdagg", "growlocal", "elastic_divide")})
+    return format_markdown(wide[["group", "cores", "HDagg", "GrowLocal", "ElasticDivide",
+                                 "ElasticDivide ×2"]])
+
+
+def _staleness(df: pd.DataFrame) -> set[int]:
+    """The staleness values recorded by the ok elastic_divide rows (empty when not recorded)."""
+    if "staleness" not in df.columns:
+        return set()
+    mine = df[(df["algorithm"].astype(str) == "elastic_divide") & (df["status"] == "ok")]
+    values = pd.to_numeric(mine["staleness"], errors="coerce").dropna()
+    return {int(v) for v in values}
+
+
+def write_section(df: pd.DataFrame, out_dir: str | os.PathLike
+                  ) -> tuple[list[Path], list[str], list[str]]:
+    """``table_6_1.md/.csv`` in ``out_dir``; returns (written paths, REPORT.md lines, notes)."""
+    out_dir = Path(out_dir)
+    t61 = barrier_reduction(df)
+    if t61.empty:
+        return [], [], ["Table 6.1 (barrier reduction): no ok rows of a barrier scheduler with "
+                        "wavefronts and supersteps, table not written."]
+    display = barrier_reduction_display(t61)
+    written = write_beside_paper(out_dir, "table_6_1", display, t61)
+    lines = section(
+        "Synchronisation barriers relative to wavefronts (paper Table 6.1)",
+        "Geometric mean over matrices of wavefronts / supersteps per data set group and "
+        "core count (SpMP and p2p rows have no barriers). ElasticDivide's barriers are weak "
+        f"with staleness {paper.STALENESS}: as the paper suggests, its ×{paper.STALENESS} "
+        "column is the comparable one. \"paper (cores)\" columns: the paper's value for "
+        "the same group at the printed core count nearest to ours (in brackets; the paper "
+        "names no architecture, a schedule depends on matrix and cores only).",
+        format_markdown(display),
+        "[CSV (this run)](table_6_1.csv)",
+        details("The paper's Table 6.1 as printed", paper_table_markdown()))
+    notes = []
+    staleness = _staleness(df)
+    if staleness and staleness != {paper.STALENESS}:
+        notes.append(f"Table 6.1: elastic_divide ran with staleness "
+                     f"{', '.join(map(str, sorted(staleness)))}; the ×{paper.STALENESS} "
+                     f"column follows the paper's staleness {paper.STALENESS}.")
+    return written, lines, notes

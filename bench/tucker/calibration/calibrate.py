@@ -1,0 +1,372 @@
+"""Calibration of the Tucker cost model (:mod:`.model`) on this machine.
+
+:func:`calibrate` times the real code paths of one distributed HOOI, one process, one thread
+(the worker's setting: ``OMP_NUM_THREADS=1``, BLAS held at one thread), and fits (the two TTM
+fits live in :mod:`.calibrate_ttm`, the fitting helpers in :mod:`.cost_fit`):
+
+* TTM (the Cython kernel :func:`.ttm.ttm` over a :class:`.ttm.TTMPlan`) on generated tensors
+  of N = 3 and 4 modes (uniform coordinates, and the power-law stand-ins of nell1, enron,
+  delicious: never nell2, the validation tensor), K = 5, 10, 20 (quick: fewer and smaller), and
+  one of 2M elements whose factor matrices (1M rows) are far beyond cache, as at the paper's scale,
+  every mode, each call cold as in a one-invocation HOOI (caches evicted, a fresh Z), in both
+  layouts of the worker: one copy (uni-policy) and N copies with mode n's plan over copy n
+  (multi-policy; the worker measures those 1.2–1.5× slower, the copies here do not show it):
+  t = ttm_elem·|E| + ttm_elem_khat·|E|·K̂ + ttm_row·R + ttm_row_khat·R·K̂ + ttm_local_khat·(local − |E|)·K̂
+  (ttm_row: the kernel's per-row work, one small GEMM per compact row),
+  local = the elements the rank holds for all modes (non-negative least squares, relative
+  error weighting);
+* the CSF TTM (``ttm: csf``, the default; :class:`.csf.CSFPlan` trees built as the worker builds
+  them, same tensors and K, each call cold): per tree, from :func:`.csf.tree_work`,
+  t = ttm_csf_leaf·(leaf flops) + ttm_csf_flop·(flops above the leaves) + ttm_csf_node·(internal
+  nodes) + ttm_csf_row_khat·R·K̂ + ttm_csf_row·R + ttm_csf_miss·(factor-row reads beyond the
+  per-core L2 cache, ``ttm_cache_bytes`` read from the system: :func:`.csf.gathers_beyond_cache`)
+  (non-negative least squares, relative errors);
+* the oracle on compact matrices Z (R × K̂): Z·x and Zᵀ·y, t = oracle_call + c·R·K̂ with
+  c = oracle_matvec_entry / oracle_rmatvec_entry;
+* the core's GEMM Zᵀ·Y (Y: R × K), seconds per multiply–add (``gemm_madd``);
+* the Lanczos work outside the oracle (:func:`.lanczos.lanczos_svd`, ``lanczos: paper`` with
+  several basis sizes ncv, no restart), with the left vectors FAR beyond cache (1–2M rows; quick:
+  0.2–0.4M) as a rank's owned rows are at the paper's scale, and right vectors of K̂ up to 50000,
+  fitted in turn (the constant from runs whose bases fit in cache, then the left terms, then the
+  right ones, each with the terms already fitted subtracted): per run, lanczos_query·Q + lanczos_left_word·m·Σ_j j (Gram–Schmidt twice over the owned
+  rows) + lanczos_left_row·m·ncv + lanczos_ritz_madd·m·ncv·K (U·P) + lanczos_right_word·K̂·Σ_j (j+1)
+  + lanczos_right_row·K̂·ncv; the oracle is a one-nonzero-per-row Z (its time subtracted);
+* the distributed oracle's own work per query (:class:`.hooi.Oracle` on a one-rank communicator
+  whose exchanges are local copies, minus the plain Z·x / Zᵀ·y it wraps: index gathers, the
+  partial-sum accumulation, buffers): dist_oracle_call + dist_oracle_row·(R + received rows), at
+  1000 to 2M shared rows with none or half of them exchanged;
+* MPI α/β of ping-pong, Allreduce, Alltoallv, Allgatherv from :mod:`.mpi_microbench` run as
+  ``mpiexec -n 2 python -m mpi4py -m spbench.tucker.calibration.mpi_microbench OUT.json`` (the mpiexec
+  beside this Python). Two ranks on two cores only: with more ranks than cores the numbers are
+  time slices, not latencies, and are refused. No mpiexec: the MPI part is skipped with a
+  reason (``mpi.skipped``) and the model then predicts P = 1 only.
+
+The result is a JSON-serialisable dict: ``{"schema_version", "timestamp", "quick", "machine",
+"costs": {name: seconds}, "fits": {diagnostics}, "mpi": {...}, "load"}``; :func:`save` / :func:`load`.
+``load``: the machine's load over the whole calibration and the spread of the repeated timings
+(:mod:`spbench.machine_load`); `spbench calibrate` refuses a busy machine unless ``--force``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from spbench.timing import median_time
+
+from spbench.tucker.calibration.cost_fit import nnls_relative
+
+__all__ = ["calibrate", "save", "load", "calibrate_oracle",
+           "calibrate_lanczos", "calibrate_oracle_index", "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS",
+           "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 3
+COMPUTE_KEYS = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row", "ttm_csf_miss",
+                "ttm_cache_bytes",
+                "ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "ttm_local_khat", "oracle_call",
+                "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
+                "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row",
+                "lanczos_local_query", "dist_oracle_call", "dist_oracle_row")
+MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce",
+            "alpha_alltoallv", "beta_alltoallv", "alpha_allgatherv", "beta_allgatherv")
+
+
+# ---- oracle and GEMM ------------------------------------------------------------------------
+def calibrate_oracle(quick: bool = False, seed: int = 0) -> dict:
+    """Z·x, Zᵀ·y (one query each) and Zᵀ·Y (core GEMM) on compact matrices."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(seed)
+    shapes = ([(2000, 100), (500, 400), (10000, 25), (300, 2000), (100, 20)] if quick else
+              [(2000, 100), (20000, 100), (500, 400), (5000, 400), (10000, 25), (300, 2000), (2000, 8000),
+               (100, 20), (500, 25)])
+    reps = 10 if quick else 30
+    mv, rmv, gm, feats = [], [], [], []
+    with threadpool_limits(limits=1):
+        for m, n in shapes:
+            Z = rng.standard_normal((m, n))
+            x, y = rng.standard_normal(n), rng.standard_normal(m)
+            Y = rng.standard_normal((m, 10))
+            mv.append(median_time(lambda: Z @ x, reps))
+            rmv.append(median_time(lambda: Z.T @ y, reps))
+            gm.append(median_time(lambda: Z.T @ Y, max(3, reps // 3)))
+            feats.append(m * n)
+    X = np.stack([np.ones(len(feats)), np.array(feats, dtype=float)], axis=1)
+    c_mv, e_mv = nnls_relative(X, np.array(mv))
+    c_rmv, e_rmv = nnls_relative(X, np.array(rmv))
+    Xg = np.stack([np.ones(len(feats)), 10.0 * np.array(feats, dtype=float)], axis=1)
+    c_g, e_g = nnls_relative(Xg, np.array(gm))
+    return {"oracle_call": float(0.5 * (c_mv[0] + c_rmv[0])), "oracle_matvec_entry": float(c_mv[1]),
+            "oracle_rmatvec_entry": float(c_rmv[1]), "gemm_madd": float(c_g[1]),
+            "_fit": {"shapes": shapes, "median_rel_error": {"matvec": e_mv, "rmatvec": e_rmv, "gemm": e_g}}}
+
+
+# ---- Lanczos ----------------------------------------------------------------------------
+class _OneNonzeroPerRow:
+    """Z (m × n) with Z[i, i mod n] = d_i: rank n, an O(m) oracle whose seconds are counted."""
+
+    def __init__(self, rng, m: int, n: int):
+        self.col = np.arange(m) % n
+        self.d = (rng.random(m) + 0.5) / np.sqrt(1.0 + self.col)     # a decaying spectrum
+        self.n, self.spent = n, 0.0
+
+    def matvec(self, x):
+        t0 = time.perf_counter()
+        out = self.d * x[self.col]
+        self.spent += time.perf_counter() - t0
+        return out
+
+    def rmatvec(self, y):
+        t0 = time.perf_counter()
+        out = np.bincount(self.col, weights=self.d * y, minlength=self.n)
+        self.spent += time.perf_counter() - t0
+        return out
+
+
+def calibrate_lanczos(quick: bool = False, seed: int = 0) -> dict:
+    """Seconds of :func:`.lanczos.lanczos_svd` (``paper``, no restart) outside the oracle, left
+    vectors beyond cache, fitted per term (module docstring)."""
+    from threadpoolctl import threadpool_limits
+
+    from spbench.tucker.hooi.lanczos import lanczos_svd
+
+    rng = np.random.default_rng(seed)
+    # (m rows, n = K̂, K, ncv) in three groups fitted in turn: "small" (bases in cache: the
+    # per-query constant), "left" (owned rows far beyond cache, K̂ small), "right" (large K̂, few rows)
+    if quick:
+        groups = {"small": [(2_000, 50, 5, 10), (2_000, 50, 10, 20)],
+                  "left": [(200_000, 60, 5, 10), (400_000, 60, 5, 20), (200_000, 60, 10, 20), (200_000, 60, 5, 30)],
+                  "right": [(2_000, 8_000, 5, 10), (2_000, 8_000, 5, 30)]}
+        reps = 1
+    else:
+        groups = {"small": [(500, 50, 5, 10), (2_000, 50, 5, 10), (2_000, 50, 10, 20), (3_000, 50, 10, 40)],
+                  "left": [(1_000_000, 100, 5, 10), (1_000_000, 100, 5, 30), (2_000_000, 100, 10, 20),
+                           (1_000_000, 100, 10, 40), (2_000_000, 100, 5, 20)],
+                  "right": [(2_000, 16_000, 5, 10), (2_000, 16_000, 10, 30), (2_000, 50_000, 10, 20),
+                            (2_000, 4_000, 10, 40)]}
+        reps = 3
+    cases = [(g, *c) for g, cs in groups.items() for c in cs]
+    feats, secs, info = [], [], []
+    with threadpool_limits(limits=1):
+        for group, m, n, k, ncv in cases:
+            Z = _OneNonzeroPerRow(rng, m, n)
+            best = None
+            for _ in range(reps):
+                Z.spent = 0.0
+                t0 = time.perf_counter()
+                res = lanczos_svd(Z.matvec, Z.rmatvec, (m, n), k, mode="paper", ncv=ncv, seed=seed)
+                over = time.perf_counter() - t0 - Z.spent
+                best = over if best is None else min(best, over)
+            feats.append([res.queries, m * ncv * (ncv - 1) / 2, m * ncv, m * ncv * k, n * ncv * (ncv + 1) / 2, n * ncv])
+            secs.append(best)
+            info.append({"group": group, "m": m, "n": n, "K": k, "ncv": ncv, "queries": res.queries, "seconds": best})
+    X, t = np.array(feats, dtype=float), np.array(secs)
+    g = np.array([c["group"] for c in info])
+    coef = np.zeros(X.shape[1])
+    coef[0] = float(np.median(t[g == "small"] / X[g == "small", 0]))          # seconds per query
+    for group, cols in (("left", [1, 2, 3]), ("right", [4, 5])):
+        sel = g == group
+        coef[cols], _ = nnls_relative(X[np.ix_(sel, cols)], t[sel] - X[sel] @ coef, scale=t[sel])
+    err = float(np.median(np.abs(X @ coef - t) / t))
+    names = ("lanczos_query", "lanczos_left_word", "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word",
+             "lanczos_right_row")
+    return {**{k: float(v) for k, v in zip(names, coef)}, "lanczos_local_query": _local_query(groups["small"], coef, seed),
+            "_fit": {"cases": info, "median_rel_error": err, "max_rel_error": float(np.max(np.abs(X @ coef - t) / t))}}
+
+
+def _local_query(cases, coef, seed: int) -> float:
+    """Seconds per query of the compiled one-process steps (``lanczos_svd(local_matrix=Z)``, HOOI
+    at P = 1) beyond the products and the fitted basis terms: dense Z of the in-cache cases."""
+    from threadpoolctl import threadpool_limits
+
+    from spbench.tucker.hooi.lanczos import lanczos_svd
+
+    rng = np.random.default_rng(seed)
+    per_query = []
+    with threadpool_limits(limits=1):
+        for m, n, k, ncv in cases:
+            Z = rng.standard_normal((m, n))
+            x, y = rng.standard_normal(n), rng.standard_normal(m)
+            products = median_time(lambda: Z @ x, 20) + median_time(lambda: Z.T @ y, 20)
+            t = median_time(lambda: lanczos_svd(None, None, (m, n), k, mode="paper", ncv=ncv, seed=seed,
+                                                 local_matrix=Z), 5)
+            basis = coef[1:] @ [m * ncv * (ncv - 1) / 2, m * ncv, m * ncv * k, n * ncv * (ncv + 1) / 2, n * ncv]
+            per_query.append((t - ncv * products - basis) / (2 * ncv))
+    return max(float(np.median(per_query)), 0.0)
+
+
+def _outside_clock(fn, clock, reps: int) -> float:
+    """Median seconds of ``fn()`` less those ``clock`` timed inside it: what HOOI's partition counts
+    as local work when ``clock`` times its messages (:class:`.hooi._Partition`), after one warm-up."""
+    fn()
+    ts = []
+    for _ in range(reps):
+        c0 = clock.seconds
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0 - (clock.seconds - c0))
+    return float(np.median(ts))
+
+
+def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:
+    """The oracle's own work per query (:class:`.hooi.Oracle` over :class:`.mpi.LocalComm`, whose
+    exchanges are local copies: module docstring): R shared rows, own = R (nothing exchanged) or
+    R/2 (the other half sent, as many received), K̂ = 2 so the products it wraps are small;
+    their time is subtracted, and so is the time inside the oracle's message clock (the exchange
+    calls and the gathers of their buffers), which HOOI counts as communication (``comm_time``;
+    the MPI micro-benchmark times those calls)."""
+    from types import SimpleNamespace
+
+    from threadpoolctl import threadpool_limits
+
+    from spbench.tucker.hooi.loop import Oracle, _Clock
+    from spbench.tucker.mpi.collectives import Exchange, LocalComm
+
+    rng = np.random.default_rng(seed)
+    sizes = (1_000, 200_000, 400_000) if quick else (1_000, 10_000, 200_000, 1_000_000, 2_000_000)
+    reps = 5 if quick else 9
+    feats, secs = [], []
+    with threadpool_limits(limits=1):
+        for R in sizes:
+            Z = rng.standard_normal((R, 2))
+            for exchanged in (False, True):
+                rows = np.arange(R, dtype=np.int64)
+                own = rows[: R // 2] if exchanged else rows
+                send = rows[R // 2:] if exchanged else rows[:0]
+                recv = rng.choice(own, size=send.size, replace=False) if exchanged else rows[:0]
+                plan = SimpleNamespace(m=own.size, r_p=R, rows=rows, own_idx=own, send_idx=send, recv_pos=recv,
+                                       reduce_x=Exchange([send.size], [recv.size]),
+                                       bcast_y=Exchange([recv.size], [send.size]))
+                clock = _Clock()
+                orc = Oracle(LocalComm(), Z, plan, clock)
+                orc.alone = False                    # a rank of P > 1 (one process alone skips this work)
+                x, y = rng.standard_normal(2), rng.standard_normal(own.size)
+                yfull = np.zeros(R)
+                extra = 0.5 * (_outside_clock(lambda: orc.matvec(x), clock, reps) - median_time(lambda: Z @ x, reps)
+                               + _outside_clock(lambda: orc.rmatvec(y), clock, reps)
+                               - median_time(lambda: Z.T @ yfull, reps))
+                feats.append([1.0, R + recv.size])
+                secs.append(max(extra, 1e-9))
+    X, t = np.array(feats), np.array(secs)
+    coef, err = nnls_relative(X, t)
+    return {"dist_oracle_call": float(coef[0]), "dist_oracle_row": float(coef[1]),
+            "_fit": {"rows": [int(f[1]) for f in feats], "seconds": secs, "median_rel_error": err}}
+
+
+# ---- MPI ------------------------------------------------------------------------------------
+def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> dict:
+    """α/β per pattern from :mod:`.mpi_microbench` at ``ranks`` ranks, as ``{"costs": {...},
+    "raw": ...}``, or ``{"skipped": reason}`` (no mpiexec, a failed job, or oversubscription)."""
+    from spbench.tucker.mpi.launch import mpi_module_command, mpiexec_beside_python
+
+    if mpiexec_beside_python() is None:
+        return {"skipped": f"no mpiexec beside {sys.executable} (pip install mpi4py mpich)"}
+    try:
+        import mpi4py  # noqa: F401
+    except Exception as exc:  # pragma: no cover
+        return {"skipped": f"mpi4py unavailable: {exc}"}
+    with tempfile.TemporaryDirectory(prefix="spbench-mb-") as d:
+        out = Path(d) / "mb.json"
+        cmd = mpi_module_command("spbench.tucker.calibration.mpi_microbench", [out] + (["--quick"] if quick else []), ranks)
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return {"skipped": f"MPI micro-benchmark timed out after {timeout:.0f} s"}
+        if proc.returncode != 0 or not out.exists():
+            tail = (proc.stderr.strip().splitlines() or [""])[-1]
+            return {"skipped": f"MPI micro-benchmark failed ({proc.returncode}): {tail}"}
+        raw = json.loads(out.read_text())
+    if raw.get("oversubscribed"):
+        return {"skipped": f"{raw['ranks']} ranks on {raw['cores']} cores (oversubscribed): "
+                           f"latencies are time slices, meaningless", "raw": raw}
+    pat = raw["patterns"]
+    costs = {"alpha_p2p": pat["pingpong"]["alpha"], "beta_p2p": pat["pingpong"]["beta"]}
+    for name in ("allreduce", "alltoallv", "allgatherv"):
+        costs[f"alpha_{name}"] = pat[name]["alpha"]
+        costs[f"beta_{name}"] = pat[name]["beta"]
+    return {"costs": costs, "ranks": raw["ranks"], "cores": raw["cores"], "library": raw.get("library"),
+            "command": f"mpiexec -n {ranks} python -m mpi4py -m spbench.tucker.calibration.mpi_microbench OUT.json"
+                       + (" --quick" if quick else ""),
+            "raw": raw}
+
+
+# ---- all ------------------------------------------------------------------------------------
+def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
+    """Every cost of :mod:`.model` on this machine (quick: ≈ 10–30 s, full: a few minutes)."""
+    from spbench.machine import machine_facts
+    from spbench.machine_load import LoadWatch, timing_spread
+    from spbench.timing import collect_timings
+
+    from spbench.tucker.calibration.calibrate_ttm import calibrate_ttm, calibrate_ttm_csf
+
+    t0 = time.perf_counter()
+    watch = LoadWatch()
+    costs, fits = {}, {}
+    with collect_timings() as timings:
+        for name, fn in (("ttm", calibrate_ttm), ("ttm_csf", calibrate_ttm_csf), ("oracle", calibrate_oracle),
+                         ("lanczos", calibrate_lanczos), ("oracle_index", calibrate_oracle_index)):
+            part = fn(quick=quick, seed=seed)
+            fits[name] = part.pop("_fit")
+            costs.update(part)
+    mpi_part = calibrate_mpi(quick=quick) if mpi else {"skipped": "mpi=False"}
+    if "costs" in mpi_part:
+        costs.update(mpi_part["costs"])
+    facts = machine_facts(with_mpi=False)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "quick": bool(quick),
+        "threads": 1,
+        "machine": facts,
+        "costs": costs,
+        "fits": fits,
+        "mpi": {k: v for k, v in mpi_part.items() if k != "costs"},
+        "calibration_seconds": time.perf_counter() - t0,
+        "load": watch.figures(timing_spread(timings)),  # `spbench calibrate` refuses a busy machine
+    }
+
+
+def default_calibration_path() -> Path:
+    """Where `spbench calibrate --experiment tucker` keeps this machine's costs
+    (:func:`spbench.calibration.default_path`)."""
+    from spbench.calibration import default_path
+    return default_path("tucker")
+
+
+#: the keys of :func:`calibrate`'s dict the calibration file keeps in its envelope (the rest are terms)
+_ENVELOPE_KEYS = ("schema_version", "timestamp", "quick", "machine")
+
+
+def save(cal: dict, path) -> Path:
+    """Write :func:`calibrate`'s dict in the calibration format of every experiment
+    (:mod:`spbench.calibration`), atomically."""
+    from spbench.calibration import write_calibration
+    terms = {k: v for k, v in cal.items() if k not in _ENVELOPE_KEYS}
+    return write_calibration(path, "tucker", terms, machine=cal.get("machine", {}), created=cal.get("timestamp"),
+                             quick=cal.get("quick", False), terms_version=SCHEMA_VERSION)
+
+
+def load_calibration(path) -> dict:
+    """The calibration file's envelope (:func:`spbench.calibration.read_calibration`); ValueError
+    with one line when it is no Tucker calibration of this cost model."""
+    from spbench.calibration import read_calibration
+    return read_calibration(path, "tucker", "a Tucker calibration", SCHEMA_VERSION)
+
+
+def model_costs(calibration: dict) -> dict:
+    """A calibration file's envelope as the cost model reads it: :func:`calibrate`'s dict."""
+    return {"schema_version": calibration["terms_version"], "timestamp": calibration["created"],
+            "quick": calibration["quick"], "machine": calibration["machine"], **calibration["terms"]}
+
+
+def load(path) -> dict:
+    """Read a calibration written by :func:`save`, as :func:`calibrate` returned it."""
+    return model_costs(load_calibration(path))

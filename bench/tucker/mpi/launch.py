@@ -1,0 +1,200 @@
+"""Measured Tucker runs: one MPI job per (tensor, ranks) running every scheme, K and repeat of it.
+
+The CLI process never imports mpi4py.MPI nor loads the tensor: it points the job
+at the data set's tensor store (each rank memory-maps its block), writes a job spec into the
+results folder's job folder, and launches `{launcher} python -m mpi4py -m spbench.tucker.mpi.worker
+SPEC` (:mod:`.job_process`: the job dies with the sweep). Rank 0 stores each finished run's row
+itself and reports progress (:mod:`.job_progress`); a run that fails is its own error row
+(:mod:`.task_loop`); a run without a row after the job is recorded `error` (with the job's last
+error line) or `timeout`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+
+def mpiexec_beside_python() -> Path | None:
+    """The ``mpiexec`` of this Python's environment (pip's mpich), None when there is none."""
+    beside = Path(sys.executable).with_name("mpiexec")
+    return beside if beside.exists() else None
+
+
+def default_launcher() -> str:
+    """`mpiexec -n {ranks}` from this Python's environment (mixing launchers and MPI libraries aborts)."""
+    beside = mpiexec_beside_python()
+    return f"{shlex.quote(str(beside)) if beside else 'mpiexec'} -n {{ranks}}"
+
+
+def launcher_command(template: str | None, ranks: int) -> list[str]:
+    """The launcher's words for ``ranks`` ranks: ``template`` (config key ``launcher``) or the default."""
+    return shlex.split((template or default_launcher()).format(ranks=ranks))
+
+
+def mpi_module_command(module: str, args, ranks: int, launcher: str | None = None) -> list[str]:
+    """``{launcher} python -m mpi4py -m MODULE ARGS...``: every MPI job of spbench starts this way,
+    so an exception on one rank aborts all ranks instead of hanging in a collective."""
+    return launcher_command(launcher, ranks) + [sys.executable, "-m", "mpi4py", "-m", module, *map(str, args)]
+
+
+def run_mpi_batch(pending, prepared, config, store, progress):
+    """Run the pending (point, base row) pairs of one tensor, one MPI job per rank count; yield rows.
+
+    The job reads the data set's tensor store block by block; the workers compute the exact
+    metrics of their distribution and write them into each row (this process never loads the
+    tensor). Lite rows get Theorem 6.1's slack from those metrics. Each task's start, HOOI
+    invocations and finish are printed as the job reports them. A job that dies takes only the
+    task it was running with it: the tasks it had not started run in a new job."""
+    from spbench.machine import usable_cores
+    from spbench.machine_load import LoadWatch
+    from spbench.tucker.schemes.lite_bound import theorem_6_1_slack
+
+    cores = usable_cores()  # rows of more ranks than cores say so: their times are time slices
+    by_ranks: dict = {}
+    for point, row in pending:
+        by_ranks.setdefault(point.axes["ranks"], []).append((point, row))
+    for ranks, items in sorted(by_ranks.items()):
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        work = [(point, _task(config, point, dict(row, started_at=now, dataset_label=prepared.label, omp_threads=1,
+                                                  tensor_stats=prepared.stats, oversubscribed=ranks > cores)))
+                for point, row in items]
+        progress.note(f"MPI job: {items[0][0].dataset.name} at {ranks} ranks, {len(work)} runs")
+        while work:
+            watch = JobWatch(work, progress)
+            load = LoadWatch()  # the job's ranks are waited-for children: their CPU counts as ours
+            outcome = _launch(config, ranks, prepared.store, store, [task for _, task in work], watch)
+            job_load = load.figures()
+            retry = []
+            for i, (point, task) in enumerate(work):
+                path = store.runs / f"{task['row']['run_id']}.json"
+                if path.exists() and not watch.unsettled(i, outcome):
+                    row = json.loads(path.read_text())
+                    if row.get("status") == "ok" and row.get("algorithm") == "lite" and "lite_bound_slack" not in row:
+                        row["lite_bound_slack"] = theorem_6_1_slack(row["mode_metrics"], row["nnz"], row["ranks"])
+                    row["load"] = job_load
+                    store.write_row(row)
+                elif i not in watch.started and outcome.returncode not in (0, None) and not outcome.timed_out \
+                        and watch.started:
+                    retry.append((point, task))  # the job died in an earlier task: run this one again
+                    continue
+                else:
+                    status, message = watch.reported.get(i) or _failure(outcome, config, started=i in watch.started)
+                    row = dict(task["row"], status=status, error=message)
+                    store.write_row(row)
+                watch.close(i, row)
+                yield row
+            if retry:
+                progress.note(f"MPI job: {len(retry)} runs not started by the failed job run in a new one")
+            work = retry
+
+
+def _task(config, point, row: dict) -> dict:
+    axes = point.axes
+    return {"row": row, "scheme": axes["algorithm"], "K": int(axes["K"]),
+            "params": config.params.get(axes["algorithm"], {}), "seed": config.seed,
+            "invocations": config.invocations, "init": config.init, "lanczos": config.lanczos,
+            "ttm": axes.get("ttm", config.ttm)}
+
+
+def _failure(outcome, config, *, started: bool) -> tuple[str, str]:
+    """(status, one-line reason) of a task the job left without a row."""
+    if outcome.returncode is None:
+        return "error", outcome.reason
+    if outcome.timed_out:
+        return "timeout", (f"MPI job killed after {config.timeout:.0f} s (key 'timeout')"
+                           + ("" if started else "; this run had not started"))
+    if outcome.returncode != 0:
+        return "error", f"MPI job exited {outcome.returncode} after {outcome.seconds:.1f} s: {outcome.reason}"
+    return "error", "the MPI job ended without storing this run"
+
+
+#: at most one line per this many seconds about a run's HOOI invocations (and always the last one)
+DETAIL_SECONDS = 5.0
+
+
+class JobWatch:
+    """The job's progress events turned into the sweep's progress lines, one point per task."""
+
+    def __init__(self, work: list, progress):
+        self.work, self.progress = work, progress
+        self.started: dict = {}   # task index -> when its start was reported
+        self.finished: set = set()
+        self.reported: dict = {}  # task index -> (status, error) of a reported failure
+        self._said = -DETAIL_SECONDS  # when the last invocation line was printed
+        self._reader = None
+
+    def follow(self, path: Path) -> None:
+        from spbench.tucker.mpi.job_progress import ProgressReader
+        self._reader = ProgressReader(path)
+
+    def poll(self) -> None:
+        for event in self._reader.events() if self._reader is not None else ():
+            i = event.get("task")
+            if not isinstance(i, int) or not 0 <= i < len(self.work):
+                continue
+            kind = event.get("event")
+            if kind == "start" and i not in self.started:
+                self.started[i] = self.progress.begin(self.work[i][0])
+            elif kind == "invocation" and i in self.started:
+                now, last = time.monotonic(), event.get("invocation") == event.get("invocations")
+                if not last and now - self._said < DETAIL_SECONDS:
+                    continue
+                self._said = now
+                fit = event.get("fit")
+                self.progress.detail(f"HOOI invocation {event.get('invocation')}/{event.get('invocations')}"
+                                     + (f", fit {fit:.6e}" if isinstance(fit, (int, float)) else ""))
+            elif kind == "finish" and i in self.started and i not in self.finished:
+                self.finished.add(i)
+                if event.get("status", "ok") != "ok":
+                    self.reported[i] = (event["status"], event.get("error") or "failed in the MPI job")
+                self.progress.end(self.started[i], event.get("status", "ok"), event.get("error"))
+
+    def unsettled(self, i: int, outcome) -> bool:
+        """Whether task ``i``'s stored row cannot be trusted: the job failed while the task ran
+        and the ranks never agreed that it ended well (after one rank aborts the job, the others
+        may return from a broken collective and store a row of an unfinished run)."""
+        failed = outcome.timed_out or outcome.returncode != 0
+        return failed and i in self.started and (i not in self.finished or i in self.reported)
+
+    def close(self, i: int, row: dict) -> None:
+        """Account for task ``i``'s row when the job did not report its finish."""
+        if i in self.finished:
+            return
+        self.finished.add(i)
+        started = self.started.get(i)
+        if started is None:
+            started = self.progress.begin(self.work[i][0])
+        self.progress.end(started, row.get("status", "error"), row.get("error"))
+
+
+def _launch(config, ranks: int, tensor_dir: Path, store, tasks: list, watch):
+    """Run one worker job over ``tasks``; its spec, progress and log live in the results folder's
+    job folder while it runs (the worker removes the spec once read, this process the rest)."""
+    from spbench.tucker.mpi.job_process import run_job
+
+    store.runs.mkdir(parents=True, exist_ok=True)
+    store.jobs.mkdir(parents=True, exist_ok=True)
+    fd, spec = tempfile.mkstemp(prefix=f"job-{ranks}r-", suffix=".json", dir=store.jobs)
+    spec = Path(spec)
+    files = (spec, spec.with_suffix(".progress"), spec.with_suffix(".log"))
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump({"tensor_dir": str(tensor_dir), "results_dir": str(store.runs), "threads": 1,
+                       "progress": str(files[1]), "tasks": tasks}, fh)
+        cmd = mpi_module_command("spbench.tucker.mpi.worker", [spec], ranks, config.launcher)
+        watch.follow(files[1])
+        return run_job(cmd, dict(os.environ, OMP_NUM_THREADS="1"), timeout=config.timeout, log=files[2],
+                       on_poll=watch.poll)
+    finally:
+        for f in files:
+            f.unlink(missing_ok=True)
+        try:
+            store.jobs.rmdir()
+        except OSError:  # another job's files, or already gone
+            pass

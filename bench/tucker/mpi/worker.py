@@ -1,0 +1,230 @@
+"""MPI entry point of measured Tucker runs (docs/design.md, "Running a point"):
+
+    mpiexec -n R python -m mpi4py -m spbench.tucker.mpi.worker SPEC.json
+
+SPEC.json: ``{"tensor_dir": DIR, "results_dir": RUNS_DIR, "threads": 1, "tasks": [{"row": {...,
+"run_id": ...}, "scheme": "lite"|"coarse"|"medium"|"hyper", "K": 10, "params": {}, "seed": 0,
+"invocations": 1, "init": "random"}, ...]}``. DIR is a tensor store
+(``spbench.datasets.tensor_store``: per-mode coordinate columns, values, header); each rank
+reads only its contiguous block of about nnz/P elements, once per scheme.
+
+Per task: the heap's free pages are returned and the peak resident size is reset (so a scheme's
+peak does not depend on the tasks before it), the distribution computed in parallel
+(:func:`.distribute.distribute`; ``dist_time`` = max over ranks; HyperG: the offline partition
+time on rank 0), then HOOI (:func:`.hooi.hooi_distributed`), then the distribution's exact
+metrics from the ranks' own counts (:mod:`.rank_usage`). Rank 0 writes ``RUNS_DIR/<run_id>.json`` = the task's row +
+the measured fields + ``"status": "ok"`` atomically as soon as the task
+ends. An untimed CoarseG distribution warms the allocator first (spec key ``warmup``, default
+true). Optional task keys: ``lanczos`` ("paper", the default, or "converged"), ``tol``, ``ncv``,
+``ttm`` ("csf", the default, or "paper": the local TTM kernel), ``save_factors`` (also write
+``<run_id>.factors.npz`` with the gathered factor matrices and the core: tests).
+A task's exception is that task's error row and the next task runs (:mod:`.task_loop`); spec
+key ``progress``: the file rank 0 reports each task's start, invocations and finish to
+(:mod:`.job_progress`); the spec file is removed once every rank has read it.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from spbench.atomic_files import atomic_output, write_json
+
+__all__ = ["main", "run_task", "write_row"]
+
+#: HOOI's timers as a row carries them: the slowest rank's (largest ``hooi_time``), so that its
+#: partition (``ttm_time`` + ``svd_time`` + ``comm_time`` + ``other_time``, :data:`.hooi.PARTITION`)
+#: adds up to the row's ``hooi_time``, the max over ranks; ``plan_time``/``init_time``: max over ranks
+TIMERS = ("hooi_time", "ttm_time", "svd_time", "comm_time", "other_time", "fm_time", "core_time")
+SETUP_TIMERS = ("plan_time", "init_time")
+
+
+def write_row(results_dir, row: dict) -> Path:
+    """``results_dir/<run_id>.json``, atomically (:func:`spbench.atomic_files.write_json`)."""
+    return write_json(Path(results_dir) / f"{row['run_id']}.json", row)
+
+
+def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, progress=None) -> dict | None:
+    """One task: parallel distribution, HOOI, the run's own metrics; returns the row on rank 0
+    (None elsewhere) and writes it when ``results_dir`` is given. ``block``: this rank's input
+    block, or a callable reading it (then read for this task and dropped once distributed, so
+    HOOI's peak does not hold it). The peak resident size is reset first, so
+    ``peak_rss_mb_max`` is this scheme's. ``progress(event, **fields)``: rank 0's
+    reports to the launching process."""
+    from spbench.tucker.mpi.distribute import distribute
+    from spbench.tucker.hooi.loop import gather_factors, hooi_distributed
+    from spbench.tucker.rank_usage import distributed_metrics, peak_rss_mb, reset_peak_rss
+    from spbench.tucker.schemes.hyper import partition_cache_dir
+
+    scheme = task["scheme"]
+    seed = int(task.get("seed", 0))
+    params = dict(task.get("params") or {})
+    if scheme == "hyper":
+        params.setdefault("cache_dir", str(partition_cache_dir()))
+    K = task.get("K", 10)
+    lanczos = task.get("lanczos", "paper")
+    ttm = task.get("ttm", "csf")
+    _clean_slate()
+    reset_peak_rss()
+    if callable(block):
+        block = block()
+    comm.Barrier()
+    # the sets carry no global ids and the block's policies go once used: HOOI needs neither
+    dt = distribute(comm, block, scheme, seed=seed, params=params, ids=False, keep_owners=False)
+    del block
+    dist_local = dict(dt.times)
+    peak_dist = peak_rss_mb()
+    _clean_slate()
+    reset_peak_rss()
+    comm.Barrier()
+    report = progress if (progress is not None and comm.rank == 0) else None
+    held = sum(s.size for s in (dt.sets if dt.multi_policy else dt.sets[:1]))
+    res = hooi_distributed(comm, dt, K, invocations=int(task.get("invocations", 1)),
+                           init=task.get("init", "random"), seed=seed, threads=threads,
+                           tol=float(task.get("tol", 1e-8)), lanczos=lanczos, ncv=task.get("ncv"),
+                           progress=report, release_input=True, ttm=ttm)
+    tmax = slowest_rank_times(comm.allgather({k: float(res.times[k]) for k in TIMERS}))
+    tmax.update({k: comm.allreduce(float(res.times[k]), op=_max()) for k in SETUP_TIMERS})
+    dmax = {k: comm.allreduce(float(v), op=_max()) for k, v in dist_local.items()}
+    words_max = int(comm.allreduce(int(res.words_sent_recv), op=_max()))
+    resid = [float(comm.allreduce(float(r), op=_max())) for r in res.residuals]
+    inv = int(task.get("invocations", 1))
+    Ks = [int(K)] * len(dt.dims) if np.ndim(K) == 0 else [int(k) for k in K]
+    flops = sum(pl.ttm.flops(Ks) for pl in res.plans) * inv          # this rank's TTM kernel flops
+    flops_sum = float(comm.allreduce(flops))
+    flops_max = float(comm.allreduce(flops, op=_max()))
+    met = distributed_metrics(comm, dt, res.plans, K, [q // inv for q in res.queries])
+    factors = gather_factors(comm, dt.dims, res) if task.get("save_factors") else None
+    held_max = int(comm.allreduce(int(held), op=_max()))
+    peak_hooi = peak_rss_mb()
+    rss = comm.gather(max(peak_dist, peak_hooi), root=0)
+    phases = {"distribution": comm.allreduce(peak_dist, op=_max()), "hooi": comm.allreduce(peak_hooi, op=_max())}
+    del res.plans
+    if comm.rank != 0:
+        return None
+    if scheme == "hyper":
+        dist_time = float(dt.info.get("partition_seconds", dmax["policy"]))
+        kind = ("hypergraph partitioning offline on rank 0 (Mt-KaHyPar"
+                + (", cached partition" if dt.info.get("cached") else "") + ")")
+    else:
+        dist_time = dmax["dist"]
+        kind = "parallel distribution (policy computation + element exchange), max over ranks"
+    row = dict(task.get("row") or {})
+    row.update(met.row())
+    row.update({
+        "execution": row.get("execution", "measured"),
+        "algorithm": row.get("algorithm", scheme),
+        "ranks": int(comm.size),
+        "K": K,
+        "modes": len(dt.dims),
+        "dims": [int(d) for d in dt.dims],
+        "nnz": int(dt.nnz),
+        "invocations": inv,
+        "init": task.get("init", "random"),
+        "lanczos": lanczos,
+        "ttm": ttm,
+        "ttm_kernel_flops": flops_sum,
+        "ttm_kernel_flops_max": flops_max,
+        "threads": int(threads),
+        "multi_policy": bool(dt.multi_policy),
+        "dist_time": dist_time,
+        "dist_time_kind": kind,
+        "dist_policy_time": dmax["policy"],
+        "dist_redistribute_time": dmax["redistribute"],
+        **tmax,
+        "hooi_time_kind": HOOI_TIME_KIND,
+        "fit": float(res.fit),
+        "fits": [float(f) for f in res.fits],
+        "queries": res.queries,
+        "restarts": res.restarts,
+        "lanczos_residual_max": resid,
+        "svd_words": res.svd_words,
+        "fm_words": res.fm_words,
+        "svd_gather_words": res.svd_gather_words,
+        "core_words": res.core_words,
+        "svd_words_total": int(sum(res.svd_words)),
+        "fm_words_total": int(sum(res.fm_words)),
+        "words_per_rank_max": words_max,
+        "peak_rss_mb": [float(x) for x in rss],
+        "peak_rss_mb_max": float(max(rss)),
+        "peak_rss_mb_mean": float(np.mean(rss)),
+        "held_nonzeros_max": held_max,
+        "peak_rss_mb_phases": phases,
+        "peak_rss_kind": "per-scheme peak resident size (VmHWM reset before the scheme), per rank",
+        "metrics_source": "computed by the MPI ranks from their own distribution",
+        "dist_info": {k: v for k, v in dt.info.items() if isinstance(v, (int, float, str, bool, list))},
+        "status": "ok",
+    })
+    if results_dir is not None:
+        if factors is not None:
+            with atomic_output(Path(results_dir) / f"{row['run_id']}.factors.npz", suffix=".part.npz") as tmp:
+                np.savez(tmp, core=res.core, **{f"F{n}": F for n, F in enumerate(factors)})
+        write_row(results_dir, row)
+    return row
+
+
+#: what a measured row's HOOI timers are
+HOOI_TIME_KIND = ("measured: the slowest rank's HOOI time (max over ranks) and that rank's ttm/svd/comm/other "
+                  "times, which add up to it")
+
+
+def slowest_rank_times(per_rank: list) -> dict:
+    """The timers of the rank with the largest ``hooi_time`` (``per_rank``: one dict per rank)."""
+    return dict(max(per_rank, key=lambda t: t["hooi_time"]))
+
+
+def _max():
+    from mpi4py import MPI
+    return MPI.MAX
+
+
+def _clean_slate() -> None:
+    """Collect garbage and return the heap's free pages before a phase's peak is measured."""
+    import gc
+
+    from spbench.tucker.hooi.loop import return_free_memory
+
+    gc.collect()
+    return_free_memory()
+
+
+def main(argv=None) -> int:
+    from mpi4py import MPI
+
+    from spbench.tucker.mpi.distribute import read_block
+    from spbench.tucker.mpi.job_progress import ProgressWriter
+    from spbench.tucker.mpi.task_loop import GRACE_SECONDS, run_tasks
+
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        raise SystemExit("usage: mpiexec -n R python -m mpi4py -m spbench.tucker.mpi.worker SPEC.json")
+    spec = json.loads(Path(argv[0]).read_text())
+    comm = MPI.COMM_WORLD
+    comm.Barrier()
+    if comm.rank == 0 and spec.get("remove_spec", True):  # read by every rank: the job needs it no more
+        Path(argv[0]).unlink(missing_ok=True)
+    threads = int(spec.get("threads", 1))
+    def block():
+        return read_block(spec["tensor_dir"], comm)
+
+    if spec.get("warmup", True) and spec.get("tasks"):
+        # untimed: the first large allocations (page faults) would otherwise land in the first
+        # task's dist_time
+        from spbench.tucker.mpi.distribute import distribute
+        distribute(comm, block(), "coarse", ids=False, keep_owners=False)
+
+    def run_one(task, progress):
+        run_task(comm, block, task, threads=threads, results_dir=spec["results_dir"], progress=progress)
+
+    def write_error_row(task, message):
+        write_row(spec["results_dir"], {**(task.get("row") or {}), "status": "error", "error": message})
+
+    run_tasks(comm, spec.get("tasks", []), run_one, write_error_row=write_error_row,
+              report=ProgressWriter(spec.get("progress")), grace=float(spec.get("failure_grace", GRACE_SECONDS)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
