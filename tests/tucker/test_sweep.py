@@ -103,7 +103,7 @@ def test_hyper_partition_cache_keeps_partition_time(tmp_path):
 
 
 def test_theorem_6_1_slack_recorded_and_checked():
-    from spbench.tucker.experiment import theorem_6_1_slack
+    from spbench.tucker.schemes.lite_bound import theorem_6_1_slack
     modes = [{"e_max": 25, "slices": 10, "r_sum": 13, "r_max": 3}, {"e_max": 24, "slices": 7, "r_sum": 9, "r_max": 4}]
     slack = theorem_6_1_slack(modes, nnz=100, ranks=4)
     assert slack == {"e_max": 0, "r_sum": 1, "r_max": 0}  # limits: 25; 14 and 11; 5 and 4
