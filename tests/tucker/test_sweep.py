@@ -26,6 +26,7 @@ sweep:
 """
 
 
+@pytest.mark.slow
 def test_simulated_sweep_rows_equal_direct_metrics(write_config, tmp_path):
     cfg = write_config(CFG)
     out = tmp_path / "res"
@@ -110,6 +111,7 @@ def test_theorem_6_1_slack_recorded_and_checked():
     assert theorem_6_1_slack([{"e_max": 26, "slices": 1, "r_sum": 1, "r_max": 1}], 100, 4)["e_max"] == -1
 
 
+@pytest.mark.slow
 def test_datasets_cli_knows_tensors(tmp_path, monkeypatch):
     monkeypatch.setenv("SPBENCH_DATA", str(tmp_path / "cache"))
     runner = CliRunner()
@@ -123,6 +125,7 @@ def test_datasets_cli_knows_tensors(tmp_path, monkeypatch):
     assert res.exit_code != 0 and "unknown parameter 'nzz'" in res.output
 
 
+@pytest.mark.slow
 def test_simulated_rows_get_modelled_times_with_a_calibration(write_config, tmp_path):
     cal = tmp_path / "tucker.json"
     res = CliRunner().invoke(main, ["calibrate", "--experiment", "tucker", "--quick", "--out", str(cal)])
