@@ -1,7 +1,7 @@
 """The contract every registered distribution scheme keeps (tucker-lite §5-§6), run over the
 registry so that registering a scheme is what puts it under test: every policy owns every nonzero
-exactly once on a rank in [0, P); the streamed form (a simulated point's) equals the in-memory
-form; the parallel form under ``mpiexec -n 2`` equals the serial form, and distributed HOOI over
+exactly once on a rank in [0, P); a bound the scheme claims through its extra row fields holds
+(Lite: Theorem 6.1); the streamed form (a simulated point's) equals the in-memory form; the parallel form under ``mpiexec -n 2`` equals the serial form, and distributed HOOI over
 it equals the single-process HOOI. A toy scheme registered from tests/tucker/plugins/ runs the
 same contract, and a simulated ``spbench run`` over it writes its rows."""
 import importlib.util
@@ -140,3 +140,20 @@ def test_registered_toy_scheme_runs_a_simulated_sweep(write_config, tmp_path, mo
     tensor = standin("enron", nnz=3000, seed=5)
     direct = compute_metrics(tensor, plugin.round_robin(tensor, 4), K=3).row()
     assert row["mode_metrics"] == direct["mode_metrics"] and row["e_max"] == direct["e_max"]
+
+
+@pytest.mark.parametrize("P", [2, 5, 64])
+@pytest.mark.parametrize("dims", [(13, 9, 40), (7, 11, 5, 6)])
+def test_declared_bounds_hold(scheme, dims, P, make_tensor):
+    """Where a scheme's extra row fields are the slack of a bound it claims (Lite: Theorem 6.1,
+    E_max <= ceil(|E|/P), R_sum <= L_n + P, R_max <= ceil(L_n/P) + 2), no slack is negative."""
+    from spbench.tucker.metrics import compute_metrics
+
+    t = make_tensor(P + 1, dims=dims, nnz=400)
+    d = scheme(t, P, seed=2, **PARAMS.get(scheme.name, {}))
+    extra = scheme.metrics_beyond(compute_metrics(t, d, K=3).row()["mode_metrics"], t.nnz, P)
+    slacks = {key: value for key, value in extra.items() if key.endswith("_slack")}
+    if not slacks:
+        pytest.skip(f"{scheme.name} claims no bound")
+    for key, slack in slacks.items():
+        assert min(slack.values()) >= 0, f"{scheme.name} at P = {P}: {key} {slack}"
