@@ -137,6 +137,13 @@ class Experiment(RowKind):
     def algorithms(self) -> dict[str, Algorithm]:
         """The algorithms a sweep may name, by name."""
 
+    def algorithm_label(self, row) -> str:
+        """The paper's label of a row's algorithm (a figure's legend, a table's column): the
+        registered algorithm's label, or the row's name when none is registered."""
+        name = str(row.get("algorithm"))
+        known = self.algorithms().get(name)
+        return known.label if known is not None else name
+
     def normalize(self, axes: dict) -> dict:
         """A point's axis values in canonical form (equal runs get one point); default: as given."""
         return axes

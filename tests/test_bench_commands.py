@@ -38,6 +38,7 @@ def args_of(name, tmp_path):
     return ["--file", tiny_tns(tmp_path), "--memory", "128MB"] if name == "ingest" else TINY[name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [*TINY, "ingest"])
 def test_bench_writes_rows_prints_table_and_profiles(name, tmp_path):
     out = tmp_path / "r"

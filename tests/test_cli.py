@@ -2,6 +2,7 @@
 import json
 import subprocess
 
+import pytest
 from click.testing import CliRunner
 
 from spbench import __version__
@@ -45,6 +46,7 @@ def test_dry_run_prints_points_and_writes_nothing(write_config, tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 def test_run_then_profile(write_config, tmp_path):
     cfg = write_config(CFG)
     out, plots = tmp_path / "r", tmp_path / "p"

@@ -110,6 +110,7 @@ def _flags(base: np.ndarray, new: np.ndarray, threshold=0.05) -> list[str]:
     return [verdict(t, p, FDR) for t, p in zip(tests, adjusted_p_values(tests))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runs", [3, 5])
 def test_a_a_sweeps_flag_nothing_in_95_percent_of_trials(runs):
     """Two independent sweeps of the same 24 points from the same distribution, at the defaults."""
@@ -121,6 +122,7 @@ def test_a_a_sweeps_flag_nothing_in_95_percent_of_trials(runs):
     assert clean >= 0.95 * trials
 
 
+@pytest.mark.slow
 def test_a_1_3x_slow_down_of_one_algorithm_is_flagged():
     """Four of 24 points (one algorithm) 1.3x slower in NEW, runs: 5: the algorithm flagged in every
     trial, each of its points in >= 90% of them, and no other point flagged in >= 95% of trials."""

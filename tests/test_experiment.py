@@ -120,3 +120,18 @@ def test_generic_modules_name_no_experiment(module):
     imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert not names and not {m for m in imported if any(e in m.split(".") for e in EXPERIMENTS)}
+
+
+@pytest.mark.parametrize("name, row, label", [
+    ("sptrsv", {"algorithm": "growlocal", "kernel": "bsp"}, "GrowLocal (BSP)"),
+    ("sptrsv", {"algorithm": "elastic_divide", "kernel": float("nan")}, "ElasticDivide (SSP)"),
+    ("sptrsv", {"algorithm": "wavefront"}, "Wavefront"),
+    ("sptrsv", {"algorithm": "serial", "kernel": "serial"}, "Serial"),
+    ("tucker", {"algorithm": "lite"}, "Lite"),
+    ("tucker", {"algorithm": "coarse", "kernel": None}, "CoarseG"),
+    ("tucker", {"algorithm": "toy"}, "toy"),
+])
+def test_algorithm_label_is_the_papers(name, row, label):
+    """Each experiment labels a row's algorithm as its paper's figures do (a figure of either
+    experiment asks the experiment, never the algorithm's name)."""
+    assert get_experiment(name).algorithm_label(row) == label

@@ -208,6 +208,7 @@ def test_busy_results_folder_is_refused_naming_the_pid(write_config, tmp_path):
     assert _run(write_config(CFG), out, "-q").exit_code == 0  # the kernel released the dead holder's lock
 
 
+@pytest.mark.slow
 def test_wait_blocks_until_the_folder_is_free(write_config, tmp_path):
     out = tmp_path / "out"
     store = ResultStore(out)
@@ -346,6 +347,7 @@ def test_profile_out_that_cannot_be_written_is_one_line_exit_2(write_config, tmp
     assert not (tmp_path / "plots").exists()
 
 
+@pytest.mark.slow
 def test_profile_write_failing_part_way_exits_1_naming_what_is_kept(write_config, tmp_path, monkeypatch):
     for name in ("a", "b"):
         assert _run(write_config(CFG.replace("name: fail", f"name: {name}")), tmp_path / "res" / name,
@@ -390,6 +392,7 @@ def test_run_sets_corrupt_rows_aside_and_says_so(write_config, tmp_path):
     assert "1 already stored, 1 run" in res.output and len(_rows(out)) == 2
 
 
+@pytest.mark.slow
 def test_profile_leaves_corrupt_rows_out_with_a_warning_exit_1(write_config, tmp_path):
     out = tmp_path / "out"
     assert _run(write_config(CFG), out, "-q").exit_code == 0

@@ -135,6 +135,7 @@ def test_the_package_has_no_import_circle():
     assert cycle is None, "import circle: " + " -> ".join(cycle)
 
 
+@pytest.mark.slow
 def test_every_module_imports_on_its_own():
     """Each module imports in a fresh interpreter (the graph names real modules, none needs a circle to load)."""
     names = sorted(package_modules())

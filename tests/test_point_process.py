@@ -133,6 +133,7 @@ def _group_gone(pgid, limit=5.0) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["ctrl-c", "kill -9"])
 def test_interrupted_sweep_leaves_no_child_and_resumes(write_config, tmp_path, how):
     """Ctrl-C reaches the whole foreground group (the sweep and its child); `kill -9` only the

@@ -34,6 +34,7 @@ def _wait_for_rows(out, n, proc, limit=120):
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_kill_and_rerun_stores_every_point_once(write_config, tmp_path, spbench_cmd, sig):
     cfg = write_config(CFG)
@@ -69,6 +70,7 @@ def test_kill_and_rerun_stores_every_point_once(write_config, tmp_path, spbench_
     assert fresh.returncode == 0 and len(_rows(out)) == N_POINTS // 3
 
 
+@pytest.mark.slow
 def test_changed_version_is_superseded_other_execution_kept(write_config, tmp_path, spbench_cmd):
     cfg = write_config(CFG.replace("runs: 3", "runs: 1").replace("repeats: 1000", "repeats: 3"))
     out = tmp_path / "res"

@@ -72,6 +72,7 @@ def test_small_sptrsv_same_points_on_scaled_datasets(write_config):
     assert full.with_overrides(scale="small", repeats=30).repeats == 30
 
 
+@pytest.mark.slow
 def test_small_standin_of_a_real_matrix_is_smaller():
     full = MatrixDataset("Flan_1565", "suitesparse", {})
     small = MatrixDataset("Flan_1565", "suitesparse", {"standin_scale": 1 / 8})

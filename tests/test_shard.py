@@ -76,6 +76,7 @@ def test_array_task_gives_its_shard_and_provenance():
     assert slurm_provenance({}) == {"slurm_job_id": None, "slurm_array_job_id": None, "slurm_array_task_id": None}
 
 
+@pytest.mark.slow
 def test_concurrent_shards_store_the_unsharded_rows_once(write_config, tmp_path, spbench_cmd):
     cfg = write_config(CFG)
     whole, split = tmp_path / "whole", tmp_path / "split"
@@ -134,6 +135,7 @@ def test_slurm_array_prints_the_array_job(write_config, spbench_cmd):
                                   "--ntasks=1", "--cpus-per-task=2", str(TEMPLATE), str(cfg), "--repeats", "5"]
 
 
+@pytest.mark.slow
 def test_batch_template_runs_its_array_shard(write_config, tmp_path):
     """The template as an array task runs (plain bash, the Slurm variables set by hand): shard 1 of 2."""
     cfg = write_config(CFG)

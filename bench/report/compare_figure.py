@@ -55,12 +55,15 @@ def point_label(row: pd.Series, shown: list[str]) -> str:
 
 
 def _algorithm_label(experiment: str, algorithm: str, kernel) -> str:
-    if experiment == "tucker":
-        from spbench.tucker.report.paper import LABEL
-        return LABEL.get(algorithm, algorithm)
-    from spbench.sptrsv.report.labels import algorithm_label
-    kernel = None if kernel is None or str(kernel) in ("", "nan") else str(kernel)
-    return algorithm_label(algorithm, kernel)
+    """The paper's label of a compared row's algorithm, as its experiment gives it
+    (:meth:`spbench.experiment.Experiment.algorithm_label`); the name itself for rows of no experiment."""
+    from spbench.experiment_registry import get_experiment
+
+    try:
+        owner = get_experiment(experiment)
+    except KeyError:
+        return algorithm
+    return owner.algorithm_label({"algorithm": algorithm, "kernel": kernel})
 
 
 def ratio_figure(table: pd.DataFrame, keys: list[str], threshold: float, title: str,

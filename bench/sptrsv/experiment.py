@@ -61,6 +61,14 @@ class SptrsvExperiment(Experiment):
         from spbench.sptrsv.schedulers import REGISTRY, SERIAL
         return {SERIAL.name: SERIAL, **REGISTRY}
 
+    def algorithm_label(self, row) -> str:
+        """The paper's label of a row's scheduler and the kernel it ran on, "GrowLocal (BSP)",
+        "SpMP (P2P)", "Wavefront" (sptrsv-elasticity Figs. 5.1, 6.1, Table 6.2)."""
+        from spbench.sptrsv.report.labels import algorithm_label
+
+        kernel = row.get("kernel")  # None or NaN where a row records none
+        return algorithm_label(row.get("algorithm"), kernel if isinstance(kernel, str) else None)
+
     def normalize(self, axes: dict) -> dict:
         """Serial SpTrSV depends on neither cores nor kernel: it is one point at cores = 1, kernel
         auto. A scheduler's `kernel: auto` is its declared kernel, so `[auto, bsp]` on a BSP

@@ -27,7 +27,7 @@ from spbench.datasets.store_duplicates import DUPLICATE_RULES
 
 from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
 from spbench.row_schema import NUMBER, optional, required
-from spbench.tucker.schemes.lite_bound import theorem_6_1_slack
+from spbench.tucker.schemes import get_scheme
 
 #: `init:` initial factors, random (seeded, orthonormalized) or hosvd
 INITS = ("random", "hosvd")
@@ -265,8 +265,6 @@ class TuckerExperiment(Experiment):
         """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K:
         streamed from the store when the scheme has a streamed form, else from its policies of the
         whole tensor in memory."""
-        from spbench.tucker.schemes import get_scheme
-        from spbench.tucker.schemes.hyper import partition_cache_dir
         from spbench.tucker.stream_metrics import store_chunks, stream_counts, tensor_chunks
 
         key = (scheme, ranks, seed, tuple(sorted(params.items())))
@@ -278,8 +276,7 @@ class TuckerExperiment(Experiment):
                 stream = sch.stream(prepared.slice_sizes, ranks, seed=seed, **params)
                 chunks = store_chunks(prepared.store)
             else:
-                if sch.name == "hyper":  # partitions take minutes: cached by tensor, P and seed (Fig. 16 reports them apart)
-                    params = {"cache_dir": str(partition_cache_dir()), **params}
+                params = sch.with_run_params(params)
                 dist = sch(prepared.tensor, ranks, seed=seed, **params)
                 stream, chunks = dist.stream(), tensor_chunks(prepared.tensor.coords)
             decided = time.perf_counter() - start
@@ -304,8 +301,7 @@ class TuckerExperiment(Experiment):
         out = {"modes": int(tensor.nmodes), "dims": [int(d) for d in tensor.dims], "nnz": int(tensor.nnz),
                "multi_policy": dc.multi_policy, "dist_cached": bool(dc.info.get("cached", False)),
                "serial_dist_time": dc.seconds, **metrics.row()}
-        if axes["algorithm"] == "lite":
-            out["lite_bound_slack"] = theorem_6_1_slack(out["mode_metrics"], tensor.nnz, axes["ranks"])
+        out.update(get_scheme(axes["algorithm"]).metrics_beyond(out["mode_metrics"], tensor.nnz, axes["ranks"]))
         if prepared.stats is not None:
             out["tensor_stats"] = prepared.stats
         return out
@@ -338,8 +334,7 @@ class TuckerExperiment(Experiment):
             "ranks": int(axes["ranks"]),
             "K": int(axes["K"]),
             "dist_time": row.pop("serial_dist_time"),
-            "dist_time_kind": ("hypergraph partitioning (offline, Mt-KaHyPar)" if axes["algorithm"] == "hyper"
-                               else "serial scheme computation on this machine"),
+            "dist_time_kind": get_scheme(axes["algorithm"]).dist_time_kind("simulated"),
             **times, "fit": None,
             **row,
         }

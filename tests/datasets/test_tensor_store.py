@@ -170,6 +170,7 @@ def test_bad_line_far_down_named_exactly(tmp_path, monkeypatch):
     assert str(err.value).startswith(f"{src}: line 242: ")
 
 
+@pytest.mark.slow
 def test_conversion_progress_shown_in_a_sweep_and_hidden_by_quiet(tmp_path, monkeypatch):
     """A .tns data set converted on first use by `spbench run` shows bytes, lines, rate on stderr
     (a stand-in drawn on first use shows its nonzeros); --quiet shows nothing."""
@@ -242,6 +243,7 @@ def test_duplicates_across_spilled_partitions(tmp_path):
     assert np.array_equal(s.values[order], r.values)
 
 
+@pytest.mark.slow
 def test_bounded_memory_with_a_small_setting(tmp_path):
     """A text file larger than the setting converts with peak memory (VmHWM) within it."""
     t = tr.standin("nell2", nnz=4_500_000, seed=5)

@@ -93,6 +93,7 @@ def test_kernels_of_one_algorithm_are_separate_curves(rows, make_row):
     assert at(profile, "growlocal/ssp", 1.0) == 1.0
 
 
+@pytest.mark.slow
 def test_mixed_executions_are_not_pooled(make_rows, tmp_path):
     mixed = pd.DataFrame(make_rows("measured") + make_rows("simulated"))
     with pytest.raises(ValueError, match="mix executions"):
@@ -182,6 +183,7 @@ def test_markdown_table(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.slow
 def test_write_profile(rows, make_row, tmp_path):
     failed = pd.DataFrame([make_row("A", "growlocal", 4, float("nan"), status="timeout"),
                            make_row("B", "wavefront", 2, 0.5, status="error")])
@@ -226,6 +228,7 @@ def test_geomean_is_not_arithmetic_mean(rows, tmp_path):
     assert not math.isclose(w4["speedup_geomean"], (4 + 2 + 2) / 3)
 
 
+@pytest.mark.slow
 def test_labels_do_not_depend_on_failures(rows, make_row, tmp_path):
     failed_ssp = pd.DataFrame([make_row("A", "growlocal", 2, float("nan"), status="error",
                                         kernel="ssp")])
@@ -238,6 +241,7 @@ def test_labels_do_not_depend_on_failures(rows, make_row, tmp_path):
     assert (tmp_path / "perfprofile.png") in paths
 
 
+@pytest.mark.slow
 def test_one_core_speedup_is_explained(rows, make_row, tmp_path):
     fast = [make_row(d, "spmp", 1, t / 1.6) for d, t in (("A", 1.0), ("B", 2.0), ("C", 4.0))]
     write_profile(pd.concat([rows, pd.DataFrame(fast)], ignore_index=True), tmp_path)

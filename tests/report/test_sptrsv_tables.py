@@ -214,6 +214,7 @@ def test_amortisation_without_serial_is_empty(mk):
 
 # ---------------------------------------------------------------------------- Figure 1.1
 
+@pytest.mark.slow
 def test_speedup_band_figure_keeps_speedup_files(rows, make_rows, tmp_path):
     from spbench.sptrsv.report.figures import speedup_vs_cores
     speedup_vs_cores(rows, tmp_path)
@@ -249,6 +250,7 @@ def full_sweep(mk):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_report_sections_with_paper_values(mk, tmp_path):
     df = full_sweep(mk)
     paths = write_profile(pd.concat([df, df.iloc[:2]]), tmp_path)  # duplicate index labels
@@ -282,6 +284,7 @@ def test_report_sections_with_paper_values(mk, tmp_path):
     assert "| 11.59 | 17.51 | 25.10 |" in ed["elastic_divide/ssp"]
 
 
+@pytest.mark.slow
 def test_staleness_other_than_two_is_noted(mk, tmp_path):
     df = full_sweep(mk)
     df["staleness"] = np.where(df["algorithm"] == "elastic_divide", 3, None)
@@ -289,6 +292,7 @@ def test_staleness_other_than_two_is_noted(mk, tmp_path):
     assert any("staleness 3" in n for n in notes)
 
 
+@pytest.mark.slow
 def test_missing_inputs_become_notes(rows, tmp_path):
     paths, lines, notes = write_paper_sections(rows, tmp_path)
     assert not (tmp_path / "table_6_2.md").exists()

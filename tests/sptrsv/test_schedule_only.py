@@ -79,6 +79,7 @@ def test_invalid_schedule_is_refused(mesh_dag, monkeypatch):
         schedule_only.schedule_point(mesh_dag, "wavefront", 16)
 
 
+@pytest.mark.slow
 def test_schedule_sweep_beyond_this_machine(write_config, tmp_path):
     out = tmp_path / "res"
     cfg = write_config(CFG)

@@ -56,6 +56,7 @@ def test_failed_job_records_error_rows(write_config, tmp_path, data_dir):
     assert all("exited 3" in r["error"] and "rank 1 lost" in r["error"] for r in rows)
 
 
+@pytest.mark.slow
 def test_job_timeout_records_timeout_rows(write_config, tmp_path, data_dir):
     launcher = _script(tmp_path, "sleep 30")
     cfg = write_config(CFG + f"launcher: '{launcher} {{ranks}}'\ntimeout: 1\n")
@@ -74,6 +75,7 @@ def test_too_many_ranks_fail_fast(write_config, tmp_path, data_dir):
     assert not (tmp_path / "res" / "runs").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.mpi
 def test_measured_sweep_end_to_end(write_config, tmp_path, data_dir, monkeypatch):
     """Real MPI jobs at 1 and 2 ranks: measured times and fit, and the exact metrics the ranks
@@ -238,6 +240,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.mpi
 def test_sigkill_of_the_sweep_takes_its_mpi_job_down(write_config, tmp_path, spbench_cmd):
     cfg = write_config(THREE_SCHEMES.replace("ranks: [1]", "ranks: [2]") + "invocations: 100000\n")

@@ -288,6 +288,7 @@ def test_ttm_term_follows_max_rank_load(make_tensor):
         assert preds["coarse"][ttm]["ttm_time"] > 2 * preds["lite"][ttm]["ttm_time"], ttm
 
 
+@pytest.mark.slow
 def test_calibrate_quick(make_tensor):
     from spbench.tucker.calibration.calibrate import COMPUTE_KEYS, calibrate
 

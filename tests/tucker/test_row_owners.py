@@ -50,6 +50,7 @@ def tensor(make_tensor, nmodes):
 SCHEME_NAMES = ["lite", "coarse", "medium"] + (["hyper"] if hyper_available() else [])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nmodes", [3, 4])
 @pytest.mark.parametrize("name", SCHEME_NAMES)
 def test_balance_within_10_percent_of_global_greedy(make_tensor, name, nmodes):

@@ -16,13 +16,15 @@ LIGHT = ["lite", "coarse", "medium"]
 
 
 def test_registry():
-    assert set(SCHEMES) == {"lite", "coarse", "medium", "hyper"}
+    """The paper's four schemes are registered as declared; a scheme added beside them needs no
+    edit here (the contract every registered scheme keeps is test_scheme_contract.py)."""
+    assert {"lite", "coarse", "medium", "hyper"} <= set(SCHEMES)
     assert SCHEMES["lite"].multi_policy and SCHEMES["coarse"].multi_policy
     assert not SCHEMES["medium"].multi_policy and not SCHEMES["hyper"].multi_policy
     with pytest.raises(KeyError, match="known"):
         get_scheme("nope")
-    assert {n: s.label for n, s in SCHEMES.items()} == {"lite": "Lite", "coarse": "CoarseG", "medium": "MediumG",
-                                                        "hyper": "HyperG"}
+    assert {n: SCHEMES[n].label for n in ("lite", "coarse", "medium", "hyper")} == {
+        "lite": "Lite", "coarse": "CoarseG", "medium": "MediumG", "hyper": "HyperG"}
     for name, s in SCHEMES.items():
         assert s.name == name and callable(s.serial) and callable(s.parallel)
         assert all(isinstance(p, Parameter) and p.description for p in s.parameters.values())
@@ -253,3 +255,23 @@ def test_new_scheme_is_one_registry_entry(make_tensor, monkeypatch):
     assert get_scheme("cyclic")(t, 4, stride=3).policy(0)[:7].tolist() == [0, 0, 0, 1, 1, 1, 2]
     with pytest.raises(ValueError, match="'stride' = 0, expected an integer >= 1; known parameters: stride"):
         distribute(comm, split_block(t, comm), "cyclic", params={"stride": 0})
+
+
+def test_hooks_declare_what_runs_add(monkeypatch, tmp_path):
+    """What runs add per scheme is declared on the scheme, not keyed by its name: HyperG's partition
+    cache under the config's parameters and its offline partition time, Lite's Theorem 6.1 slack."""
+    monkeypatch.setenv("SPBENCH_DATA", str(tmp_path))
+    hyper, lite, coarse = SCHEMES["hyper"], SCHEMES["lite"], SCHEMES["coarse"]
+    cache = str(importlib.import_module("spbench.tucker.schemes.hyper").partition_cache_dir())
+    assert cache.startswith(str(tmp_path))
+    assert hyper.with_run_params({"epsilon": 0.1}) == {"cache_dir": cache, "epsilon": 0.1}
+    assert hyper.with_run_params({"cache_dir": "mine"}) == {"cache_dir": "mine"}
+    assert coarse.with_run_params({}) == {} and lite.with_run_params({"x": 1}) == {"x": 1}
+    assert hyper.dist_time_kind("simulated") == "hypergraph partitioning (offline, Mt-KaHyPar)"
+    assert hyper.dist_time_kind("measured", cached=True) == \
+        "hypergraph partitioning offline on rank 0 (Mt-KaHyPar, cached partition)"
+    assert lite.dist_time_kind("simulated") == "serial scheme computation on this machine"
+    assert coarse.dist_time_kind("measured").startswith("parallel distribution")
+    modes = [{"e_max": 5, "slices": 4, "r_sum": 5, "r_max": 3}] * 2
+    assert coarse.metrics_beyond(modes, 10, 2) == {}
+    assert lite.metrics_beyond(modes, 10, 2) == {"lite_bound_slack": {"e_max": 0, "r_sum": 1, "r_max": 1}}

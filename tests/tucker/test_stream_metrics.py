@@ -35,6 +35,7 @@ def _assert_equal(ref, got):
         assert np.array_equal(rs[n], gs[n]), (n, "sigma")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SCHEMES))
 @pytest.mark.parametrize("dims,nnz", CASES)
 def test_streamed_counts_equal_whole_tensor(make_tensor, name, dims, nnz):

@@ -26,6 +26,7 @@ sweep:
 """
 
 
+@pytest.mark.slow
 def test_simulated_sweep_rows_equal_direct_metrics(write_config, tmp_path):
     cfg = write_config(CFG)
     out = tmp_path / "res"
@@ -103,13 +104,14 @@ def test_hyper_partition_cache_keeps_partition_time(tmp_path):
 
 
 def test_theorem_6_1_slack_recorded_and_checked():
-    from spbench.tucker.experiment import theorem_6_1_slack
+    from spbench.tucker.schemes.lite_bound import theorem_6_1_slack
     modes = [{"e_max": 25, "slices": 10, "r_sum": 13, "r_max": 3}, {"e_max": 24, "slices": 7, "r_sum": 9, "r_max": 4}]
     slack = theorem_6_1_slack(modes, nnz=100, ranks=4)
     assert slack == {"e_max": 0, "r_sum": 1, "r_max": 0}  # limits: 25; 14 and 11; 5 and 4
     assert theorem_6_1_slack([{"e_max": 26, "slices": 1, "r_sum": 1, "r_max": 1}], 100, 4)["e_max"] == -1
 
 
+@pytest.mark.slow
 def test_datasets_cli_knows_tensors(tmp_path, monkeypatch):
     monkeypatch.setenv("SPBENCH_DATA", str(tmp_path / "cache"))
     runner = CliRunner()
@@ -123,6 +125,7 @@ def test_datasets_cli_knows_tensors(tmp_path, monkeypatch):
     assert res.exit_code != 0 and "unknown parameter 'nzz'" in res.output
 
 
+@pytest.mark.slow
 def test_simulated_rows_get_modelled_times_with_a_calibration(write_config, tmp_path):
     cal = tmp_path / "tucker.json"
     res = CliRunner().invoke(main, ["calibrate", "--experiment", "tucker", "--quick", "--force", "--out", str(cal)])

@@ -51,6 +51,7 @@ def mpirun(ranks: int, *args, check: bool = True) -> subprocess.CompletedProcess
     return proc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_distributed_hooi_matches_serial(tmp_path, ranks):
     """Every scheme at 1/2/3 ranks on a 3- and a 4-mode tensor: parallel policies equal the serial
@@ -161,6 +162,7 @@ def test_worker_contract(tmp_path):
             assert np.allclose(s, 1.0, atol=1e-8)
 
 
+@pytest.mark.slow
 @pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_measured_components_partition_hooi_time(tmp_path, ranks):

@@ -20,6 +20,12 @@ import scipy.sparse as sp
 #: the driver's scheduler names → the row fields their supersteps go to
 REFERENCE_FIELDS = {"hdagg_tree": "ref_supersteps", "hdagg_tree_bfs": "ref_supersteps_bfs",
                     "hdagg": "ref_supersteps_flat", "spmp": "ref_spmp_levels"}
+#: the driver's schedulers that also print a scheduling time and a count → the row fields they go to
+REFERENCE_EXTRAS = {"hdagg_tree": ("ref_schedule_time", "ref_groups"),
+                    "spmp": ("ref_spmp_schedule_time", "ref_spmp_p2p")}
+#: the driver's point-to-point schedulers: their threads wait busily, so they run only at core
+#: counts this machine has
+REFERENCE_P2P = ("spmp",)
 #: the generator families at their default sizes (datasets.synthetic.GENERATORS)
 GENERATOR_SET = ("lap2d-5pt", "lap2d-9pt", "lap3d-7pt", "lap3d-27pt", "elasticity3d", "rgg-spd", "fem-mesh",
                  "bundle-adjustment")
@@ -106,7 +112,7 @@ def compare_matrix(binary: str, name: str, L: sp.csr_matrix, cores: list[int], m
         tasks, row["spmp_schedule_time"] = _timed(lambda: spmp.schedule(dag, c))
         row["spmp_levels"], row["spmp_p2p"] = int(tasks.n_supersteps), int(tasks.parent_idx.size)
         _, row["growlocal_schedule_time"] = _timed(lambda: growlocal.schedule(dag, c))  # the speed SpMP must beat
-        only = ["hdagg_tree", "hdagg_tree_bfs", "hdagg"] + (["spmp"] if c <= machine_cores else [])
+        only = [name for name in REFERENCE_FIELDS if name not in REFERENCE_P2P or c <= machine_cores]
         try:
             found = run_driver(binary, mtx, c, only, min(c, machine_cores), timeout)
         except ReferenceFailed as exc:
@@ -116,10 +122,9 @@ def compare_matrix(binary: str, name: str, L: sp.csr_matrix, cores: list[int], m
             steps, seconds, extra = found.get((driver_name, c), (None, None, None)) if driver_name in only \
                 else (None, None, None)
             row[field] = steps
-            if driver_name == "hdagg_tree":
-                row["ref_schedule_time"], row["ref_groups"] = seconds, extra
-            elif driver_name == "spmp":
-                row["ref_spmp_schedule_time"], row["ref_spmp_p2p"] = seconds, extra
+            if driver_name in REFERENCE_EXTRAS:
+                time_field, extra_field = REFERENCE_EXTRAS[driver_name]
+                row[time_field], row[extra_field] = seconds, extra
         row["equal"] = row["ref_supersteps"] == row["supersteps"] and row["ref_supersteps_flat"] == row["supersteps_flat"]
         rows.append(row)
     return rows

@@ -13,9 +13,11 @@ from spbench.report.markdown_sections import details, paper_cell, section, write
 from spbench.sptrsv.report.rows import geomean, nearest_cores, ok_rows, sort_groups
 from spbench.sptrsv.report.summary import SERIAL
 from spbench.report.tables import format_markdown
+from spbench.sptrsv.schedulers import REGISTRY
 
-P2P = ("spmp",)
-"""Algorithms that synchronise point to point: no barriers, so not in Table 6.1."""
+P2P = tuple(name for name, declared in REGISTRY.items() if declared.kernel == "p2p")
+"""Algorithms that synchronise point to point (their declared kernel is ``p2p``): no barriers, so
+not in Table 6.1."""
 
 
 def barrier_reduction(df: pd.DataFrame) -> pd.DataFrame:

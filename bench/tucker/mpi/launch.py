@@ -48,12 +48,12 @@ def run_mpi_batch(pending, prepared, config, store, progress):
 
     The job reads the data set's tensor store block by block; the workers compute the exact
     metrics of their distribution and write them into each row (this process never loads the
-    tensor). Lite rows get Theorem 6.1's slack from those metrics. Each task's start, HOOI
-    invocations and finish are printed as the job reports them. A job that dies takes only the
+    tensor). Each row gets its scheme's extra metrics from those (Lite: Theorem 6.1's slack).
+    Each task's start, HOOI invocations and finish are printed as the job reports them. A job that dies takes only the
     task it was running with it: the tasks it had not started run in a new job."""
     from spbench.machine import usable_cores
     from spbench.machine_load import LoadWatch
-    from spbench.tucker.schemes.lite_bound import theorem_6_1_slack
+    from spbench.tucker.schemes import get_scheme
 
     cores = usable_cores()  # rows of more ranks than cores say so: their times are time slices
     by_ranks: dict = {}
@@ -75,8 +75,10 @@ def run_mpi_batch(pending, prepared, config, store, progress):
                 path = store.runs / f"{task['row']['run_id']}.json"
                 if path.exists() and not watch.unsettled(i, outcome):
                     row = json.loads(path.read_text())
-                    if row.get("status") == "ok" and row.get("algorithm") == "lite" and "lite_bound_slack" not in row:
-                        row["lite_bound_slack"] = theorem_6_1_slack(row["mode_metrics"], row["nnz"], row["ranks"])
+                    declared = get_scheme(task["scheme"])
+                    if row.get("status") == "ok" and declared.extra_metrics is not None and "mode_metrics" in row:
+                        extra = declared.metrics_beyond(row["mode_metrics"], row["nnz"], row["ranks"])
+                        row.update({k: v for k, v in extra.items() if k not in row})
                     row["load"] = job_load
                     store.write_row(row)
                 elif i not in watch.started and outcome.returncode not in (0, None) and not outcome.timed_out \

@@ -56,13 +56,12 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     from spbench.tucker.mpi.distribute import distribute
     from spbench.tucker.hooi.loop import gather_factors, hooi_distributed
     from spbench.tucker.rank_usage import distributed_metrics, peak_rss_mb, reset_peak_rss
-    from spbench.tucker.schemes.hyper import partition_cache_dir
+    from spbench.tucker.schemes import get_scheme
 
     scheme = task["scheme"]
+    declared = get_scheme(scheme)
     seed = int(task.get("seed", 0))
-    params = dict(task.get("params") or {})
-    if scheme == "hyper":
-        params.setdefault("cache_dir", str(partition_cache_dir()))
+    params = declared.with_run_params(dict(task.get("params") or {}))
     K = task.get("K", 10)
     lanczos = task.get("lanczos", "paper")
     ttm = task.get("ttm", "csf")
@@ -104,13 +103,11 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     del res.plans
     if comm.rank != 0:
         return None
-    if scheme == "hyper":
+    if declared.offline_partition is not None:
         dist_time = float(dt.info.get("partition_seconds", dmax["policy"]))
-        kind = ("hypergraph partitioning offline on rank 0 (Mt-KaHyPar"
-                + (", cached partition" if dt.info.get("cached") else "") + ")")
     else:
         dist_time = dmax["dist"]
-        kind = "parallel distribution (policy computation + element exchange), max over ranks"
+    kind = declared.dist_time_kind("measured", cached=bool(dt.info.get("cached")))
     row = dict(task.get("row") or {})
     row.update(met.row())
     row.update({

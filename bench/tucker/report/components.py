@@ -23,8 +23,8 @@ import pandas as pd
 
 from spbench.report.labels import base_name, display_map
 from spbench.report.tables import write_table
-from spbench.tucker.report.paper import (BREAKUP, FIG10_CONFIGS, FIG14_HOOI_S, FIG15A_SPEEDUP, FIG16_DIST_S, LABEL,
-    PAPER_K, PAPER_RANKS, SCHEMES)
+from spbench.tucker.report.paper import (BREAKUP, FIG10_CONFIGS, FIG14_HOOI_S, FIG15A_SPEEDUP, FIG16_DIST_S, HEADLINE,
+    LABEL, PAPER_K, PAPER_RANKS, SCHEMES)
 from spbench.tucker.report.provenance import rows_tag
 
 __all__ = ["components_section", "component_table", "deciding_component", "limiting_component",
@@ -51,7 +51,7 @@ def paper_hooi(dataset: str, scheme: str, ranks: int, K: int) -> tuple[float, st
     name = base_name(dataset)
     if FIG14_HOOI_S.get(name, {}).get(scheme) is not None:
         return float(FIG14_HOOI_S[name][scheme]), "Fig. 14"
-    if scheme == "lite" and name in FIG16_DIST_S and name not in FIG14_HOOI_S:
+    if scheme == HEADLINE and name in FIG16_DIST_S and name not in FIG14_HOOI_S:
         return float(FIG16_DIST_S[name]["hooi_lite"]), "Fig. 16"
     return None
 
@@ -154,10 +154,10 @@ def _ranking_line(ds: str, med: pd.DataFrame, shown: dict, ranks: int, K: int) -
     if len(times) < 2:
         return f"- {name}: one scheme with a HOOI time, no ranking."
     fastest = times.index[0]
-    if "lite" in times.index and fastest == "lite":
-        faster, slower, how = "lite", times.index[1], "Lite fastest"
-    elif "lite" in times.index:
-        faster, slower, how = fastest, "lite", f"**Lite loses**: {_label(fastest)} fastest"
+    if HEADLINE in times.index and fastest == HEADLINE:
+        faster, slower, how = HEADLINE, times.index[1], f"{_label(HEADLINE)} fastest"
+    elif HEADLINE in times.index:
+        faster, slower, how = fastest, HEADLINE, f"**{_label(HEADLINE)} loses**: {_label(fastest)} fastest"
     else:
         faster, slower, how = fastest, times.index[1], f"{_label(fastest)} fastest"
     a, b = med.loc[faster], med.loc[slower]
@@ -174,10 +174,10 @@ def _ranking_line(ds: str, med: pd.DataFrame, shown: dict, ranks: int, K: int) -
     paper = paper_fastest(ds, ranks, K)
     if paper is None:
         verdict = " The paper states no ranking at this P and K."
-    elif "lite" not in times.index:
-        verdict = f" Paper: {paper}; no Lite time in these rows to compare."
+    elif HEADLINE not in times.index:
+        verdict = f" Paper: {paper}; no {_label(HEADLINE)} time in these rows to compare."
     else:
-        agrees = faster == "lite" and slower != "lite"
+        agrees = faster == HEADLINE and slower != HEADLINE
         verdict = f" Paper: {paper}; {'agrees' if agrees else 'disagrees'}."
     return f"{head}{decide}; {drivers}.{verdict}"
 
@@ -292,7 +292,7 @@ def _scaling_lines(rows: pd.DataFrame, shown: dict, out_dir: Path, tag: str, wri
                   f"Speed-up = time at P = {lo} / time at P = {hi} (ideal {hi / lo:g}); \"limited by\": the "
                   f"component with the largest excess over ideal scaling at P = {hi}.", "",
                   (out_dir / f"{stem}.md").read_text(), f"[CSV]({stem}.csv)", ""]
-        lite = table[table["scheme"] == _label("lite")]
+        lite = table[table["scheme"] == _label(HEADLINE)]
         for _, r in lite.iterrows():
             paper = r["paper (Fig. 15(a), 32→512, K=10)"]
             beside = f", paper {paper}×" if paper != "–" else ""

@@ -16,6 +16,9 @@ A scheme is data (policy arrays), not code paths in the kernels. Each file holds
 Uni-policy schemes (MediumG, HyperG) use one array for all modes (the same object N times);
 multi-policy schemes (CoarseG, Lite) build one per mode. Adding a scheme is one file plus one
 line in ``SCHEMES``; :func:`.distribute.distribute` and the simulation both dispatch through it.
+What a scheme needs beyond its functions it declares on its :class:`Scheme` (``run_params``,
+``offline_partition``, ``extra_metrics``); the experiment, the MPI worker and the launcher read these,
+never the scheme's name.
 """
 from __future__ import annotations
 
@@ -25,8 +28,9 @@ from typing import Callable
 from ...parameters import Parameter, check_parameters
 from .coarse import coarse, coarse_parallel, coarse_stream
 from .distribution import Distribution, PolicyStream, contiguous_blocks, mode_rng
-from .hyper import HYPER_PARAMETERS, hyper, hyper_parallel
+from .hyper import HYPER_PARAMETERS, hyper, hyper_parallel, partition_cache_dir
 from .lite import lite, lite_parallel, lite_stream
+from .lite_bound import theorem_6_1_slack
 from .medium import MEDIUM_PARAMETERS, medium, medium_parallel, medium_stream
 
 __all__ = ["Distribution", "PolicyStream", "Scheme", "Parameter", "SCHEMES", "get_scheme", "contiguous_blocks",
@@ -37,7 +41,13 @@ __all__ = ["Distribution", "PolicyStream", "Scheme", "Parameter", "SCHEMES", "ge
 class Scheme:
     """A registered scheme: ``name``, its serial and parallel functions, whether it builds one
     policy per mode, the paper's figure label, its declared ``parameters`` and its streamed form
-    (None: the scheme needs the whole tensor in memory)."""
+    (None: the scheme needs the whole tensor in memory).
+
+    Hooks the runs read instead of the scheme's name: ``run_params()`` gives parameters a run adds
+    under the config's (HyperG: its partition cache, so a partition of minutes is reused);
+    ``offline_partition`` = (what, tool) marks a scheme whose distribution time is an offline
+    partition's (``info["partition_seconds"]``, paper Fig. 16); ``extra_metrics(mode_metrics, nnz,
+    ranks)`` gives row fields computed from the exact metrics (Lite: Theorem 6.1's slack)."""
 
     name: str
     serial: Callable[..., Distribution]
@@ -48,6 +58,9 @@ class Scheme:
     parameters: dict = field(default_factory=dict)     # name -> Parameter
     streamed: Callable[..., PolicyStream] | None = None
     slice_bytes: int = 80      # the streamed form's peak bytes per slice while deciding (the memory law)
+    run_params: Callable[[], dict] | None = None
+    offline_partition: tuple[str, str] | None = None
+    extra_metrics: Callable[[list, int, int], dict] | None = None
 
     def validate(self, params: dict | None) -> dict:
         """``params`` checked against :attr:`parameters`; a ValueError names the scheme, the key,
@@ -61,11 +74,42 @@ class Scheme:
         """The policies from the per-mode slice sizes, chunk by chunk (needs :attr:`streamed`)."""
         return self.streamed(slice_sizes, nparts, seed=seed, **self.validate(params))
 
+    def with_run_params(self, params: dict) -> dict:
+        """``params`` over the parameters this scheme adds to every run (:attr:`run_params`)."""
+        return {**(self.run_params() if self.run_params is not None else {}), **params}
+
+    def metrics_beyond(self, mode_metrics: list, nnz: int, ranks: int) -> dict:
+        """The row fields this scheme adds to its exact metrics (:attr:`extra_metrics`); {} for most."""
+        return {} if self.extra_metrics is None else self.extra_metrics(mode_metrics, nnz, ranks)
+
+    def dist_time_kind(self, where: str, cached: bool = False) -> str:
+        """What a row's ``dist_time`` measured: the offline partition (:attr:`offline_partition`),
+        else the scheme's own computation — ``where``: "simulated" (serial, this machine) or
+        "measured" (parallel, max over ranks)."""
+        if self.offline_partition is not None:
+            what, tool = self.offline_partition
+            if where == "simulated":
+                return f"{what} (offline, {tool})"
+            return f"{what} offline on rank 0 ({tool}" + (", cached partition" if cached else "") + ")"
+        if where == "simulated":
+            return "serial scheme computation on this machine"
+        return "parallel distribution (policy computation + element exchange), max over ranks"
+
+
+def _lite_slack(mode_metrics: list, nnz: int, ranks: int) -> dict:
+    """Lite's row field ``lite_bound_slack``: per bound of Theorem 6.1, its smallest slack over modes."""
+    return {"lite_bound_slack": theorem_6_1_slack(mode_metrics, nnz, ranks)}
+
+
+def _partition_cache() -> dict:
+    """HyperG's run parameter: the sweeps' partition cache (partitions take minutes)."""
+    return {"cache_dir": str(partition_cache_dir())}
+
 
 SCHEMES: dict[str, Scheme] = {
     "lite": Scheme("lite", lite, lite_parallel, True, "Lite",
                    "Lite (paper §6, Figure 8): sorted slices, round-robin then bin filling", streamed=lite_stream,
-                   slice_bytes=80),
+                   slice_bytes=80, extra_metrics=_lite_slack),
     "coarse": Scheme("coarse", coarse, coarse_parallel, True, "CoarseG",
                      "CoarseG: random slice order, contiguous balanced blocks per mode", streamed=coarse_stream,
                      slice_bytes=40),
@@ -73,7 +117,8 @@ SCHEMES: dict[str, Scheme] = {
                      "MediumG: SPLATT processor grid over randomly permuted indices", MEDIUM_PARAMETERS,
                      streamed=medium_stream, slice_bytes=40),
     "hyper": Scheme("hyper", hyper, hyper_parallel, False, "HyperG",
-                    "HyperG: fine-grained hypergraph partitioning (Mt-KaHyPar, KM1)", HYPER_PARAMETERS),
+                    "HyperG: fine-grained hypergraph partitioning (Mt-KaHyPar, KM1)", HYPER_PARAMETERS,
+                    run_params=_partition_cache, offline_partition=("hypergraph partitioning", "Mt-KaHyPar")),
 }
 
 

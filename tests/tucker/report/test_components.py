@@ -28,6 +28,7 @@ def _rows(execution="simulated", with_times=True):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_section_explains_ranking_with_paper_at_same_p_and_k(tmp_path):
     write_profile(_rows(), tmp_path)
     report = (tmp_path / "REPORT.md").read_text()
@@ -54,6 +55,7 @@ def test_section_explains_ranking_with_paper_at_same_p_and_k(tmp_path):
     assert "- nell2 (stand-in): Lite 21.9×, paper 12.2×" in section
 
 
+@pytest.mark.slow
 def test_measured_and_simulated_rows_get_tables_of_their_own(tmp_path):
     rows = pd.concat([_rows("simulated"), _rows("measured").assign(oversubscribed=True)], ignore_index=True)
     names = {p.name for p in write_profile(rows, tmp_path)}
@@ -62,6 +64,7 @@ def test_measured_and_simulated_rows_get_tables_of_their_own(tmp_path):
     assert "6 rows measured oversubscribed" in report
 
 
+@pytest.mark.slow
 def test_rows_without_times_show_the_metrics_alone(tmp_path):
     write_profile(_rows(with_times=False), tmp_path)
     report = (tmp_path / "REPORT.md").read_text()

@@ -24,6 +24,7 @@ def _rows(ranks_list=(1, 2, 4)):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_measured_tucker_profile_has_paper_figures(tmp_path):
     written = {p.name for p in write_profile(_rows(), tmp_path)}
     for name in ("fig10_hooi_P4_K10.png", "fig11_breakup_P4_K10.csv", "fig14_big_P4_K10.md",
@@ -54,6 +55,7 @@ def test_measured_tucker_profile_has_paper_figures(tmp_path):
     assert "not drawn at P = 1" in report
 
 
+@pytest.mark.slow
 def test_several_runs_give_intervals(tmp_path):
     rows = _rows()
     runs = pd.concat([rows.assign(repeat=r, hooi_time=rows["hooi_time"] * (1 + 0.05 * r)) for r in range(4)],
@@ -68,6 +70,7 @@ def test_several_runs_give_intervals(tmp_path):
     assert "Lite ci_low seconds" in points.columns and points["Lite ci_low seconds"].notna().all()
 
 
+@pytest.mark.slow
 def test_paper_values_beside_this_run_at_its_ranks_and_K(tmp_path):
     """At 32 and 512 ranks, K = 10, the paper's Fig. 15(a) speed-ups and 512-rank tables stand beside
     this run's; the 32-rank tables stay without them."""
@@ -102,6 +105,7 @@ def test_side_by_side_marks_missing_paper_values():
     assert table.loc[0, "HyperG (paper)"] == "x" and table.loc[0, "Lite (paper)"] == "13.5"
 
 
+@pytest.mark.slow
 def test_tucker_report_shows_model_error(tmp_path):
     measured = _rows()
     simulated = measured.assign(execution="simulated", hooi_time=measured["hooi_time"] * 1.5)
