@@ -26,8 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["prefix_sets", "PrefixSpill", "spill_groups", "spill_bytes", "spill_directory", "BUCKET",
-           "SPILL_BUDGET"]
+__all__ = ["prefix_sets", "PrefixSpill", "spill_groups", "spill_directory", "BUCKET", "SPILL_BUDGET"]
 
 #: the most keys a bucket should hold on average (its sort is the peak's second term)
 BUCKET = 1 << 22
@@ -47,11 +46,6 @@ def prefix_sets(N: int) -> list[tuple[int, tuple]]:
         for size in range(1, N - 1):
             out.extend((n, S) for S in combinations(others, size))
     return out
-
-
-def spill_bytes(nnz: int, N: int) -> int:
-    """Spill bytes of all of :func:`prefix_sets` (8 per element and set)."""
-    return 8 * int(nnz) * len(prefix_sets(N))
 
 
 def spill_groups(nnz: int, N: int, budget: int | None = None) -> list[list[tuple[int, tuple]]]:
