@@ -158,17 +158,15 @@ class PrefixSpill:
             self.per_chunk[k].append(np.bincount(bucket, minlength=lay.buckets).astype(np.int64))
 
     def counts(self) -> dict:
-        """{(n, S): distinct (i_n, i_S) prefixes per rank (int64, length P)}; removes the spill."""
-        try:
-            for f in self.files:
-                f.close()
-            out = {}
-            for k, lay in enumerate(self.layouts):
-                out[(lay.n, lay.S)] = self._count(k, lay)
-                os.unlink(self.dir / f"{k}.keys")
-            return out
-        finally:
-            self.close()
+        """{(n, S): distinct (i_n, i_S) prefixes per rank (int64, length P)}, each set's file removed
+        once counted (:meth:`close`, the caller's, removes the folder whatever happens)."""
+        for f in self.files:
+            f.close()
+        out = {}
+        for k, lay in enumerate(self.layouts):
+            out[(lay.n, lay.S)] = self._count(k, lay)
+            os.unlink(self.dir / f"{k}.keys")
+        return out
 
     def _count(self, k: int, lay: _SetLayout) -> np.ndarray:
         sizes = np.array(self.per_chunk[k], dtype=np.int64).reshape(-1, lay.buckets)    # chunks x buckets
