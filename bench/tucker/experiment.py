@@ -300,6 +300,7 @@ class TuckerExperiment(Experiment):
         metrics = metrics_from_counts(tensor.dims, tensor.nnz, axes["K"], queries, dc.multi_policy, dc.counts)
         out = {"modes": int(tensor.nmodes), "dims": [int(d) for d in tensor.dims], "nnz": int(tensor.nnz),
                "multi_policy": dc.multi_policy, "dist_cached": bool(dc.info.get("cached", False)),
+               "dist_info": {k: v for k, v in dc.info.items() if isinstance(v, (int, float, str, bool))},
                "serial_dist_time": dc.seconds, **metrics.row()}
         out.update(get_scheme(axes["algorithm"]).metrics_beyond(out["mode_metrics"], tensor.nnz, axes["ranks"]))
         if prepared.stats is not None:

@@ -4,18 +4,22 @@ Vertices are the nonzeros (unit weight); every non-empty slice of every mode is 
 pins are its elements. Nets with a single pin are dropped (they can never be cut, so KM1 and
 the partition's quality are unchanged). The hypergraph is partitioned into P blocks with
 imbalance ε = 0.03 and the connectivity-minus-one (KM1) objective; block = owner (uni-policy).
-The paper used Zoltan; Mt-KaHyPar (``pip install mtkahypar``) is the substitute here.
-Cost grows fast (a 200k-nonzero tensor took ~3 s at k = 2, ~38 s at k = 64 on 2 cores): pass
-``cache_dir`` to keep partitions as ``hyper-<hash>.npy`` keyed by the tensor's coordinates,
-P, ε, seed and preset. Mt-KaHyPar is initialized once per process (its thread count is the
-first call's ``threads``). Under MPI (:func:`hyper_parallel`) the partition is computed offline
-on rank 0 by the same :func:`hyper` and scattered back.
+The paper partitioned offline with Zoltan for quality; Mt-KaHyPar (``pip install mtkahypar``) is
+the substitute here, and its preset trades cut for time: ``auto`` (the default) takes ``large_k``
+from k = AUTO_LARGE_K_FROM blocks on, ``default`` below (docs/performance.md, "HyperG presets").
+The hypergraph goes to Mt-KaHyPar as an hMetis file written from numpy arrays (its Python API
+takes pins only as nested lists), under ``$SPBENCH_DATA/tmp`` and removed once read.
+Pass ``cache_dir`` to keep partitions as ``hyper-<hash>.npy`` keyed by the tensor's coordinates,
+P, ε, seed and the preset used. Mt-KaHyPar is initialized once per process (its thread count is
+the first call's ``threads``). Under MPI (:func:`hyper_parallel`) the partition is computed
+offline on rank 0 by the same :func:`hyper` and scattered back.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,17 +31,19 @@ from spbench.tucker.mpi.collectives import gatherv, scatterv
 from ...parameters import Parameter
 from .distribution import Distribution
 
-__all__ = ["hyper", "hyper_parallel", "available", "HyperGUnavailable", "HYPER_PARAMETERS", "partition_cache_dir"]
+__all__ = ["hyper", "hyper_parallel", "available", "HyperGUnavailable", "HYPER_PARAMETERS", "partition_cache_dir",
+           "resolve_preset", "hypergraph_nets", "write_hmetis", "AUTO_LARGE_K_FROM"]
 
-PRESETS = ("default", "deterministic", "deterministic_quality", "quality", "highest_quality", "large_k")
+PRESETS = ("default", "deterministic", "deterministic_quality", "quality", "highest_quality", "large_k", "auto")
+AUTO_LARGE_K_FROM = 128   # `auto`: large_k from this many blocks on (measured at k = 32 and 512, see module doc)
 
 HYPER_PARAMETERS = {
     "epsilon": Parameter("float", 0.03, "allowed imbalance of the partition (the paper: 0.03)", low=0.0, high=1.0,
                          nullable=False),
     "threads": Parameter("int", None, "Mt-KaHyPar threads (default: all cores); the first call in a process "
                          "fixes it", low=1),
-    "preset": Parameter("str", "default", "Mt-KaHyPar preset (deterministic: reproducible partitions)",
-                        choices=PRESETS, nullable=False),
+    "preset": Parameter("str", "auto", f"Mt-KaHyPar preset; auto: large_k from k = {AUTO_LARGE_K_FROM} on, "
+                        "default below (deterministic: reproducible partitions)", choices=PRESETS, nullable=False),
     "cache_dir": Parameter("path", None, "directory keeping partitions as hyper-<hash>.npy for reuse"),
 }
 
@@ -47,6 +53,16 @@ _MTK = {}
 def partition_cache_dir() -> Path:
     """Where sweeps keep HyperG partitions: ``$SPBENCH_DATA/partitions``."""
     return data_dir() / "partitions"
+
+
+def resolve_preset(preset: str, nparts: int) -> str:
+    """The Mt-KaHyPar preset a partition into ``nparts`` blocks uses: ``auto`` is ``large_k`` from
+    :data:`AUTO_LARGE_K_FROM` blocks on (an order of magnitude faster there for a worse cut) and
+    ``default`` below; any other name is itself."""
+    preset = preset.lower()
+    if preset != "auto":
+        return preset
+    return "large_k" if int(nparts) >= AUTO_LARGE_K_FROM else "default"
 
 
 class HyperGUnavailable(RuntimeError):
@@ -74,6 +90,61 @@ def _initializer(threads: int):
     return mtkahypar, _MTK["init"]
 
 
+def hypergraph_nets(tensor) -> tuple[np.ndarray, np.ndarray]:
+    """The fine-grained hypergraph's nets as a CSR (``offsets``, ``pins``), int64: mode by mode,
+    each slice with at least two elements, its pins the element ids in the slice's stable order."""
+    sizes, pins = [], []
+    for n in range(tensor.nmodes):
+        sl = tensor.slices(n)
+        s = sl.sizes
+        multi = s > 1
+        sizes.append(s[multi])
+        pins.append(sl.order[np.repeat(multi, s)])
+    sizes = np.concatenate(sizes).astype(np.int64)
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    return offsets, np.concatenate(pins).astype(np.int64)
+
+
+def write_hmetis(path, nvertices: int, offsets: np.ndarray, pins: np.ndarray) -> None:
+    """The hypergraph (``offsets``, ``pins`` as from :func:`hypergraph_nets`) as an unweighted hMetis
+    file: a header ``nets vertices``, then one line per net of its 1-based pins, formatted with
+    numpy digit by digit (no Python object per pin)."""
+    values = pins + 1
+    digits = np.ones(values.size, dtype=np.int64)
+    bound = 10
+    while values.size and bound <= values.max():
+        digits += values >= bound
+        bound *= 10
+    ends = np.cumsum(digits + 1)           # each pin's text plus its separator ends here
+    text = np.full(int(ends[-1]) if ends.size else 0, ord(" "), dtype=np.uint8)
+    if ends.size:
+        text[ends[offsets[1:] - 1] - 1] = ord("\n")
+    last = ends - 2                           # the position of each pin's last digit
+    for place in range(int(digits.max()) if digits.size else 0):
+        has = np.flatnonzero(digits > place)
+        text[last[has] - place] = ord("0") + (values[has] // 10 ** place) % 10
+    with open(path, "wb") as f:
+        f.write(f"{offsets.size - 1} {int(nvertices)}\n".encode())
+        text.tofile(f)
+
+
+def _hypergraph(mtkahypar, mtk, ctx, tensor):
+    """The tensor's hypergraph read by Mt-KaHyPar from a temporary hMetis file; (hypergraph, nets)."""
+    offsets, pins = hypergraph_nets(tensor)
+    tmp_dir = data_dir() / "tmp"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix="hyper-", suffix=".hgr", dir=tmp_dir)
+    os.close(fd)
+    try:
+        write_hmetis(name, tensor.nnz, offsets, pins)
+        del pins
+        hg = mtk.hypergraph_from_file(name, ctx, mtkahypar.FileFormat.HMETIS)
+    finally:
+        os.unlink(name)
+    return hg, offsets.size - 1
+
+
 def _cache_file(tensor, P, epsilon, seed, preset, cache_dir) -> Path:
     h = hashlib.sha256()
     h.update(np.ascontiguousarray(tensor.coords).tobytes())
@@ -81,66 +152,73 @@ def _cache_file(tensor, P, epsilon, seed, preset, cache_dir) -> Path:
     return Path(cache_dir) / f"hyper-{h.hexdigest()[:24]}.npy"
 
 
+def _load_cached(cached: Path, nnz: int):
+    """A cached partition and its recorded info, or None when absent or unreadable."""
+    if not cached.is_file():
+        return None
+    try:
+        policy = np.load(cached).astype(np.int32)
+        info = json.loads(cached.with_suffix(".json").read_text())
+        float(info["partition_seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (policy, info) if policy.shape == (nnz,) else None
+
+
+def _store_cached(cached: Path, policy: np.ndarray, info: dict) -> None:
+    """Keep ``policy`` and its info beside it, each file written whole or not at all."""
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        side = cached.with_suffix(".json")
+        tmp_side = side.with_name(f"{side.stem}.{os.getpid()}.part.json")
+        tmp_side.write_text(json.dumps(info))
+        os.replace(tmp_side, side)
+        tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.part.npy")
+        np.save(tmp, policy)
+        os.replace(tmp, cached)
+    except OSError:
+        pass
+
+
 def hyper(tensor, nparts: int, *, seed: int = 0, epsilon: float = 0.03, threads: int | None = None,
-          preset: str = "default", cache_dir=None) -> Distribution:
-    """HyperG (uni-policy). ``preset``: an Mt-KaHyPar PresetType name (``deterministic`` for
-    reproducible partitions; ``default`` is the preset the timings above used). ``cache_dir``:
-    reuse/store the partition there."""
+          preset: str = "auto", cache_dir=None) -> Distribution:
+    """HyperG (uni-policy). ``preset``: an Mt-KaHyPar PresetType name, or ``auto`` (by k,
+    :func:`resolve_preset`); ``info`` records the preset used and ``partition_seconds`` (hypergraph
+    build + partition; ``build_seconds`` the build alone). ``cache_dir``: reuse/store the partition."""
     P = int(nparts)
     nnz = tensor.nnz
+    used = resolve_preset(preset, P)
     if P == 1 or nnz == 0:
         policy = np.zeros(nnz, dtype=np.int32)
-        return Distribution("hyper", P, (policy,) * tensor.nmodes, False, {"km1": 0})
+        return Distribution("hyper", P, (policy,) * tensor.nmodes, False,
+                            {"km1": 0, "preset": used, "partition_seconds": 0.0})
     if P > nnz:
         raise ValueError(f"HyperG: cannot partition {nnz} nonzeros into {P} non-empty blocks")
-    cached = _cache_file(tensor, P, epsilon, seed, preset, cache_dir) if cache_dir else None
-    if cached is not None and cached.is_file():
-        try:
-            policy = np.load(cached).astype(np.int32)
-            seconds = json.loads(cached.with_suffix(".json").read_text())["partition_seconds"]
-            if policy.shape == (nnz,):
-                return Distribution("hyper", P, (policy,) * tensor.nmodes, False,
-                                    {"epsilon": float(epsilon), "seed": int(seed), "preset": preset,
-                                     "cached": True, "partition_seconds": float(seconds)})
-        except (OSError, ValueError, KeyError):
-            pass
+    cached = _cache_file(tensor, P, epsilon, seed, used, cache_dir) if cache_dir else None
+    hit = _load_cached(cached, nnz) if cached is not None else None
+    if hit is not None:
+        policy, info = hit
+        return Distribution("hyper", P, (policy,) * tensor.nmodes, False,
+                            {**info, "epsilon": float(epsilon), "seed": int(seed), "preset": used, "cached": True})
     start = time.perf_counter()
     mtkahypar, mtk = _initializer(threads or os.cpu_count() or 1)
-    nets = []
-    for n in range(tensor.nmodes):
-        sl = tensor.slices(n)
-        sizes = sl.sizes
-        keep = np.flatnonzero(sizes > 1)
-        pins = sl.order
-        for l in keep.tolist():
-            nets.append(pins[sl.offsets[l]:sl.offsets[l + 1]].tolist())
     try:
         mtkahypar.set_seed(int(seed))
     except Exception:
         pass
-    ctx = mtk.context_from_preset(getattr(mtkahypar.PresetType, preset.upper()))
+    ctx = mtk.context_from_preset(getattr(mtkahypar.PresetType, used.upper()))
     ctx.set_partitioning_parameters(P, float(epsilon), mtkahypar.Objective.KM1)
     ctx.logging = False
-    hg = mtk.create_hypergraph(ctx, nnz, len(nets), nets)
+    hg, nets = _hypergraph(mtkahypar, mtk, ctx, tensor)
+    built = time.perf_counter() - start
     phg = hg.partition(ctx)
     policy = np.asarray(phg.get_partition(), dtype=np.int32)
-    seconds = time.perf_counter() - start
+    info = {"km1": int(phg.km1()), "partition_seconds": time.perf_counter() - start, "build_seconds": built,
+            "nets": int(nets), "preset": used}
     if cached is not None:
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            side = cached.with_suffix(".json")
-            tmp_side = side.with_name(f"{side.stem}.{os.getpid()}.part.json")
-            tmp_side.write_text(json.dumps({"partition_seconds": seconds}))
-            os.replace(tmp_side, side)
-            tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.part.npy")
-            np.save(tmp, policy)
-            os.replace(tmp, cached)
-        except OSError:
-            pass
+        _store_cached(cached, policy, info)
     return Distribution("hyper", P, (policy,) * tensor.nmodes, False,
-                        {"km1": int(phg.km1()), "epsilon": float(epsilon), "seed": int(seed),
-                         "cached": False, "partition_seconds": seconds,
-                         "nets": len(nets), "preset": preset})
+                        {**info, "epsilon": float(epsilon), "seed": int(seed), "cached": False})
 
 
 def hyper_parallel(comm, block, *, seed: int = 0, **params) -> tuple[list, dict]:
