@@ -34,6 +34,18 @@ def test_hmetis_text(tmp_path):
     path = tmp_path / "h.hgr"
     hyper_mod.write_hmetis(path, 1001, offsets, pins)
     assert path.read_text() == "3 1001\n1 10\n4 100 1001\n5 1\n"
+    hyper_mod.write_hmetis(path, 1001, offsets, pins, chunk_pins=1)   # one net at a time: the same text
+    assert path.read_text() == "3 1001\n1 10\n4 100 1001\n5 1\n"
+    hyper_mod.write_hmetis(path, 4, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    assert path.read_text() == "0 4\n"
+
+
+@needs_mtkahypar
+def test_no_net_of_two_pins():
+    from spbench.datasets.sparse_tensor import SparseTensor
+    t = SparseTensor(np.array([[i, i, i] for i in range(4)]), np.ones(4), (4, 4, 4))
+    d = SCHEMES["hyper"](t, 2, threads=1)
+    assert d.info["nets"] == 0 and d.info["km1"] == 0 and np.bincount(d.policy(0)).tolist() == [2, 2]
 
 
 @needs_mtkahypar

@@ -106,27 +106,38 @@ def hypergraph_nets(tensor) -> tuple[np.ndarray, np.ndarray]:
     return offsets, np.concatenate(pins).astype(np.int64)
 
 
-def write_hmetis(path, nvertices: int, offsets: np.ndarray, pins: np.ndarray) -> None:
+def write_hmetis(path, nvertices: int, offsets: np.ndarray, pins: np.ndarray, *, chunk_pins: int = 1 << 20) -> None:
     """The hypergraph (``offsets``, ``pins`` as from :func:`hypergraph_nets`) as an unweighted hMetis
-    file: a header ``nets vertices``, then one line per net of its 1-based pins, formatted with
-    numpy digit by digit (no Python object per pin)."""
-    values = pins + 1
-    digits = np.ones(values.size, dtype=np.int64)
+    file: a header ``nets vertices``, then one line per net of its 1-based pins. Formatted with numpy
+    digit by digit (no Python object per pin), whole nets of about ``chunk_pins`` pins at a time so the
+    text's scratch stays ~30 bytes per chunk pin."""
+    nets = offsets.size - 1
+    with open(path, "wb") as f:
+        f.write(f"{nets} {int(nvertices)}\n".encode())
+        first = 0
+        while first < nets:
+            last = max(first + 1, int(np.searchsorted(offsets, offsets[first] + chunk_pins, side="right")) - 1)
+            last = min(last, nets)
+            _net_lines(pins[offsets[first]:offsets[last]], offsets[first + 1:last + 1] - offsets[first]).tofile(f)
+            first = last
+
+
+def _net_lines(pins: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """hMetis lines (bytes) of consecutive nets: ``pins`` 0-based, net i ending at ``ends[i]``."""
+    values = pins.astype(np.int64) + 1
+    digits = np.ones(values.size, dtype=np.int8)
     bound = 10
-    while values.size and bound <= values.max():
+    while bound <= values.max():
         digits += values >= bound
         bound *= 10
-    ends = np.cumsum(digits + 1)           # each pin's text plus its separator ends here
-    text = np.full(int(ends[-1]) if ends.size else 0, ord(" "), dtype=np.uint8)
-    if ends.size:
-        text[ends[offsets[1:] - 1] - 1] = ord("\n")
-    last = ends - 2                           # the position of each pin's last digit
-    for place in range(int(digits.max()) if digits.size else 0):
+    stop = np.cumsum(digits + 1, dtype=np.int64)       # each pin's text plus its separator ends here
+    text = np.full(int(stop[-1]), ord(" "), dtype=np.uint8)
+    text[stop[ends - 1] - 1] = ord("\n")
+    stop -= 2                                           # now the position of each pin's last digit
+    for place in range(int(digits.max())):
         has = np.flatnonzero(digits > place)
-        text[last[has] - place] = ord("0") + (values[has] // 10 ** place) % 10
-    with open(path, "wb") as f:
-        f.write(f"{offsets.size - 1} {int(nvertices)}\n".encode())
-        text.tofile(f)
+        text[stop[has] - place] = ord("0") + (values[has] // 10 ** place) % 10
+    return text
 
 
 def _hypergraph(mtkahypar, mtk, ctx, tensor):
