@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["KIND", "VERSION", "default_path", "write_calibration", "read_calibration"]
+__all__ = ["KIND", "VERSION", "default_path", "write_calibration", "read_calibration", "relative_difference"]
 
 KIND = "spbench-calibration"
 VERSION = 1
@@ -63,3 +63,11 @@ def read_calibration(path, experiment: str, what: str, terms_version: int) -> di
         raise ValueError(f"{path}: calibration schema {data.get('terms_version')}, expected {terms_version} "
                          f"(made for an older cost model: {rerun})")
     return data
+
+
+def relative_difference(a: float, b: float) -> float:
+    """(b − a) / a, how far a second calibration's figure is from the first's (`spbench calibrate
+    --agree`); 0 when both are 0, infinite when only a is."""
+    if a == b:
+        return 0.0
+    return (b - a) / a if a else float("inf")

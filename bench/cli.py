@@ -398,6 +398,29 @@ def info(as_json):
     click.echo("\n".join(lines))
 
 
+def _print_agreement(chosen, other_path: Path, measured: dict, path: Path, quiet: bool) -> None:
+    """`spbench calibrate --agree OTHER.json`: OTHER (a) beside this calibration (b), point by point."""
+    try:
+        other = chosen.read_calibration(other_path)
+    except (OSError, ValueError) as exc:
+        raise UsageFailure(f"spbench calibrate: --agree: {exc}") from None
+    say = None if quiet else (lambda what: click.echo(f"  model at {what}", err=True))
+    rows = chosen.calibration_agreement(other, measured, on_point=say)
+    if not rows:
+        click.echo("--agree: the two calibrations have no figure in common")
+        return
+    keys = [k for k in rows[0] if k not in ("a", "b", "rel_diff")]
+    click.echo(f"\n{other_path} (a) beside {path} (b):")
+    click.echo(" | ".join(keys + ["a", "b", "(b - a) / a"]))
+    for r in rows:
+        click.echo(" | ".join([str(r[k]) for k in keys] + [f"{r['a']:.4g}", f"{r['b']:.4g}", f"{r['rel_diff']:+.1%}"]))
+    totals = [r for r in rows if r.get("quantity") == "hooi_time"]
+    for label, pick in (("largest difference", rows), ("largest difference of a modelled HOOI time", totals)):
+        if pick:
+            worst = max(pick, key=lambda r: abs(r["rel_diff"]))
+            click.echo(f"{label} {worst['rel_diff']:+.1%}: " + ", ".join(f"{k} {worst[k]}" for k in keys))
+
+
 @main.command(cls=OneLineCommand)
 @click.option("--experiment", type=click.Choice(EXPERIMENTS), default=EXPERIMENTS[0], show_default=True,
               help="The experiment whose cost model to calibrate.")
@@ -415,8 +438,12 @@ def info(as_json):
 @click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="With --validate: results folder (default results/bench-<validation>/).")
 @click.option("--quiet", "-q", is_flag=True, help="With --validate: no progress on stderr.")
+@click.option("--agree", "agree_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="OTHER.json",
+              help="Then put this calibration beside OTHER.json (an earlier one): the figures each predicts "
+                   "and how far apart they are.")
 @click.pass_context
-def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, validate, results_dir, quiet):
+def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, validate, results_dir, quiet, agree_path):
     """Measure this machine's costs for the cost model `execution: simulate` uses: SpTrSV (per row /
     nonzero, barrier, weak barrier, P2P wait) or Tucker (TTM, oracle, Lanczos, MPI latency and
     per-word cost from a 2-rank micro-benchmark); --validate SIZE then stores the model's
@@ -455,9 +482,11 @@ def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, valida
     for name, value in chosen.calibration_summary(measured):
         click.echo(f"{name:<10} {value}")
     click.echo(f"calibration {'read from' if costs_path else 'written to'} {path}")
+    if agree_path is not None:
+        _print_agreement(chosen, agree_path, measured, path, quiet)
     if validate is not None:
         name, size_option = chosen.validation
-        ctx.invoke(_bench_group().commands[name], calibration=Path(path), out_dir=results_dir, quiet=quiet,
+        ctx.invoke(_bench_group().get_command(ctx, name), calibration=Path(path), out_dir=results_dir, quiet=quiet,
                    **{size_option: validate})
 
 

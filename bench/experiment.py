@@ -227,6 +227,24 @@ class Experiment(RowKind):
         """(quantity, value) lines `spbench calibrate` prints; default none."""
         return []
 
+    def calibration_agreement(self, a: dict, b: dict, on_point=None) -> list[dict]:
+        """Two calibrations of this experiment side by side (`spbench calibrate --agree`): rows with
+        ``quantity``, ``a``, ``b`` and ``rel_diff`` = (b − a) / a, plus what identifies the point.
+        Default: every numeric term both hold (dotted paths into nested terms); an experiment whose
+        terms trade against each other compares its predictions instead."""
+        from spbench.calibration import relative_difference
+
+        def leaves(d, prefix=""):
+            for k, v in d.items():
+                if isinstance(v, dict):
+                    yield from leaves(v, f"{prefix}{k}.")
+                elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                    yield f"{prefix}{k}", float(v)
+
+        terms_a, terms_b = dict(leaves(a.get("costs", a))), dict(leaves(b.get("costs", b)))
+        return [{"quantity": k, "a": terms_a[k], "b": terms_b[k],
+                 "rel_diff": relative_difference(terms_a[k], terms_b[k])} for k in terms_a if k in terms_b]
+
     # -- results and batch jobs ----------------------------------------------------------------
     def identity_axes(self) -> tuple:
         """Its sweep axes, the optional ones after."""

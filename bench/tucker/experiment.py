@@ -175,6 +175,12 @@ class TuckerExperiment(Experiment):
 
     validation = ("tucker-model", "nnz")  # the MPI worker vs the model on a stand-in of this many nonzeros
 
+    def calibration_agreement(self, a: dict, b: dict, on_point=None) -> list[dict]:
+        """The model's HOOI time and components with each calibration at the validation points
+        (:mod:`.calibration.agreement`): its terms trade against each other, its predictions must not."""
+        from spbench.tucker.calibration.agreement import agreement_rows
+        return agreement_rows(a, b, on_point=on_point)
+
     def write_profile(self, df, out_dir) -> list[Path]:
         from spbench.tucker.report.figures import write_tucker_profile
         return write_tucker_profile(df, out_dir)
