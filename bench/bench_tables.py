@@ -1,18 +1,15 @@
 """The Markdown table of each `spbench bench …` benchmark, drawn from the rows of one invocation.
 
 `spbench bench NAME` prints it from the rows it has just stored and `spbench profile` writes it
-from the stored rows, so both show the same table. Ratios (speed-ups, bandwidth shares, budgets)
+from the stored rows, so both show the same table: the one the benchmark's declaration names
+(:mod:`spbench.bench_catalog`). Ratios (speed-ups, bandwidth shares, budgets)
 are derived here from the measured figures, never stored.
 """
 from __future__ import annotations
 
 import math
 
-from spbench.model_bench_tables import sptrsv_model_table, tucker_model_table
-from spbench.sptrsv.benchmarks.reference_schedules import refs_table
-from spbench.preflight_table import preflight_table
-
-__all__ = ["TABLES", "bench_table"]
+__all__ = ["bench_table"]
 
 
 def _by_item(rows: list[dict]) -> dict:
@@ -244,14 +241,8 @@ def standin_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-#: benchmark name → its table
-TABLES = {"serial": serial_table, "barrier": barrier_table, "schedulers": schedulers_table, "slope": slope_table,
-          "order": order_table, "lite": lite_table, "hooi": hooi_table, "ttm": ttm_table,
-          "tucker-scale": scale_table, "ingest": ingest_table, "standin": standin_table, "splatt": splatt_table,
-          "sptrsv-refs": refs_table, "sptrsv-model": sptrsv_model_table, "tucker-model": tucker_model_table,
-          "preflight": preflight_table}
-
-
 def bench_table(rows: list[dict]) -> str:
-    """The table of one invocation's rows (they share a benchmark)."""
-    return TABLES[rows[0]["benchmark"]](rows)
+    """The table of one invocation's rows (they share a benchmark), as its declaration names it."""
+    from spbench.bench_catalog import find
+
+    return find(rows[0]["benchmark"]).tabulating()(rows)

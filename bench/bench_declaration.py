@@ -1,0 +1,74 @@
+"""A benchmark of `spbench bench` as a declaration: its name, help, options, what measures it, its
+table and the code version its rows carry (docs/design.md, "How to add … a benchmark").
+
+The command line, the option checks, the results folder, its lock, the rows and the table printed
+are made from the declaration once (:func:`spbench.bench_commands.build_command`). The measuring
+code and the table are named where they live (``"module:function"``) and imported only when the
+benchmark runs or its rows are profiled, so listing the benchmarks imports none of them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from spbench.bench_options import Option, Ref, resolve
+
+__all__ = ["Benchmark", "BenchRun"]
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """What a measurement gets beside its options: ``say`` (a progress line on stderr unless
+    --quiet), ``out`` (the results folder; a work folder may go under it) and ``given`` (the values
+    of options the rows do not store)."""
+
+    say: Callable[[str], None]
+    out: Path
+    given: dict
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """``spbench bench NAME``.
+
+    - ``options``: its :class:`~spbench.bench_options.Option` s, in the order `--help` lists them
+      (``--out``, ``--fresh`` and ``--quiet`` come with every benchmark);
+    - ``measure(options, run)`` → one dict per item (``item``, ``dataset``, its figures, and
+      ``status``/``error`` when it did not run ok); ``options`` are the checked values, ``run`` a
+      :class:`BenchRun`;
+    - ``table(rows)`` → the Markdown table of one invocation's rows (printed, and written by
+      `spbench profile`);
+    - ``code``: the experiment whose code version the rows carry, or a key of
+      ``spbench.bench_rows.BENCH_SOURCES``;
+    - ``check(options)`` → the options the rows store, when they are more than the checked values
+      (a path resolved, a file read, a value that depends on another); raises BadOption.
+    """
+
+    name: str
+    help: str
+    options: tuple[Option, ...]
+    measure: Ref
+    table: Ref
+    code: str
+    check: Ref | None = None
+
+    def __post_init__(self):
+        names = [o.name for o in self.options]
+        reserved = {"out_dir", "fresh", "quiet"} & set(names)
+        if len(set(names)) < len(names) or reserved:
+            raise ValueError(f"benchmark {self.name}: options {names} repeat a name or use one of every "
+                             f"benchmark's (out, fresh, quiet)")
+
+    def measuring(self) -> Callable:
+        return resolve(self.measure)
+
+    def tabulating(self) -> Callable[[list[dict]], str]:
+        return resolve(self.table)
+
+    def checked(self, given: dict) -> dict:
+        """The options the rows store: each option's value checked in declaration order, then
+        ``check``; BadOption on the first value refused."""
+        values = {o.name: o.parse(given[o.name]) for o in self.options}
+        stored = {o.name: values[o.name] for o in self.options if o.stored}
+        return resolve(self.check)(stored) if self.check is not None else stored
