@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["collect_timings", "median_time"]
+__all__ = ["collect_timings", "median_time", "interleaved_medians"]
 
 _collectors: list[list] = []
 
@@ -37,3 +37,23 @@ def median_time(fn, repeats: int, warmup: int = 1) -> float:
     for groups in _collectors:
         groups.append(times)
     return float(np.median(times))
+
+
+def interleaved_medians(samplers, rounds: int, warmup: int = 1) -> list[float]:
+    """Median seconds of each of ``samplers`` (callables returning the seconds of one timed sample)
+    over ``rounds`` rounds that visit every sampler in turn, after ``warmup`` untimed visits.
+
+    On a shared or virtual machine the speed of one kernel drifts over tens of seconds (here the same
+    cold TTM's 10-second median moved between 30 and 46 ms within three quiet minutes); timing case
+    after case would give each case its own moment of that drift and a fit over the cases would
+    read the drift as a cost. Round-robin, every case sees the same mix of moments."""
+    for sample in samplers:
+        for _ in range(warmup):
+            sample()
+    times: list[list[float]] = [[] for _ in samplers]
+    for _ in range(rounds):
+        for i, sample in enumerate(samplers):
+            times[i].append(float(sample()))
+    for groups in _collectors:
+        groups.extend(times)
+    return [float(np.median(t)) for t in times]

@@ -28,7 +28,8 @@ fits live in :mod:`.calibrate_ttm`, the fitting helpers in :mod:`.cost_fit`):
   several basis sizes ncv, no restart), with the left vectors FAR beyond cache (1–2M rows; quick:
   0.2–0.4M) as a rank's owned rows are at the paper's scale, and right vectors of K̂ up to 50000,
   fitted in turn (the constant from runs whose bases fit in cache, then the left terms, then the
-  right ones, each with the terms already fitted subtracted): per run, lanczos_query·Q + lanczos_left_word·m·Σ_j j (Gram–Schmidt twice over the owned
+  right ones, each with the terms already fitted subtracted; each case's median over rounds that
+  visit every case in turn): per run, lanczos_query·Q + lanczos_left_word·m·Σ_j j (Gram–Schmidt twice over the owned
   rows) + lanczos_left_row·m·ncv + lanczos_ritz_madd·m·ncv·K (U·P) + lanczos_right_word·K̂·Σ_j (j+1)
   + lanczos_right_row·K̂·ncv; the oracle is a one-nonzero-per-row Z (its time subtracted);
 * the distributed oracle's own work per query (:class:`.hooi.Oracle` on a one-rank communicator
@@ -59,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spbench.timing import median_time
+from spbench.timing import interleaved_medians, median_time
 
 from spbench.tucker.calibration.cost_fit import nnls_relative
 
@@ -151,22 +152,28 @@ def calibrate_lanczos(quick: bool = False, seed: int = 0) -> dict:
                            (1_000_000, 100, 10, 40), (2_000_000, 100, 5, 20)],
                   "right": [(2_000, 16_000, 5, 10), (2_000, 16_000, 10, 30), (2_000, 50_000, 10, 20),
                             (2_000, 4_000, 10, 40)]}
-        reps = 3
+        reps = 5
     cases = [(g, *c) for g, cs in groups.items() for c in cs]
-    feats, secs, info = [], [], []
-    with threadpool_limits(limits=1):
-        for group, m, n, k, ncv in cases:
-            Z = _OneNonzeroPerRow(rng, m, n)
-            best = None
-            for _ in range(reps):
-                Z.spent = 0.0
-                t0 = time.perf_counter()
-                res = lanczos_svd(Z.matvec, Z.rmatvec, (m, n), k, mode="paper", ncv=ncv, seed=seed)
-                over = time.perf_counter() - t0 - Z.spent
-                best = over if best is None else min(best, over)
-            feats.append([res.queries, m * ncv * (ncv - 1) / 2, m * ncv, m * ncv * k, n * ncv * (ncv + 1) / 2, n * ncv])
-            secs.append(best)
-            info.append({"group": group, "m": m, "n": n, "K": k, "ncv": ncv, "queries": res.queries, "seconds": best})
+    queries: dict = {}
+
+    def sampler(case):
+        group, m, n, k, ncv = case
+        Z = _OneNonzeroPerRow(rng, m, n)
+
+        def sample() -> float:
+            Z.spent = 0.0
+            t0 = time.perf_counter()
+            queries[case] = lanczos_svd(Z.matvec, Z.rmatvec, (m, n), k, mode="paper", ncv=ncv, seed=seed).queries
+            return time.perf_counter() - t0 - Z.spent
+        return sample
+
+    with threadpool_limits(limits=1):      # every case once per round (rounds: the median is kept)
+        secs = interleaved_medians([sampler(c) for c in cases], reps, warmup=0)
+    feats, info = [], []
+    for (group, m, n, k, ncv), best in zip(cases, secs):
+        q = queries[(group, m, n, k, ncv)]
+        feats.append([q, m * ncv * (ncv - 1) / 2, m * ncv, m * ncv * k, n * ncv * (ncv + 1) / 2, n * ncv])
+        info.append({"group": group, "m": m, "n": n, "K": k, "ncv": ncv, "queries": q, "seconds": best})
     X, t = np.array(feats, dtype=float), np.array(secs)
     g = np.array([c["group"] for c in info])
     coef = np.zeros(X.shape[1])

@@ -32,8 +32,9 @@ def _standin(name, nnz, seed):
 
 # ---- cases ------------------------------------------------------------------------------------
 def _ttm_cases(quick: bool) -> tuple[list, int]:
-    """(generator, nnz, Ks) of the TTM fits and the repetitions: uniform coordinates and power-law
-    stand-ins of FROSTT tensors other than nell2 (the validation tensor stays out of sample)."""
+    """(generator, nnz, Ks) of the TTM fits and the rounds (every case timed once per round, the
+    median kept): uniform coordinates and power-law stand-ins of FROSTT tensors other than nell2 (the
+    validation tensor stays out of sample)."""
     if quick:
         cases = [((3000, 800, 60), 20_000, (5, 10, 20)), ((300, 120, 40, 12), 8_000, (5, 10)),
                  ("nell1", 30_000, (5, 10, 20))]
@@ -45,7 +46,7 @@ def _ttm_cases(quick: bool) -> tuple[list, int]:
                  ("delicious", 100_000, (5, 10)), ((400_000, 300_000, 1_000_000), 2_000_000, (10,)),
                  ("nell1", 2_000_000, (10,)), ((20000, 3000, 150), 2_000_000, (10,)),
                  ((400_000, 300_000, 1_000_000), 100_000, (10,))]
-        reps = 3
+        reps = 5
     return cases, reps
 
 
@@ -66,23 +67,29 @@ def l2_cache_bytes() -> float:
         return float(2 ** 20)
 
 
-def _cold_seconds(tensor, plan, F, kh: int, scratch, reps: int, evict: np.ndarray) -> float:
-    """Median of ``reps`` cold TTM calls, as in a one-invocation HOOI: ``evict`` (8 / 32 MB) written
-    before each, then the heap's free pages handed back (:func:`spbench.tucker.hooi.loop.return_free_memory`, as HOOI
-    does before each TTM) and a fresh Z, so its first writes fault pages in as they do there."""
+def _cold_sample(tensor, plan, F, kh: int, scratch, evict: np.ndarray) -> float:
+    """Seconds of one cold TTM call, as in a one-invocation HOOI: ``evict`` (8 / 32 MB) written
+    before it, then the heap's free pages handed back (:func:`spbench.tucker.hooi.loop.return_free_memory`,
+    as HOOI does before each TTM) and a fresh Z, so its first writes fault pages in as they do there."""
     from spbench.tucker.hooi.loop import return_free_memory
     from spbench.tucker.hooi.ttm import ttm
 
-    ts = []
-    for _ in range(reps):
-        evict += 1.0
-        Z = None
-        return_free_memory()
-        Z = np.empty((plan.nrows, kh))
-        t0 = time.perf_counter()
-        ttm(tensor, plan, F, out=Z, scratch=scratch)
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
+    evict += 1.0
+    return_free_memory()
+    Z = np.empty((plan.nrows, kh))
+    t0 = time.perf_counter()
+    ttm(tensor, plan, F, out=Z, scratch=scratch)
+    return time.perf_counter() - t0
+
+
+def _cold_medians(samples: list, rounds: int) -> np.ndarray:
+    """Median seconds of each (tensor, plan, F, kh, scratch, evict) case over ``rounds`` rounds
+    visiting every case in turn (:func:`spbench.timing.interleaved_medians`)."""
+    from functools import partial
+
+    from spbench.timing import interleaved_medians
+
+    return np.array(interleaved_medians([partial(_cold_sample, *case) for case in samples], rounds, warmup=0))
 
 
 def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
@@ -114,8 +121,9 @@ def calibrate_ttm(quick: bool = False, seed: int = 0) -> dict:
                     for n in range(N):
                         kh, R = khat(K, n), plans[n].nrows
                         rows.append([E, E * kh, R * kh, (T.nnz - E) * kh, R])
-                        samples.append(_cold_seconds(T, plans[n], F, kh, scratch, reps, evict))
-    X, t = np.array(rows, dtype=float), np.array(samples)
+                        samples.append((T, plans[n], F, kh, scratch, evict))
+        t = _cold_medians(samples, reps)
+    X = np.array(rows, dtype=float)
     coef, err = nnls_relative(X, t)
     return {"ttm_elem": float(coef[0]), "ttm_elem_khat": float(coef[1]), "ttm_row_khat": float(coef[2]),
             "ttm_local_khat": float(coef[3]), "ttm_row": float(coef[4]),
@@ -151,8 +159,9 @@ def calibrate_ttm_csf(quick: bool = False, seed: int = 0) -> dict:
                     kh, R = khat(K, n), plan.nrows
                     rows.append([*tree_work(plan.order, plan.nodes, K), R * kh, R,
                                  gathers_beyond_cache(plan.order, plan.nodes, K, held, cache)])
-                    samples.append(_cold_seconds(None, plan, F, kh, scratch, reps, evict))
-    X, t = np.array(rows, dtype=float), np.array(samples)
+                    samples.append((None, plan, F, kh, scratch, evict))
+        t = _cold_medians(samples, reps)
+    X = np.array(rows, dtype=float)
     coef, err = nnls_relative(X, t)
     names = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row", "ttm_csf_miss")
     rel = (X @ coef - t) / t

@@ -17,7 +17,8 @@ twice its L2 cache (:func:`.calibrate_ttm.l2_cache_bytes`), as the Lanczos step'
 Gram–Schmidt between two messages do, so the message meets the caches HOOI leaves (on this 2-core
 VM a 10-word Allreduce takes 7 µs back to back and 12 µs after 1 MB written; HOOI's calls at two
 ranks took a median of 18–35 µs).
-For each pattern the median over repetitions of the max over ranks is kept, and a straight line
+Every (pattern, size) call is timed once per round, in turn (:data:`ROUNDS` rounds); for each the
+median over rounds of the max over ranks is kept, and a straight line
 t = α + β·w is fitted by least squares (weighted by 1/t so the small messages, where α lives,
 count as much as the large ones). Rank 0 writes OUT.json: ``{"ranks", "cores", "oversubscribed",
 "patterns": {name: {"words": [...], "seconds": [...], "alpha": s, "beta": s/word}}}``.
@@ -55,87 +56,93 @@ def fit_line(words, seconds) -> tuple[float, float]:
     return float(alpha), float(beta)
 
 
-def _reps(words: int, quick: bool) -> int:
-    base = 20 if quick else 60
-    return max(5, min(base, int(base * 4096 / max(words, 4096))))
+#: rounds: every (pattern, size) call is timed once per round, in turn, and its median kept
+ROUNDS, QUICK_ROUNDS = 100, 20
 
 
-def _timed(comm, fn, reps: int, evict: np.ndarray) -> float:
-    """Median over ``reps`` of the max over ranks of one call's seconds (after 2 warm-ups), each
-    call after ``evict`` is written (untimed)."""
+def _timed_round_robin(comm, calls: list, rounds: int, evict: np.ndarray) -> np.ndarray:
+    """Per call of ``calls``, the median over ``rounds`` rounds (each visiting every call in turn,
+    after 2 untimed visits) of the max over ranks of its seconds; ``evict`` written (untimed) before
+    each. In turn, not call after call: on a virtual machine the latency of one call drifts over
+    seconds, and every size must see the same mix of moments or the line fitted through them
+    reads the drift as α or β."""
     from mpi4py import MPI
+
     for _ in range(2):
-        fn()
-    ts = []
-    for _ in range(reps):
-        evict += 1.0
-        comm.Barrier()
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    local = np.array(ts)
-    out = np.empty_like(local)
-    comm.Allreduce(local, out, op=MPI.MAX)
-    return float(np.median(out))
+        for fn in calls:
+            fn()
+    ts = np.empty((rounds, len(calls)))
+    for r in range(rounds):
+        for i, fn in enumerate(calls):
+            evict += 1.0
+            comm.Barrier()
+            t0 = time.perf_counter()
+            fn()
+            ts[r, i] = time.perf_counter() - t0
+    out = np.empty_like(ts)
+    comm.Allreduce(ts, out, op=MPI.MAX)
+    return np.median(out, axis=0)
 
 
-def run(comm, sizes, quick: bool = False) -> dict:
+def _calls(comm, w: int) -> dict:
+    """The four patterns' calls at ``w`` words (ping-pong only with two ranks or more)."""
     from mpi4py import MPI
 
-    from spbench.tucker.calibration.calibrate_ttm import l2_cache_bytes
     from spbench.tucker.mpi.collectives import Exchange
 
     P, p = comm.size, comm.rank
+    buf, rbuf = np.ones(w), np.empty(w)
+
+    def pingpong():
+        if p == 0:
+            comm.Send([buf, MPI.DOUBLE], dest=1, tag=7)
+            comm.Recv([rbuf, MPI.DOUBLE], source=1, tag=7)
+        elif p == 1:
+            comm.Recv([rbuf, MPI.DOUBLE], source=0, tag=7)
+            comm.Send([buf, MPI.DOUBLE], dest=0, tag=7)
+
+    def allreduce():
+        comm.Allreduce(buf, rbuf, op=MPI.SUM)
+
+    counts = np.full(P, w, dtype=np.int64)
+    counts[p] = 0                                 # nothing to self, as in the oracle plans
+    exchange = Exchange(counts, counts)
+    sbuf = np.ones(int(counts.sum()))
+
+    def alltoallv():
+        exchange(comm, sbuf)
+
+    gcounts = np.full(P, w, dtype=np.int32)
+    gdispl = np.arange(P, dtype=np.int32) * w
+    gout = np.empty(P * w)
+
+    def allgatherv():
+        comm.Allgatherv([buf, MPI.DOUBLE], [gout, (gcounts, gdispl), MPI.DOUBLE])
+
+    calls = {"allreduce": allreduce, "alltoallv": alltoallv, "allgatherv": allgatherv}
+    return {"pingpong": pingpong, **calls} if P >= 2 else calls
+
+
+def run(comm, sizes, quick: bool = False) -> dict:
+    from spbench.tucker.calibration.calibrate_ttm import l2_cache_bytes
+
+    P = comm.size
     evict = np.ones(int(2 * l2_cache_bytes()) // 8)
-    res = {name: {"words": [], "seconds": []} for name in ("pingpong", "allreduce", "alltoallv", "allgatherv")}
+    keys, calls = [], []
     for w in sizes:
-        reps = _reps(w, quick)
-        buf = np.ones(w)
-        rbuf = np.empty(w)
-
-        def pingpong():
-            if p == 0:
-                comm.Send([buf, MPI.DOUBLE], dest=1, tag=7)
-                comm.Recv([rbuf, MPI.DOUBLE], source=1, tag=7)
-            elif p == 1:
-                comm.Recv([rbuf, MPI.DOUBLE], source=0, tag=7)
-                comm.Send([buf, MPI.DOUBLE], dest=0, tag=7)
-
-        if P >= 2:
-            res["pingpong"]["words"].append(w)
-            res["pingpong"]["seconds"].append(_timed(comm, pingpong, reps, evict) / 2)
-
-        def allreduce():
-            comm.Allreduce(buf, rbuf, op=MPI.SUM)
-
-        res["allreduce"]["words"].append(w)
-        res["allreduce"]["seconds"].append(_timed(comm, allreduce, reps, evict))
-
-        counts = np.full(P, w, dtype=np.int64)
-        counts[p] = 0                                 # nothing to self, as in the oracle plans
-        exchange = Exchange(counts, counts)
-        sbuf = np.ones(int(counts.sum()))
-
-        def alltoallv():
-            exchange(comm, sbuf)
-
-        res["alltoallv"]["words"].append(w)
-        res["alltoallv"]["seconds"].append(_timed(comm, alltoallv, reps, evict))
-
-        gcounts = np.full(P, w, dtype=np.int32)
-        gdispl = np.arange(P, dtype=np.int32) * w
-        gout = np.empty(P * w)
-
-        def allgatherv():
-            comm.Allgatherv([buf, MPI.DOUBLE], [gout, (gcounts, gdispl), MPI.DOUBLE])
-
-        # words a rank RECEIVES (the model's unit for the Allgatherv)
-        res["allgatherv"]["words"].append(w * (P - 1))
-        res["allgatherv"]["seconds"].append(_timed(comm, allgatherv, reps, evict))
-    for name, d in res.items():
-        if d["words"]:
-            d["alpha"], d["beta"] = fit_line(d["words"], d["seconds"])
-    return {k: v for k, v in res.items() if v["words"]}
+        for name, fn in _calls(comm, w).items():
+            keys.append((name, w))
+            calls.append(fn)
+    medians = _timed_round_robin(comm, calls, QUICK_ROUNDS if quick else ROUNDS, evict)
+    res: dict = {}
+    for (name, w), t in zip(keys, medians):
+        d = res.setdefault(name, {"words": [], "seconds": []})
+        # ping-pong: one way is half the round trip; Allgatherv: the words a rank RECEIVES (the model's unit)
+        d["words"].append(w * (P - 1) if name == "allgatherv" else w)
+        d["seconds"].append(float(t) / 2 if name == "pingpong" else float(t))
+    for d in res.values():
+        d["alpha"], d["beta"] = fit_line(d["words"], d["seconds"])
+    return res
 
 
 def main(argv=None) -> int:
