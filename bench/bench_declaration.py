@@ -55,7 +55,8 @@ class Benchmark:
 
     def __post_init__(self):
         names = [o.name for o in self.options]
-        reserved = {"out_dir", "fresh", "quiet"} & set(names)
+        flags = {o.flag for o in self.options} | {o.short for o in self.options if o.short}
+        reserved = ({"out_dir", "fresh", "quiet"} & set(names)) or ({"--out", "--fresh", "--quiet", "-q"} & flags)
         if len(set(names)) < len(names) or reserved:
             raise ValueError(f"benchmark {self.name}: options {names} repeat a name or use one of every "
                              f"benchmark's (out, fresh, quiet)")
