@@ -8,7 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from .experiment import RowKind
-from .row_schema import optional, required
+from .row_schema import COMMON_FIELDS, optional, required, row_problems
+
+#: common row fields a bench row does not carry: no data set file is hashed, no sweep is sharded or
+#: run as a Slurm job, no algorithm axis (the item names what was measured)
+NOT_CARRIED = ("dataset_checksum", "shard", "slurm_job_id", "slurm_array_job_id", "slurm_array_task_id",
+               "algorithm")
 
 
 class BenchRows(RowKind):
@@ -25,6 +30,12 @@ class BenchRows(RowKind):
     def identity_axes(self) -> tuple:
         """A point is one item of one benchmark."""
         return ("benchmark", "item")
+
+    def row_problems(self, row: dict) -> list[str]:
+        """The common fields but those no benchmark has (:data:`NOT_CARRIED`) and :attr:`row_fields`
+        as declared; any other field is one of the item's own figures (its unit under ``units``)."""
+        fields = {**{k: f for k, f in COMMON_FIELDS.items() if k not in NOT_CARRIED}, **self.row_fields}
+        return row_problems({k: v for k, v in row.items() if k in fields}, fields)
 
     def write_profile(self, df, out_dir) -> list[Path]:
         from spbench.bench_report import write_bench_profile

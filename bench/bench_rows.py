@@ -14,13 +14,13 @@ import importlib
 import json
 import secrets
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 
 from spbench import machine
 from spbench.bench_row_kind import BenchRows
 from spbench.results import ResultStore
 from spbench.row_schema import SCHEMA_VERSION
+from spbench.sweep import run_id
 
 __all__ = ["UNITS", "bench_folder", "store_items", "bench_code_version"]
 
@@ -76,42 +76,16 @@ def bench_folder(out, *, fresh: bool = False):
         yield store
 
 
-def _next_repeat(store: ResultStore, benchmark: str, options: dict, version: str) -> int:
-    """1 + the largest repeat stored for this benchmark with these options and code (0 when none)."""
-    repeats = [-1]
-    for frag in store.runs.glob("*.json") if store.runs.is_dir() else []:
-        try:
-            row = json.loads(frag.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        if (row.get("benchmark"), row.get("params"), row.get("code_version")) == (benchmark, options, version):
-            repeats.append(int(row.get("repeat", 0)))
-    return max(repeats) + 1
-
-
-def _write_meta(store: ResultStore, benchmark: str, options: dict, items: list[str]) -> None:
-    """meta.json: the machine (another machine's later rows are listed, not hidden) and the
-    benchmark's options; ``config.sweep`` names the axes `spbench compare` matches rows by."""
-    facts = machine.machine_facts()
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    with store.meta_lock():
-        meta = store.read_meta() or {"sweep": f"bench-{benchmark}", "created_at": now, "machine": facts}
-        old = meta.get("machine", {})
-        if any(old.get(k) != facts.get(k) for k in ("host", "cpu", "cores")):
-            meta.setdefault("other_machines", []).append({"at": now, "machine": facts})
-        meta["config"] = {"name": f"bench-{benchmark}", "benchmark": benchmark, "options": options,
-                          "sweep": {"benchmark": [benchmark], "item": items}}
-        meta["updated_at"] = now
-        store.write_meta(meta)
-
-
 def store_items(store: ResultStore, benchmark: str, options: dict, items: list[dict], *, code: str,
                 started_at: str) -> list[dict]:
     """Write one row per item (its ``item`` and ``dataset`` name it; the rest are its figures, a
     ``status``/``error`` when it did not run ok) and return the rows as stored."""
     version = bench_code_version(code)
-    repeat = _next_repeat(store, benchmark, options, version)
-    _write_meta(store, benchmark, options, [it["item"] for it in items])
+    repeat = store.next_repeat(benchmark=benchmark, params=options, code_version=version)
+    # config.sweep names the axes `spbench compare` matches rows by
+    names = [it["item"] for it in items]
+    store.record_writer(f"bench-{benchmark}", {"name": f"bench-{benchmark}", "benchmark": benchmark,
+                                               "options": options, "sweep": {"benchmark": [benchmark], "item": names}})
     git = machine.git_state()
     facts = machine.machine_facts(with_mpi=False)
     invocation = secrets.token_hex(6)
@@ -119,8 +93,7 @@ def store_items(store: ResultStore, benchmark: str, options: dict, items: list[d
     for index, item in enumerate(items):
         identity = {"benchmark": benchmark, "item": item["item"], "dataset": item["dataset"],
                     "options": options, "repeat": repeat}
-        blob = json.dumps({"p": identity, "code": version, "schema": SCHEMA_VERSION}, sort_keys=True, default=str)
-        row = {"run_id": hashlib.sha256(blob.encode()).hexdigest()[:20], "schema_version": SCHEMA_VERSION,
+        row = {"run_id": run_id(identity, None, version), "schema_version": SCHEMA_VERSION,
                "experiment": BenchRows.name, "benchmark": benchmark, "config": f"bench-{benchmark}",
                "execution": "measured", "dataset_source": "synthetic", "repeat": repeat,
                "invocation": invocation, "item_index": index, "status": "ok", "error": None, "started_at": started_at,
@@ -128,6 +101,5 @@ def store_items(store: ResultStore, benchmark: str, options: dict, items: list[d
                "omp_threads": facts["openmp"].get("threads"), "code_version": version, "params": options,
                **item}
         row["units"] = {k: UNITS[k] for k in item if k in UNITS}
-        store.write_row(row)
-        rows.append(json.loads((store.runs / f"{row['run_id']}.json").read_text()))
+        rows.append(json.loads(store.write_row(row).read_text()))
     return rows

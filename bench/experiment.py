@@ -109,6 +109,13 @@ class RowKind(ABC):
         folder's meta.json holds no config naming its sweep axes."""
         return ()
 
+    def row_problems(self, row: dict) -> list[str]:
+        """What keeps ``row`` from being a row of this kind (:func:`spbench.row_schema.row_problems`
+        against the common fields and :attr:`row_fields`); the store writes no row that has any."""
+        from .row_schema import declared_fields, row_problems
+
+        return row_problems(row, declared_fields(self))
+
     @abstractmethod
     def write_profile(self, df, out_dir) -> list[Path]:
         """Tables, figures and REPORT.md of one folder's rows; the paths written."""

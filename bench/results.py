@@ -4,6 +4,10 @@
 flight, concurrent jobs never share a file, and loading all fragments gives one tidy DataFrame. A
 fragment that holds no row (cut off by a full disk, edited by hand) is set aside in runs/corrupt/
 by a sweep, and left out with its reason by a reader that asks for that.
+
+:class:`ResultStore` is the one way rows and meta.json are written, by every writer: the sweep
+runner, the MPI worker's rank 0 (which opens the store by its path) and `spbench bench`. A row is
+checked against its kind's declared fields (:mod:`spbench.row_schema`) before it is written.
 """
 from __future__ import annotations
 
@@ -14,12 +18,13 @@ import shutil
 import sys
 import time
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
-from spbench.atomic_files import WriteFailed, probe_folder, write_json
-from spbench.row_schema import CorruptRow, read_row
+from spbench.atomic_files import WriteFailed, json_ready, probe_folder, write_json
+from spbench.row_schema import CorruptRow, RowSchemaError, check_row, read_row
 
 #: a stored run with one of these statuses is not run again on resume
 FINAL_STATUSES = ("ok", "invalid", "skipped")
@@ -31,15 +36,23 @@ class ResultsBusy(RuntimeError):
     """Another sweep holds the results folder's lock; the message names its pid."""
 
 
+class InvalidRow(WriteFailed):
+    """A row that is not as its kind declares (a field undeclared, missing or of another type):
+    it is not written; the message names its fragment and every problem, on one line."""
+
+
 class ResultStore:
     """The results folder of one sweep: fragments under runs/, meta.json beside them. A store
     opened for one shard of the sweep (``shard`` = '0-of-4', `spbench run --shard`) has its own
-    lock and job folder, so the shards of one sweep write into one folder side by side."""
+    lock and job folder, so the shards of one sweep write into one folder side by side. A store
+    opened with ``checked=False`` is a scratch folder whose rows its caller reads back itself (the
+    MPI worker's rows behind a calibration or a benchmark item): they are written unchecked."""
 
-    def __init__(self, root, shard: str | None = None):
+    def __init__(self, root, shard: str | None = None, *, checked: bool = True):
         self.root = Path(root)
         self.runs = self.root / "runs"
         self.shard = shard
+        self.checked = checked
 
     def fresh(self) -> None:
         """Forget every stored run (the `--fresh` flag)."""
@@ -144,9 +157,57 @@ class ResultStore:
                 continue
         return said
 
+    def fragment(self, run_id: str) -> Path:
+        """Where the row of ``run_id`` is stored: runs/<run_id>.json."""
+        return self.runs / f"{run_id}.json"
+
     def write_row(self, row: dict) -> Path:
-        """Store one run's row as runs/<run_id>.json, atomically."""
-        return write_json(self.runs / f"{row['run_id']}.json", row)
+        """Store one run's row as runs/<run_id>.json, atomically, once it is as its kind declares
+        (InvalidRow, nothing written, otherwise). Takes no lock: each row is its own file renamed
+        into place, and the folder's lock, held by the sweep or benchmark writing here (and over
+        the MPI jobs it launches, whose rank 0 writes through a store of its own), keeps other
+        writers out."""
+        path = self.fragment(row.get("run_id", "?"))
+        problems = self._row_problems(row, path) if self.checked else []
+        if problems:
+            raise InvalidRow(path, "a row not as declared: " + "; ".join(problems))
+        return write_json(path, row)
+
+    def update_row(self, run_id: str, **fields) -> dict:
+        """The stored row of ``run_id`` with ``fields`` set, stored again (checked, atomically) and
+        returned: figures known only after the row was written (an MPI job's machine load)."""
+        row = {**read_row(self.fragment(run_id)), **fields}
+        self.write_row(row)
+        return json_ready(row)
+
+    def rows(self):
+        """Every stored row of this folder (fragments that hold no row left out)."""
+        for frag in sorted(self.runs.glob("*.json")) if self.runs.is_dir() else []:
+            try:
+                yield read_row(frag)
+            except RowSchemaError:
+                continue
+
+    def next_repeat(self, **match) -> int:
+        """1 + the largest ``repeat`` of the stored rows whose fields equal ``match`` (compared as
+        stored, so a tuple matches its JSON list); 0 when none does (`spbench bench`: each
+        invocation is the next repeat)."""
+        want = json.loads(json.dumps(json_ready(match), default=str))
+        repeats = [int(row.get("repeat", 0)) for row in self.rows()
+                   if all(row.get(k) == v for k, v in want.items())]
+        return max(repeats, default=-1) + 1
+
+    def _row_problems(self, row: dict, path: Path) -> list[str]:
+        """What keeps ``row`` from being stored: no row of this schema, or its kind's declared
+        fields (:meth:`spbench.experiment.RowKind.row_problems`) not met."""
+        from spbench.experiment_registry import get_row_kind
+
+        try:
+            check_row(row, path)
+            kind = get_row_kind(row.get("experiment"))
+        except (RowSchemaError, KeyError) as exc:
+            return [str(exc).strip("'\"")]
+        return kind.row_problems(row)
 
     def read_meta(self) -> dict | None:
         path = self.root / "meta.json"
@@ -157,8 +218,48 @@ class ResultStore:
         except json.JSONDecodeError:
             return None
 
-    def write_meta(self, meta: dict) -> None:
-        write_json(self.root / "meta.json", meta)
+    def record_writer(self, sweep: str, config: dict, *, created: dict | None = None, fields: dict | None = None,
+                      appended: dict | None = None) -> dict | None:
+        """Record in meta.json, under its lock, who writes here now (sweeps and benchmarks alike):
+        made on the first write with the sweep's name, this machine's facts and ``created`` (keys
+        kept from then on); a machine other than the recorded one (host, cpu, cores) appended to
+        ``other_machines``, not hidden; ``config`` and ``fields`` set; each entry of ``appended``
+        (key -> entry) appended to its list; stamped ``created_at``/``updated_at``. Returns the
+        recorded machine when it is another one (the caller says so), else None."""
+        from spbench import machine
+
+        facts = machine.machine_facts()
+        now = _now()
+        other = None
+        with self.meta_lock():
+            meta = self.read_meta()
+            if meta is None:
+                meta = {"sweep": sweep, "created_at": now, "machine": facts, **(created or {})}
+            else:
+                old = meta.get("machine", {})
+                if any(old.get(k) != facts.get(k) for k in ("host", "cpu", "cores")):
+                    meta.setdefault("other_machines", []).append({"at": now, "machine": facts})
+                    other = old
+            meta.update({"config": config, **(fields or {})})
+            for key, entry in (appended or {}).items():
+                meta.setdefault(key, []).append({"at": now, **entry})
+            meta["updated_at"] = now
+            write_json(self.root / "meta.json", meta)
+        return other
+
+    def update_meta(self, **fields) -> None:
+        """Set ``fields`` in meta.json under its lock (figures known once a sweep ends, as the
+        machine's load over a measured sweep); stamped ``updated_at``."""
+        with self.meta_lock():
+            meta = self.read_meta() or {}
+            meta.update(fields)
+            meta["updated_at"] = _now()
+            write_json(self.root / "meta.json", meta)
+
+
+def _now() -> str:
+    """meta.json's time stamps: UTC, to the second."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _acquire(path: Path, wait: bool, on_wait):

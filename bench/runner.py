@@ -185,9 +185,7 @@ def _sweep_loaded(experiment, config: Config, store: ResultStore, loaded, progre
         for row in _run_pending(experiment, config, store, progress, prepared, pending):
             _count(summary, row)
     if config.execution == "measured":
-        meta = store.read_meta() or {}
-        meta["load"] = watch.figures()
-        store.write_meta(meta)
+        store.update_meta(load=watch.figures())
     summary.superseded = _move_superseded(store, wanted)
     if summary.superseded:
         progress.note(f"moved {summary.superseded} rows of an older code/data version to "
@@ -366,33 +364,14 @@ def _move_superseded(store: ResultStore, wanted: dict) -> int:
 
 def _write_meta(store: ResultStore, config: Config, calibration: dict | None = None,
                 shard: Shard | None = None) -> None:
-    """meta.json: machine, versions, git state, the config (and the cost-model calibration simulated
-    rows used); a different machine is recorded, not hidden. Each Slurm job (or array task) that
-    wrote here is listed under ``slurm_jobs``."""
-    with store.meta_lock():
-        _update_meta(store, config, calibration, shard)
-
-
-def _update_meta(store: ResultStore, config: Config, calibration: dict | None, shard: Shard | None) -> None:
-    facts = machine.machine_facts()
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    meta = store.read_meta()
-    if meta is None:
-        meta = {"sweep": config.name, "created_at": now, "machine": facts, "config": config.raw,
-                "config_file": config.source}
-    else:
-        old = meta.get("machine", {})
-        same = all(old.get(k) == facts.get(k) for k in ("host", "cpu", "cores"))
-        if not same:
-            others = meta.setdefault("other_machines", [])
-            others.append({"at": now, "machine": facts})
-            print(f"spbench: warning: {store.root} holds rows from another machine "
-                  f"({old.get('host')}, {old.get('cpu')}); rows carry their host", file=sys.stderr)
-        meta["config"] = config.raw
-    if calibration is not None:
-        meta["calibration"] = calibration
+    """meta.json (:meth:`ResultStore.record_writer`): machine, versions, git state, the config (and
+    the cost-model calibration simulated rows used); a different machine is recorded, not hidden,
+    and said on stderr. Each Slurm job (or array task) that wrote here is listed under ``slurm_jobs``."""
     job = slurm_provenance()
-    if job["slurm_job_id"]:
-        meta.setdefault("slurm_jobs", []).append({"at": now, "shard": shard.label if shard else None, **job})
-    meta["updated_at"] = now
-    store.write_meta(meta)
+    other = store.record_writer(
+        config.name, config.raw, created={"config_file": config.source},
+        fields={"calibration": calibration} if calibration is not None else None,
+        appended={"slurm_jobs": {"shard": shard.label if shard else None, **job}} if job["slurm_job_id"] else None)
+    if other is not None:
+        print(f"spbench: warning: {store.root} holds rows from another machine "
+              f"({other.get('host')}, {other.get('cpu')}); rows carry their host", file=sys.stderr)

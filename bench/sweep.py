@@ -104,8 +104,11 @@ def run_parameters(config: Config, point: Point) -> dict:
     return params
 
 
-def run_id(parameters: dict, dataset_checksum: str, code_version: str) -> str:
-    """Content hash of parameters + data set checksum + code version + schema version."""
-    blob = json.dumps({"p": parameters, "data": dataset_checksum, "code": code_version,
-                       "schema": SCHEMA_VERSION}, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+def run_id(parameters: dict, dataset_checksum: str | None, code_version: str) -> str:
+    """Content hash of parameters + data set checksum + code version + schema version: the one run
+    identity of every row, a sweep's (:func:`run_parameters`) and a benchmark item's
+    (:func:`spbench.bench_rows.store_items`, whose items hash no data set file: ``None``)."""
+    blob = {"p": parameters, "code": code_version, "schema": SCHEMA_VERSION}
+    if dataset_checksum is not None:
+        blob["data"] = dataset_checksum
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:20]

@@ -13,8 +13,12 @@ from spbench.row_schema import SCHEMA_VERSION, RowSchemaError
 
 
 def _folder(tmp_path, **row):
+    """A folder holding one fragment as another spbench (or a hand) left it: written around the store,
+    which writes only rows as this spbench declares them."""
+    from spbench.atomic_files import write_json
+
     store = ResultStore(tmp_path / "sweep")
-    store.write_row({"run_id": "a1", "experiment": "sptrsv", "dataset": "d", "status": "ok", **row})
+    write_json(store.fragment("a1"), {"run_id": "a1", "experiment": "sptrsv", "dataset": "d", "status": "ok", **row})
     return store
 
 
