@@ -43,13 +43,17 @@ class TopGroup(click.Group):
 
     def invoke(self, ctx):
         """A write that fails where a command does not say more (a full disk, a read-only folder)
-        is one line naming the path and the cause, exit code 1."""
+        is one line naming the path and the cause, exit code 1; a plugin that cannot be loaded
+        (``$SPBENCH_PLUGINS``) one line naming it, exit code 2."""
         from .atomic_files import WriteFailed
+        from .plugins import PluginError
 
         try:
             return super().invoke(ctx)
         except WriteFailed as exc:
             raise click.ClickException(str(exc)) from None
+        except PluginError as exc:
+            raise UsageFailure(str(exc)) from None
 
     def get_command(self, ctx, name):
         if name in self.LAZY and name not in self.commands:

@@ -35,8 +35,11 @@ ROW_KINDS = {**REGISTRY, "bench": _benchmarks}
 
 
 def get_experiment(name: str) -> Experiment:
-    """A fresh instance of experiment ``name``; KeyError listing the known ones otherwise (a kind of
+    """A fresh instance of experiment ``name``, its algorithms with those plugins add
+    (:func:`spbench.plugins.load_plugins`); KeyError listing the known ones otherwise (a kind of
     rows no sweep runs is refused, saying what writes them)."""
+    from .plugins import load_plugins
+
     try:
         make = REGISTRY[name]
     except (KeyError, TypeError):
@@ -45,6 +48,7 @@ def get_experiment(name: str) -> Experiment:
             raise KeyError(f"experiment {name!r} names the rows {ROW_KINDS[name]().written_by} writes, which "
                            f"no sweep runs; {known}") from None
         raise KeyError(f"unknown experiment {name!r}; {known}") from None
+    load_plugins()
     return make()
 
 
