@@ -188,7 +188,7 @@ for i, task in enumerate(spec["tasks"]):
         print("RuntimeError: node lost", file=sys.stderr)
         sys.exit(3)
     row = dict(task["row"], status="ok", algorithm=task["scheme"], lite_bound_slack={"e_max": 0})
-    (pathlib.Path(spec["results_dir"]) / (row["run_id"] + ".json")).write_text(json.dumps(row))
+    (pathlib.Path(spec["results"]) / "runs" / (row["run_id"] + ".json")).write_text(json.dumps(row))
     report("finish", task=i, status="ok")
 """
 

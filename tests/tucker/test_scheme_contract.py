@@ -3,7 +3,8 @@ registry so that registering a scheme is what puts it under test: every policy o
 exactly once on a rank in [0, P); a bound the scheme claims through its extra row fields holds
 (Lite: Theorem 6.1); the streamed form (a simulated point's) equals the in-memory form; the parallel form under ``mpiexec -n 2`` equals the serial form, and distributed HOOI over
 it equals the single-process HOOI. A toy scheme registered from tests/tucker/plugins/ runs the
-same contract, and a simulated ``spbench run`` over it writes its rows."""
+same contract, and a simulated ``spbench run`` over it writes its rows, and so does a measured one
+under ``mpiexec -n 2`` (the plugin named in ``$SPBENCH_PLUGINS``, which the MPI worker loads too)."""
 import importlib.util
 import json
 import os
@@ -157,3 +158,55 @@ def test_declared_bounds_hold(scheme, dims, P, make_tensor):
         pytest.skip(f"{scheme.name} claims no bound")
     for key, slack in slacks.items():
         assert min(slack.values()) >= 0, f"{scheme.name} at P = {P}: {key} {slack}"
+
+
+TOY_MEASURED = """
+name: toy_measured
+experiment: tucker
+execution: measured
+fallback: standin
+timeout: 60
+datasets:
+  - enron: {nnz: 3000, seed: 5}
+sweep:
+  algorithm: [round_robin, lite]
+  ranks: [2]
+  K: [3]
+"""
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+@pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
+def test_registered_toy_scheme_runs_measured_under_mpi(write_config, tmp_path, monkeypatch):
+    """A plugin's scheme is a measured sweep's algorithm too: the MPI worker, a new interpreter, loads
+    the plugins of ``$SPBENCH_PLUGINS`` as the CLI does. Each row is complete as the worker first
+    stores it but for the job's load: the ranks' exact metrics of the toy's policies, Lite's
+    Theorem 6.1 slack computed where the row is made, and the machine's load over the job."""
+    from click.testing import CliRunner
+
+    from spbench.cli import main
+    from spbench.datasets.tensor_registry import standin
+    from spbench.experiment_registry import get_experiment
+    from spbench.row_schema import declared_fields, row_problems
+    from spbench.tucker.metrics import compute_metrics
+
+    plugin = _load_plugin()
+    monkeypatch.setitem(SCHEMES, plugin.NAME, plugin.ROUND_ROBIN)  # taken back after the test
+    monkeypatch.setenv("SPBENCH_PLUGINS", str(PLUGIN))
+    out = tmp_path / "res"
+    res = CliRunner().invoke(main, ["run", str(write_config(TOY_MEASURED)), "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    rows = {r["algorithm"]: r for r in (json.loads(p.read_text()) for p in (out / "runs").glob("*.json"))}
+    assert sorted(rows) == ["lite", "round_robin"], rows
+    fields = declared_fields(get_experiment("tucker"))
+    for name, row in rows.items():
+        assert row["status"] == "ok" and row["execution"] == "measured" and row["ranks"] == 2, row.get("error")
+        assert row_problems(row, fields) == [] and isinstance(row["load"], dict), name
+    toy = rows["round_robin"]
+    tensor = standin("enron", nnz=3000, seed=5)
+    direct = compute_metrics(tensor, plugin.round_robin(tensor, 2), K=3, Q=toy["queries"]).row()
+    assert toy["mode_metrics"] == direct["mode_metrics"] and "lite_bound_slack" not in toy
+    lite = rows["lite"]
+    slack = SCHEMES["lite"].metrics_beyond(lite["mode_metrics"], lite["nnz"], 2)["lite_bound_slack"]
+    assert lite["lite_bound_slack"] == slack and min(slack.values()) >= 0

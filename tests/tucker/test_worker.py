@@ -127,7 +127,8 @@ def test_worker_contract(tmp_path):
               "scheme": s, "K": 4, "params": {"preset": "deterministic"} if s == "hyper" else {},
               "seed": 5, "invocations": 1, "init": "random", "save_factors": s == "lite"} for s in schemes]
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": str(runs), "threads": 1, "tasks": tasks}))
+    spec.write_text(json.dumps({"tensor_dir": str(tdir), "results": str(runs.parent), "scratch": True, "threads": 1,
+                                "tasks": tasks}))
     mpirun(2, "-m", "spbench.tucker.mpi.worker", spec)
     serial = hooi(t, 4, invocations=1, init="random", seed=5, lanczos="paper")
     assert not list(runs.glob("*.part*")), "temporary files left behind"
@@ -175,7 +176,8 @@ def test_measured_components_partition_hooi_time(tmp_path, ranks):
     tasks = [{"row": {"run_id": s}, "scheme": s, "K": 6, "seed": 0, "invocations": 2}
              for s in ("lite", "coarse", "medium")]
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": str(runs), "threads": 1, "tasks": tasks}))
+    spec.write_text(json.dumps({"tensor_dir": str(tdir), "results": str(runs.parent), "scratch": True, "threads": 1,
+                                "tasks": tasks}))
     mpirun(ranks, "-m", "spbench.tucker.mpi.worker", spec)
     for t in tasks:
         row = json.loads((runs / f"{t['scheme']}.json").read_text())
@@ -198,7 +200,8 @@ def test_worker_failed_task_is_its_own_error_row(tmp_path):
              {"row": {"run_id": "bad"}, "scheme": "no-such-scheme", "K": 2, "seed": 0},
              {"row": {"run_id": "after"}, "scheme": "lite", "K": 2, "seed": 0}]
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": str(runs), "threads": 1, "tasks": tasks}))
+    spec.write_text(json.dumps({"tensor_dir": str(tdir), "results": str(runs.parent), "scratch": True, "threads": 1,
+                                "tasks": tasks}))
     mpirun(2, "-m", "spbench.tucker.mpi.worker", spec)
     rows = {r: json.loads((runs / f"{r}.json").read_text()) for r in ("good", "bad", "after")}
     assert rows["good"]["status"] == "ok" and rows["after"]["status"] == "ok"

@@ -43,7 +43,8 @@ def _launch(ranks: int, tensor_dir: Path, runs: Path, schemes, K: int, lanczos: 
     tasks = [{"row": {"run_id": f"{s}-P{ranks}", "dataset": "long-mode", "algorithm": s},
               "scheme": s, "K": K, "seed": 0, "invocations": 1, "lanczos": lanczos} for s in schemes]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump({"tensor_dir": str(tensor_dir), "results_dir": str(runs), "threads": 1, "tasks": tasks}, fh)
+        json.dump({"tensor_dir": str(tensor_dir), "results": str(runs.parent), "scratch": True, "threads": 1,
+                   "tasks": tasks}, fh)
         spec = fh.name
     cmd = mpi_module_command("spbench.tucker.mpi.worker", [spec], ranks)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}

@@ -37,13 +37,14 @@ def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invoca
                   "invocations": invocations, "init": "random", "lanczos": lanczos, "ttm": ttm}
                  for s in schemes for i in range(repeats)]
         spec = Path(d) / "spec.json"
-        spec.write_text(json.dumps({"tensor_dir": str(tdir), "results_dir": d, "threads": 1, "tasks": tasks}))
+        spec.write_text(json.dumps({"tensor_dir": str(tdir), "results": d, "scratch": True, "threads": 1,
+                                    "tasks": tasks}))
         cmd = mpi_module_command("spbench.tucker.mpi.worker", [spec], ranks)
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"worker at {ranks} ranks failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        return {(t["scheme"], i % repeats): json.loads((Path(d) / f"{t['row']['run_id']}.json").read_text())
+        return {(t["scheme"], i % repeats): json.loads((Path(d) / "runs" / f"{t['row']['run_id']}.json").read_text())
                 for i, t in enumerate(tasks)}
 
 

@@ -4,9 +4,9 @@ The CLI process never imports mpi4py.MPI nor loads the tensor: it points the job
 at the data set's tensor store (each rank memory-maps its block), writes a job spec into the
 results folder's job folder, and launches `{launcher} python -m mpi4py -m spbench.tucker.mpi.worker
 SPEC` (:mod:`.job_process`: the job dies with the sweep). Rank 0 stores each finished run's row
-itself and reports progress (:mod:`.job_progress`); a run that fails is its own error row
-(:mod:`.task_loop`); a run without a row after the job is recorded `error` (with the job's last
-error line) or `timeout`.
+through the results folder's :class:`spbench.results.ResultStore` and reports progress
+(:mod:`.job_progress`); a run that fails is its own error row (:mod:`.task_loop`); a run without
+a row after the job is recorded `error` (with the job's last error line) or `timeout`.
 """
 from __future__ import annotations
 
@@ -47,13 +47,13 @@ def run_mpi_batch(pending, prepared, config, store, progress):
     """Run the pending (point, base row) pairs of one tensor, one MPI job per rank count; yield rows.
 
     The job reads the data set's tensor store block by block; the workers compute the exact
-    metrics of their distribution and write them into each row (this process never loads the
-    tensor). Each row gets its scheme's extra metrics from those (Lite: Theorem 6.1's slack).
+    metrics of their distribution and the scheme's extra fields from them (Lite: Theorem 6.1's
+    slack) and store each row through ``store`` (this process never loads the tensor); this
+    process adds the machine's load over the job (``load``), one update of each stored row.
     Each task's start, HOOI invocations and finish are printed as the job reports them. A job that dies takes only the
     task it was running with it: the tasks it had not started run in a new job."""
     from spbench.machine import usable_cores
     from spbench.machine_load import LoadWatch
-    from spbench.tucker.schemes import get_scheme
 
     cores = usable_cores()  # rows of more ranks than cores say so: their times are time slices
     by_ranks: dict = {}
@@ -72,15 +72,9 @@ def run_mpi_batch(pending, prepared, config, store, progress):
             job_load = load.figures()
             retry = []
             for i, (point, task) in enumerate(work):
-                path = store.runs / f"{task['row']['run_id']}.json"
-                if path.exists() and not watch.unsettled(i, outcome):
-                    row = json.loads(path.read_text())
-                    declared = get_scheme(task["scheme"])
-                    if row.get("status") == "ok" and declared.extra_metrics is not None and "mode_metrics" in row:
-                        extra = declared.metrics_beyond(row["mode_metrics"], row["nnz"], row["ranks"])
-                        row.update({k: v for k, v in extra.items() if k not in row})
-                    row["load"] = job_load
-                    store.write_row(row)
+                run_id = task["row"]["run_id"]
+                if store.fragment(run_id).exists() and not watch.unsettled(i, outcome):
+                    row = store.update_row(run_id, load=job_load)
                 elif i not in watch.started and outcome.returncode not in (0, None) and not outcome.timed_out \
                         and watch.started:
                     retry.append((point, task))  # the job died in an earlier task: run this one again
@@ -187,7 +181,7 @@ def _launch(config, ranks: int, tensor_dir: Path, store, tasks: list, watch):
     files = (spec, spec.with_suffix(".progress"), spec.with_suffix(".log"))
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump({"tensor_dir": str(tensor_dir), "results_dir": str(store.runs), "threads": 1,
+            json.dump({"tensor_dir": str(tensor_dir), "results": str(store.root), "threads": 1,
                        "progress": str(files[1]), "tasks": tasks}, fh)
         cmd = mpi_module_command("spbench.tucker.mpi.worker", [spec], ranks, config.launcher)
         watch.follow(files[1])

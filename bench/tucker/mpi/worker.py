@@ -2,7 +2,7 @@
 
     mpiexec -n R python -m mpi4py -m spbench.tucker.mpi.worker SPEC.json
 
-SPEC.json: ``{"tensor_dir": DIR, "results_dir": RUNS_DIR, "threads": 1, "tasks": [{"row": {...,
+SPEC.json: ``{"tensor_dir": DIR, "results": RESULTS, "threads": 1, "tasks": [{"row": {...,
 "run_id": ...}, "scheme": "lite"|"coarse"|"medium"|"hyper", "K": 10, "params": {}, "seed": 0,
 "invocations": 1, "init": "random"}, ...]}``. DIR is a tensor store
 (``spbench.datasets.tensor_store``: per-mode coordinate columns, values, header); each rank
@@ -12,12 +12,18 @@ Per task: the heap's free pages are returned and the peak resident size is reset
 peak does not depend on the tasks before it), the distribution computed in parallel
 (:func:`.distribute.distribute`; ``dist_time`` = max over ranks; HyperG: the offline partition
 time on rank 0), then HOOI (:func:`.hooi.hooi_distributed`), then the distribution's exact
-metrics from the ranks' own counts (:mod:`.rank_usage`). Rank 0 writes ``RUNS_DIR/<run_id>.json`` = the task's row +
-the measured fields + ``"status": "ok"`` atomically as soon as the task
-ends. An untimed CoarseG distribution warms the allocator first (spec key ``warmup``, default
-true). Optional task keys: ``lanczos`` ("paper", the default, or "converged"), ``tol``, ``ncv``,
+metrics from the ranks' own counts (:mod:`.rank_usage`) and the fields the scheme adds to them
+(:meth:`spbench.tucker.schemes.Scheme.metrics_beyond`: Lite's Theorem 6.1 slack). Rank 0 stores the
+task's row + the measured fields + ``"status": "ok"`` through the results folder RESULTS
+(:class:`spbench.results.ResultStore`: ``RESULTS/runs/<run_id>.json``, checked against the row's
+declared fields, atomically) as soon as the task ends; spec key ``scratch`` (true: a folder whose
+rows the caller reads back itself, a calibration's or a benchmark's, not a sweep's results) writes
+them unchecked. The sweep that launched the job holds the folder's lock meanwhile. An untimed
+CoarseG distribution warms the allocator first (spec key ``warmup``, default true). Optional task keys: ``lanczos`` ("paper", the default, or "converged"), ``tol``, ``ncv``,
 ``ttm`` ("csf", the default, or "paper": the local TTM kernel), ``save_factors`` (also write
-``<run_id>.factors.npz`` with the gathered factor matrices and the core: tests).
+``runs/<run_id>.factors.npz`` with the gathered factor matrices and the core: tests). Schemes
+registered by plugins (:mod:`spbench.plugins`, ``$SPBENCH_PLUGINS``) are loaded first, as in the
+process that launched the job.
 A task's exception is that task's error row and the next task runs (:mod:`.task_loop`); spec
 key ``progress``: the file rank 0 reports each task's start, invocations and finish to
 (:mod:`.job_progress`); the spec file is removed once every rank has read it.
@@ -30,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from spbench.atomic_files import atomic_output, write_json
+from spbench.atomic_files import atomic_output
 
-__all__ = ["main", "run_task", "write_row"]
+__all__ = ["main", "run_task"]
 
 #: HOOI's timers as a row carries them: the slowest rank's (largest ``hooi_time``), so that its
 #: partition (``ttm_time`` + ``svd_time`` + ``comm_time`` + ``other_time``, :data:`.hooi.PARTITION`)
@@ -41,14 +47,10 @@ TIMERS = ("hooi_time", "ttm_time", "svd_time", "comm_time", "other_time", "fm_ti
 SETUP_TIMERS = ("plan_time", "init_time")
 
 
-def write_row(results_dir, row: dict) -> Path:
-    """``results_dir/<run_id>.json``, atomically (:func:`spbench.atomic_files.write_json`)."""
-    return write_json(Path(results_dir) / f"{row['run_id']}.json", row)
-
-
-def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, progress=None) -> dict | None:
+def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=None) -> dict | None:
     """One task: parallel distribution, HOOI, the run's own metrics; returns the row on rank 0
-    (None elsewhere) and writes it when ``results_dir`` is given. ``block``: this rank's input
+    (None elsewhere) and writes it when ``store`` (a :class:`spbench.results.ResultStore`) is
+    given. ``block``: this rank's input
     block, or a callable reading it (then read for this task and dropped once distributed, so
     HOOI's peak does not hold it). The peak resident size is reset first, so
     ``peak_rss_mb_max`` is this scheme's. ``progress(event, **fields)``: rank 0's
@@ -110,6 +112,8 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
     kind = declared.dist_time_kind("measured", cached=bool(dt.info.get("cached")))
     row = dict(task.get("row") or {})
     row.update(met.row())
+    row.update({k: v for k, v in declared.metrics_beyond(row["mode_metrics"], int(dt.nnz), int(comm.size)).items()
+                if k not in row})
     row.update({
         "execution": row.get("execution", "measured"),
         "algorithm": row.get("algorithm", scheme),
@@ -154,11 +158,11 @@ def run_task(comm, block, task: dict, *, threads: int = 1, results_dir=None, pro
         "dist_info": {k: v for k, v in dt.info.items() if isinstance(v, (int, float, str, bool, list))},
         "status": "ok",
     })
-    if results_dir is not None:
+    if store is not None:
         if factors is not None:
-            with atomic_output(Path(results_dir) / f"{row['run_id']}.factors.npz", suffix=".part.npz") as tmp:
+            with atomic_output(store.runs / f"{row['run_id']}.factors.npz", suffix=".part.npz") as tmp:
                 np.savez(tmp, core=res.core, **{f"F{n}": F for n, F in enumerate(factors)})
-        write_row(results_dir, row)
+        store.write_row(row)
     return row
 
 
@@ -190,6 +194,8 @@ def _clean_slate() -> None:
 def main(argv=None) -> int:
     from mpi4py import MPI
 
+    from spbench.plugins import load_plugins
+    from spbench.results import ResultStore
     from spbench.tucker.mpi.distribute import read_block
     from spbench.tucker.mpi.job_progress import ProgressWriter
     from spbench.tucker.mpi.task_loop import GRACE_SECONDS, run_tasks
@@ -203,6 +209,9 @@ def main(argv=None) -> int:
     if comm.rank == 0 and spec.get("remove_spec", True):  # read by every rank: the job needs it no more
         Path(argv[0]).unlink(missing_ok=True)
     threads = int(spec.get("threads", 1))
+    load_plugins()
+    store = ResultStore(spec["results"], checked=not spec.get("scratch", False))
+
     def block():
         return read_block(spec["tensor_dir"], comm)
 
@@ -213,10 +222,10 @@ def main(argv=None) -> int:
         distribute(comm, block(), "coarse", ids=False, keep_owners=False)
 
     def run_one(task, progress):
-        run_task(comm, block, task, threads=threads, results_dir=spec["results_dir"], progress=progress)
+        run_task(comm, block, task, threads=threads, store=store, progress=progress)
 
     def write_error_row(task, message):
-        write_row(spec["results_dir"], {**(task.get("row") or {}), "status": "error", "error": message})
+        store.write_row({**(task.get("row") or {}), "status": "error", "error": message})
 
     run_tasks(comm, spec.get("tasks", []), run_one, write_error_row=write_error_row,
               report=ProgressWriter(spec.get("progress")), grace=float(spec.get("failure_grace", GRACE_SECONDS)))

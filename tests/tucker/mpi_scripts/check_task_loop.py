@@ -7,12 +7,18 @@ down after the grace period, its row written by the failing rank.
 Tasks: ok, fail on every rank, ok, fail on rank 1 only (rank 0 waits in a Barrier), never reached.
 """
 import sys
+from pathlib import Path
 
 from mpi4py import MPI
 
 from spbench.tucker.mpi.job_progress import ProgressWriter
 from spbench.tucker.mpi.task_loop import run_tasks
-from spbench.tucker.mpi.worker import write_row
+from spbench.atomic_files import write_json
+
+
+def write_row(runs, row):
+    """The task's row as the loop leaves it (a fragment per task; the rows are no sweep's)."""
+    write_json(Path(runs) / f"{row['run_id']}.json", row)
 
 
 def main():
