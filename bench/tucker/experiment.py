@@ -45,8 +45,8 @@ TTM = ("csf", "paper")
 ROW_FIELDS = {
     "ranks": required(int), "K": required(int), "ttm": optional(str), "dataset_label": optional(str),
     "modes": optional(int), "dims": optional(list), "nnz": optional(int), "multi_policy": optional(bool),
-    "dist_cached": optional(bool), "init": optional(str), "lanczos": optional(str), "invocations": optional(int),
-    "threads": optional(int),
+    "dist_cached": optional(bool), "counts_cached": optional(bool), "init": optional(str), "lanczos": optional(str),
+    "invocations": optional(int), "threads": optional(int),
     # measured with more ranks than this machine's cores (time slices, not costs); the machine's load
     # over the MPI job that ran the row (spbench.machine_load)
     "oversubscribed": optional(bool), "load": optional(dict),
@@ -82,6 +82,7 @@ class PreparedTensor:
     label: str
     counts: dict = field(default_factory=dict)  # (scheme, P, seed, params) -> DistributionCounts
     sizes: list | None = None                   # per mode, the slice sizes (:attr:`slice_sizes`)
+    ks: tuple = ()                              # the config's K values (the CSF prefixes the model reads)
     warnings: tuple = ()                        # one-line notes the runner prints before the sweep
 
     @property
@@ -123,6 +124,7 @@ class DistributionCounts:
     seconds: float
     multi_policy: bool
     info: dict
+    from_cache: bool = False    # read from the counts cache (:mod:`.counts_cache`), not streamed now
 
 
 class TuckerExperiment(Experiment):
@@ -265,18 +267,26 @@ class TuckerExperiment(Experiment):
         notes = (summed_duplicates_note(dataset.params.get("path", dataset.name), header),
                  k_above_lengths(dataset.name, header.dims, ks))
         return PreparedTensor(loaded=loaded, checksum=loaded.checksum, source=loaded.source, label=loaded.label,
-                              warnings=tuple(n for n in notes if n))
+                              warnings=tuple(n for n in notes if n), ks=tuple(ks))
 
     def _counts(self, prepared: PreparedTensor, scheme: str, ranks: int, seed: int, params: dict) -> DistributionCounts:
         """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K:
-        streamed from the store when the scheme has a streamed form, else from its policies of the
-        whole tensor in memory."""
+        streamed from the store when the scheme has a streamed form (and kept in the counts cache,
+        :mod:`.counts_cache`, for later sweeps), else from its policies of the whole tensor in memory."""
+        from spbench.tucker.counts_cache import CachedCounts, counts_identity, counts_path, load_counts, save_counts
         from spbench.tucker.stream_metrics import store_chunks, stream_counts, tensor_chunks
 
         key = (scheme, ranks, seed, tuple(sorted(params.items())))
+        sch = get_scheme(scheme)
+        modelled = self.costs is not None                # the TTM model's tree shapes are counted too
+        if key not in prepared.counts and sch.streamed is not None:
+            identity = counts_identity(prepared.checksum, scheme, ranks, seed, params)
+            cached = load_counts(counts_path(identity, prepared.label), identity)
+            if cached is not None and (not modelled or "csf_prefix_p" in cached.counts[0]):
+                prepared.counts[key] = DistributionCounts(cached.counts, cached.seconds, cached.multi_policy,
+                                                          cached.info, from_cache=True)
         if key not in prepared.counts:
             header = prepared.header
-            sch = get_scheme(scheme)
             start = time.perf_counter()
             if sch.streamed is not None:
                 stream = sch.stream(prepared.slice_sizes, ranks, seed=seed, **params)
@@ -287,12 +297,40 @@ class TuckerExperiment(Experiment):
                 stream, chunks = dist.stream(), tensor_chunks(prepared.tensor.coords)
             decided = time.perf_counter() - start
             timing: dict = {}
-            prefixes = prepared.slice_sizes if self.costs is not None else None   # the TTM model's tree shapes
-            counts, _ = stream_counts(header.dims, header.nnz, chunks, stream, timing=timing, prefixes=prefixes)
+            counts, _ = stream_counts(header.dims, header.nnz, chunks, stream, timing=timing,
+                                      prefixes=prepared.slice_sizes if modelled else None,
+                                      prefix_K=prepared.ks if sch.streamed is not None and prepared.ks else None)
             seconds = stream.info.get("partition_seconds", decided + timing.get("fill_seconds", 0.0))
             prepared.counts[key] = DistributionCounts(counts, float(seconds), bool(stream.multi_policy),
                                                       dict(stream.info))
+            if sch.streamed is not None:
+                identity = counts_identity(prepared.checksum, scheme, ranks, seed, params)
+                save_counts(counts_path(identity, prepared.label), identity,
+                            CachedCounts(counts, seconds, stream.multi_policy, dict(stream.info)))
         return prepared.counts[key]
+
+    def _complete_prefixes(self, prepared: PreparedTensor, dc: DistributionCounts, point, config) -> None:
+        """Add to ``dc`` the CSF prefix sets the model reads at this point's K that its counts lack
+        (counted for other K values: a cached distribution, a K outside the config's list), by
+        passes that only place and spill, and keep them in the counts cache too."""
+        from spbench.tucker.counts_cache import CachedCounts, counts_identity, counts_path, save_counts
+        from spbench.tucker.stream_metrics import store_chunks, stream_prefix_sets
+        from spbench.tucker.stream_prefixes import tree_sets
+
+        axes = point.axes
+        scheme, ranks, params = axes["algorithm"], axes["ranks"], config.params.get(axes["algorithm"], {})
+        missing = [(n, S) for n, S in tree_sets(dc.counts, [axes["K"]]) if S not in dc.counts[n]["csf_prefix_p"]]
+        if not missing:
+            return
+        header = prepared.header
+        stream = get_scheme(scheme).stream(prepared.slice_sizes, ranks, seed=config.seed, **params)
+        found = stream_prefix_sets(header.dims, header.nnz, store_chunks(prepared.store), stream, missing,
+                                   prepared.slice_sizes)
+        for (n, S), c in found.items():
+            dc.counts[n]["csf_prefix_p"][S] = c
+        identity = counts_identity(prepared.checksum, scheme, ranks, config.seed, params)
+        save_counts(counts_path(identity, prepared.label), identity,
+                    CachedCounts(dc.counts, dc.seconds, dc.multi_policy, dc.info))
 
     def exact_metrics(self, point, prepared: PreparedTensor, config, queries=None) -> dict:
         """The scheme's exact metrics (§4, §7.3) for this point, with Theorem 6.1's slack for Lite;
@@ -306,6 +344,7 @@ class TuckerExperiment(Experiment):
         metrics = metrics_from_counts(tensor.dims, tensor.nnz, axes["K"], queries, dc.multi_policy, dc.counts)
         out = {"modes": int(tensor.nmodes), "dims": [int(d) for d in tensor.dims], "nnz": int(tensor.nnz),
                "multi_policy": dc.multi_policy, "dist_cached": bool(dc.info.get("cached", False)),
+               "counts_cached": dc.from_cache,
                "dist_info": {k: v for k, v in dc.info.items() if isinstance(v, (int, float, str, bool))},
                "serial_dist_time": dc.seconds, **metrics.row()}
         out.update(get_scheme(axes["algorithm"]).metrics_beyond(out["mode_metrics"], tensor.nnz, axes["ranks"]))
@@ -324,6 +363,8 @@ class TuckerExperiment(Experiment):
             dc = self._counts(prepared, axes["algorithm"], axes["ranks"], config.seed,
                               config.params.get(axes["algorithm"], {}))
             lanczos, ttm = config.lanczos, axes.get("ttm", config.ttm)
+            if ttm == "csf" and get_scheme(axes["algorithm"]).streamed is not None:
+                self._complete_prefixes(prepared, dc, point, config)
             loads = loads_from_counts(dc.counts, axes["K"], multi_policy=dc.multi_policy)
             predicted = predict_from_loads(loads, self.costs, invocations=config.invocations, lanczos=lanczos,
                                            ttm=ttm)

@@ -23,9 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from spbench.tucker.mpi.comm import SWEEPS
-from spbench.tucker.stream_prefixes import PrefixSpill, spill_directory, spill_groups
+from spbench.tucker.stream_prefixes import (PrefixSpill, pair_sets, prefix_sets, spill_directory, spill_groups,
+                                          tree_sets)
 
-__all__ = ["stream_counts", "store_chunks", "tensor_chunks", "bitmap_bytes", "passes", "BITMAP_BUDGET", "CHUNK",
+__all__ = ["stream_counts", "stream_prefix_sets", "store_chunks", "tensor_chunks", "bitmap_bytes", "passes", "BITMAP_BUDGET", "CHUNK",
            "simulated_peak_bytes"]
 
 #: elements per chunk (coordinates and policies of one chunk are the per-element memory)
@@ -240,7 +241,7 @@ class _Pass:
 
 
 def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | None = None,
-                  threads: int = 2, timing: dict | None = None, prefixes=None) -> tuple[list, list]:
+                  threads: int = 2, timing: dict | None = None, prefixes=None, prefix_K=None) -> tuple[list, list]:
     """Per mode the counts of :func:`.metrics.mode_counts` (``e_p``, ``r_p``, ``held_p``,
     ``own_p``, ``x_*``, ``fm_*``, ``slices``, ``fm_rows``, ``bad_slices``) and σ per mode, for the
     policies of ``stream`` (a :class:`.schemes.PolicyStream`) over the elements ``chunks()``
@@ -250,7 +251,10 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
     share of the first pass), ``passes`` and ``seconds``. ``prefixes``: the slice sizes of every
     mode, to add each mode's ``csf_prefix_p`` (the ranks' CSF tree shapes,
     :mod:`.stream_prefixes`), spilled during the first pass and in passes of their own beyond
-    its spill budget."""
+    its spill budget. ``prefix_K``: the core sizes the model will be asked for; then only the
+    prefix sets :func:`.csf.rank_nodes` reads for them are counted (every |S| = 1 set, then the
+    larger sets of each rank's level order, :func:`.stream_prefixes.tree_sets`, in passes of their
+    own), else every set."""
     began = time.perf_counter()
     N, P = len(dims), int(stream.nparts)
     words = (P + 63) // 64
@@ -270,7 +274,8 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
         del bits
     d_sets = [("D", n) for n in range(N) if stream.multi_policy and N > 1]
     plan = passes(s_sets + d_sets, dims, P, budget) or [[]]
-    spills = spill_groups(nnz, N) if prefixes is not None and N > 2 else []
+    spill_sets = prefix_sets(N) if prefix_K is None else pair_sets(N)
+    spills = spill_groups(nnz, N, sets=spill_sets, multi_policy=stream.multi_policy) if prefixes is not None else []
     plan = [(group, spills[k] if k < len(spills) else None) for k, group in enumerate(plan)]
     plan += [([], sets) for sets in spills[len(plan):]]
     prefix_p: dict = {}
@@ -298,6 +303,12 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
                 else:
                     needs[n] = _needs(bits, words, P, sharers[n]["cnt"], sharers[n]["sigma"])
             del one
+        if prefix_K is not None and prefixes is not None:
+            by_mode = [{"r_p": sharers[n]["r_p"], "e_p": e_p[n if stream.multi_policy else 0],
+                        "csf_prefix_p": {S: c for (m, S), c in prefix_p.items() if m == n}} for n in range(N)]
+            more = tree_sets(by_mode, prefix_K)
+            prefix_p.update(_spill_passes(stream, chunks, dims, nnz, more, prefixes, pool, fill_pool))
+            plan += [None] * len(spill_groups(nnz, N, sets=more, multi_policy=stream.multi_policy))
     counts, sigmas = [], []
     for n in range(N):
         sh = sharers[n]
@@ -315,6 +326,27 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
     if timing is not None:
         timing.update(passes=len(plan), seconds=time.perf_counter() - began)
     return counts, sigmas
+
+
+def _spill_passes(stream, chunks, dims, nnz: int, sets, slice_sizes, pool, fill_pool) -> dict:
+    """{(n, S): prefixes per rank} of ``sets`` by passes that only place the elements and spill
+    (:class:`PrefixSpill`), as many as the spill budget asks."""
+    out: dict = {}
+    for group in spill_groups(nnz, len(dims), sets=sets, multi_policy=stream.multi_policy):
+        spill = PrefixSpill(group, dims, slice_sizes, nnz, int(stream.nparts), stream.multi_policy, spill_directory())
+        try:
+            _Pass(stream, [], dims, None, spill).run(chunks, pool, fill_pool)
+            out.update(spill.counts())
+        finally:
+            spill.close()
+    return out
+
+
+def stream_prefix_sets(dims, nnz: int, chunks, stream, sets, slice_sizes, *, threads: int = 2) -> dict:
+    """{(n, S): distinct (i_n, i_S) prefixes per rank} of the prefix ``sets`` alone, for the
+    policies of ``stream`` over ``chunks()`` (what a point whose counts came without them needs)."""
+    with ThreadPoolExecutor(max(1, threads)) as pool, ThreadPoolExecutor(max(1, threads)) as fill_pool:
+        return _spill_passes(stream, chunks, dims, nnz, list(sets), slice_sizes, pool, fill_pool)
 
 
 #: the process and its fixed buffers (interpreter, numpy, the read-ahead thread): 119 MB measured for

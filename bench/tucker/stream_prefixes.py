@@ -3,14 +3,18 @@ in bounded memory, for the ``ttm: csf`` cost model of simulated points (tucker-l
 at the paper's sizes, §7's 32–512 ranks).
 
 What the model needs of mode n is, per rank p and per set S of other modes (1 ≤ |S| ≤ N − 2), the
-number of distinct (i_n, i_S) prefixes among the elements π_n places on p. These are sets of
-distinct keys far larger than a bitmap can hold, so they are counted by an external sort: while
-the store streams past, each element's key (its indices over T = {n} ∪ S in mixed radix, with the
-low bits of π_n(e)) is written to a spill file, partitioned into buckets by π_n(e)'s high bits and
-by a range of the lowest mode of T whose elements are balanced; afterwards each bucket is read
-back alone, sorted and its distinct keys counted per rank. Memory: one chunk's keys and one bucket
-(:data:`BUCKET`), whatever the tensor's size; disk: 8 bytes per element and (n, T) of one group
-(:func:`spill_groups`), deleted as soon as its buckets are counted.
+number of distinct (i_n, i_S) prefixes among the elements π_n places on p; of the sets with
+|S| ≥ 2 only those the level order each rank picks reads (:func:`tree_sets`, from the |S| = 1
+counts). Sets with the same modes T = {n} ∪ S under the same policy (a uni-policy scheme) have
+the same counts and are counted once. These are sets of distinct keys far larger than a bitmap
+can hold, so they are counted by an external sort: while the store streams past, each element's
+key (its indices over T in mixed radix, with the low bits of π_n(e)) is written to a spill file,
+partitioned into buckets by π_n(e)'s high bits and by a range of the lowest mode of T whose
+elements are balanced (one compiled counting sort per chunk, ``kernels/tucker/_prefix_spill.pyx``);
+afterwards each bucket is read back alone, sorted and its distinct keys counted per rank, one
+bucket per thread. Memory: one chunk's keys and a bucket per thread (:data:`BUCKET`), whatever
+the tensor's size; disk: 8 bytes per element and key set of one group (:func:`spill_groups`),
+deleted as soon as its buckets are counted.
 
 Equal to :func:`.csf.prefix_counts` of the whole tensor element for element
 (``tests/tucker/test_stream_prefixes.py``).
@@ -21,20 +25,24 @@ import math
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["prefix_sets", "PrefixSpill", "spill_groups", "spill_directory", "BUCKET", "SPILL_BUDGET"]
+__all__ = ["prefix_sets", "pair_sets", "tree_sets", "spill_key", "PrefixSpill", "spill_groups", "spill_directory",
+           "BUCKET", "SPILL_BUDGET"]
 
 #: the most keys a bucket should hold on average (its sort is the peak's second term)
 BUCKET = 1 << 22
-#: spill bytes one pass over the store writes (more (n, T) sets take further passes);
+#: spill bytes one pass over the store writes (more key sets take further passes);
 #: ``SPBENCH_SPILL_BUDGET`` (bytes) overrides
 SPILL_BUDGET = 8 << 30
 #: key bits available (a signed 64-bit key, one bit to spare)
 _KEY_BITS = 62
+#: threads sorting and counting buckets
+COUNT_THREADS = 2
 
 
 def prefix_sets(N: int) -> list[tuple[int, tuple]]:
@@ -48,14 +56,51 @@ def prefix_sets(N: int) -> list[tuple[int, tuple]]:
     return out
 
 
-def spill_groups(nnz: int, N: int, budget: int | None = None) -> list[list[tuple[int, tuple]]]:
-    """:func:`prefix_sets` grouped into passes of at most ``budget`` spill bytes each (one set per
-    pass at least)."""
+def pair_sets(N: int) -> list[tuple[int, tuple]]:
+    """The sets with |S| = 1: every rank's level order is chosen from them (:func:`.csf.rank_nodes`)."""
+    return [(n, S) for n, S in prefix_sets(N) if len(S) == 1] if N > 2 else []
+
+
+def tree_sets(counts: list, K_values) -> list[tuple[int, tuple]]:
+    """The sets with |S| ≥ 2 that :func:`.csf.rank_nodes` reads for any core size of ``K_values``
+    (ints, K_n = K, or per-mode lists): per mode n and rank, ``sorted(order[1:k+1])`` of the level
+    order :func:`.csf.order_from_counts` picks from ``counts[n]``'s ``r_p``, ``e_p`` and |S| = 1
+    ``csf_prefix_p``."""
+    from spbench.tucker.hooi.csf import order_from_counts
+
+    N = len(counts)
+    if N < 4:
+        return []
+    Ks = [[int(K)] * N if np.ndim(K) == 0 else [int(k) for k in K] for K in K_values]
+    need = set()
+    for n, c in enumerate(counts):
+        others = [j for j in range(N) if j != n]
+        pairs = np.stack([np.asarray(c["csf_prefix_p"][(j,)], dtype=np.int64) for j in others], axis=1)
+        loads = np.column_stack([np.asarray(c["r_p"], dtype=np.int64), np.asarray(c["e_p"], dtype=np.int64), pairs])
+        for row in {tuple(int(x) for x in r) for r in loads}:        # ranks with equal counts pick alike
+            for K in Ks:
+                order = order_from_counts(n, others, row[0], dict(zip(others, row[2:])), row[1], K)
+                need.update((n, tuple(sorted(order[1:k + 1]))) for k in range(2, N - 1))
+    return sorted(need)
+
+
+def spill_key(n: int, S: tuple, multi_policy: bool) -> tuple[int, tuple]:
+    """(policy row, sorted modes T = {n} ∪ S) of a set: sets with equal keys have equal counts."""
+    return (n if multi_policy else 0, tuple(sorted((n, *S))))
+
+
+def spill_groups(nnz: int, N: int, budget: int | None = None, sets=None,
+                 multi_policy: bool = True) -> list[list[tuple[int, tuple]]]:
+    """``sets`` (default :func:`prefix_sets`) grouped into passes of at most ``budget`` spill bytes
+    each (one key set per pass at least; sets of one :func:`spill_key` in one pass)."""
     budget = int(os.environ.get("SPBENCH_SPILL_BUDGET") or SPILL_BUDGET) if budget is None else int(budget)
-    per_set = 8 * max(int(nnz), 1)
-    per_pass = max(1, budget // per_set)
-    sets = prefix_sets(N)
-    return [sets[i:i + per_pass] for i in range(0, len(sets), per_pass)]
+    per_pass = max(1, budget // (8 * max(int(nnz), 1)))
+    sets = prefix_sets(N) if sets is None else list(sets)
+    keys: dict = {}
+    for s in sets:
+        keys.setdefault(spill_key(*s, multi_policy), []).append(s)
+    groups = list(keys.values())
+    return [[s for g in groups[i:i + per_pass] for s in g] for i in range(0, len(groups), per_pass)]
 
 
 def spill_directory() -> Path:
@@ -68,19 +113,19 @@ def spill_directory() -> Path:
 
 
 class _SetLayout:
-    """How one (n, S)'s keys are packed and bucketed: T = sorted({n} ∪ S); the lowest mode of T
-    is cut into ``groups`` ranges of balanced element counts (``group_of`` per index); a key is
-    ((i_lead − start of its range) · Π_rest + rest in mixed radix) · ``width`` + π_n(e) mod
-    ``width``; its bucket is (π_n(e) // ``width``) · ``groups`` + its range."""
+    """How the keys of one (policy row, T) are packed and bucketed: the lowest mode of T (the lead)
+    is cut into ``groups`` ranges of balanced element counts (``group_of`` per index, ``starts``
+    per range); a key is ((i_lead − start of its range) · Π_rest + rest in mixed radix) · ``width``
+    + π(e) mod ``width`` (``width`` a power of two); its bucket is (π(e) // ``width``) · ``groups``
+    + its range."""
 
-    def __init__(self, n: int, S: tuple, dims, lead_sizes: np.ndarray, nnz: int, P: int):
-        self.n, self.S = n, S
-        T = sorted((n, *S))
+    def __init__(self, row: int, T: tuple, dims, lead_sizes: np.ndarray, nnz: int, P: int):
+        self.row = row
         self.lead, self.rest = T[0], T[1:]
         rest_span = math.prod(int(dims[j]) for j in self.rest)
-        self.strides = [math.prod(int(dims[j]) for j in self.rest[k + 1:]) for k in range(len(self.rest))]
+        strides = [math.prod(int(dims[j]) for j in self.rest[k + 1:]) for k in range(len(self.rest))]
         lead_len = int(dims[self.lead])
-        width, groups = int(P), 1
+        width, groups = 1 << max(int(P) - 1, 0).bit_length(), 1
         while True:
             bounds = self._bounds(lead_sizes, groups)
             span = int(np.max(np.diff(bounds))) * rest_span * width
@@ -89,7 +134,7 @@ class _SetLayout:
             if span < (1 << _KEY_BITS) and (nnz <= BUCKET * buckets or finest):
                 break
             if width > 1:
-                width = -(-width // 2)
+                width //= 2
             elif groups < lead_len:
                 groups = min(lead_len, groups * 2)
             else:
@@ -97,11 +142,15 @@ class _SetLayout:
             if -(-P // width) * groups >= 1 << 16:
                 raise ValueError(f"prefix keys of modes {T}: more than 65,535 buckets")
         groups = bounds.size - 1                        # cut points can coincide
-        self.rest_span = rest_span
-        self.width, self.groups = width, groups
+        self.rest_span, self.width, self.groups = rest_span, width, groups
         self.buckets = -(-P // width) * groups
+        self.rest_modes = np.array(self.rest, dtype=np.int64)
+        self.strides = np.array(strides, dtype=np.int64)
         self.starts = bounds[:-1].astype(np.int64)
         self.group_of = np.repeat(np.arange(groups, dtype=np.uint16), np.diff(bounds))
+        ranks = np.arange(P, dtype=np.int64)
+        self.own_low = ranks & (width - 1)
+        self.own_bucket = (ranks // width) * groups
 
     @staticmethod
     def _bounds(sizes: np.ndarray, groups: int) -> np.ndarray:
@@ -115,81 +164,112 @@ class _SetLayout:
         cuts = np.searchsorted(csum, (np.arange(1, groups) * total) // groups, side="right")
         return np.unique(np.concatenate(([0], np.clip(cuts, 0, L), [L]))).astype(np.int64)
 
-    def keys(self, cols, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(packed keys, bucket per key) of one chunk's elements (``owner``: π_n of each)."""
-        lead = np.asarray(cols[self.lead])
-        group = self.group_of[lead]
-        key = lead.astype(np.int64)
-        key -= self.starts[group]
-        key *= self.rest_span
-        for j, stride in zip(self.rest, self.strides):
-            key += np.asarray(cols[j]).astype(np.int64) * stride
-        own = owner.astype(np.int64)
-        key *= self.width
-        key += own % self.width
-        bucket = (own // self.width).astype(np.uint16)
-        bucket *= np.uint16(self.groups)
-        bucket += group
-        return key, bucket
+    def scatter(self, cols: list, owner: np.ndarray, scratch: "_Scratch", counts: np.ndarray) -> np.ndarray:
+        """One chunk's keys in bucket order (a view of ``scratch``), its keys per bucket in ``counts``."""
+        from spbench.kernels.tucker._prefix_spill import scatter_keys
 
-    def owner_of(self, bucket: int, offsets: np.ndarray) -> np.ndarray:
-        """The ranks of keys of ``bucket`` with owner offsets ``offsets`` (key mod ``width``)."""
-        return (bucket // self.groups) * self.width + offsets
+        m = owner.shape[0]
+        scatter_keys(cols, owner, self.lead, self.rest_modes, self.strides, self.starts, self.rest_span,
+                     self.group_of, self.own_low, self.own_bucket, self.width, scratch.bucket,
+                     scratch.pos, counts, scratch.keys)
+        return scratch.keys[:m]
+
+
+class _Scratch:
+    """The per-element buffers of :meth:`_SetLayout.scatter`, grown to the largest chunk."""
+
+    def __init__(self):
+        self.keys = np.empty(0, dtype=np.int64)
+        self.bucket = np.empty(0, dtype=np.int32)
+        self.pos = np.empty(1 << 16, dtype=np.int64)
+
+    def fit(self, m: int) -> None:
+        if self.keys.shape[0] < m:
+            self.keys = np.empty(m, dtype=np.int64)
+            self.bucket = np.empty(m, dtype=np.int32)
+
+
+def _index_columns(cols) -> list:
+    """The chunk's index columns as contiguous arrays of one dtype (int32 when all are)."""
+    cols = [np.asarray(c) for c in cols]
+    dtype = np.int32 if all(c.dtype == np.int32 for c in cols) else np.int64
+    return [np.ascontiguousarray(c, dtype=dtype) for c in cols]
 
 
 class PrefixSpill:
-    """The spill of one pass: per (n, S) of ``sets`` a file of keys, each chunk's keys in bucket
-    order, and per chunk the keys per bucket; :meth:`counts` reads the buckets back and counts."""
+    """The spill of one pass: per key set (:func:`spill_key`) of ``sets`` a file of keys, each
+    chunk's keys in bucket order, and per chunk the keys per bucket; :meth:`counts` reads the
+    buckets back and counts."""
 
     def __init__(self, sets, dims, slice_sizes, nnz: int, P: int, multi_policy: bool, directory=None):
         self.P, self.multi_policy = int(P), bool(multi_policy)
-        self.layouts = [_SetLayout(n, S, dims, np.asarray(slice_sizes[min((n, *S))]), int(nnz), self.P)
-                        for n, S in sets]
+        self.sets = list(sets)
+        keys = list(dict.fromkeys(spill_key(n, S, self.multi_policy) for n, S in self.sets))
+        self.layouts = [_SetLayout(row, T, dims, np.asarray(slice_sizes[T[0]]), int(nnz), self.P) for row, T in keys]
+        self.keys = keys
         self.dir = Path(tempfile.mkdtemp(prefix="spbench-prefixes-", dir=directory))
         self.files = [open(self.dir / f"{i}.keys", "wb") for i in range(len(self.layouts))]
         self.per_chunk: list[list[np.ndarray]] = [[] for _ in self.layouts]
+        self.scratch = _Scratch()
 
     def add(self, cols, pol: np.ndarray) -> None:
         """Spill one chunk (``pol``: the chunk's policies, one row per mode or one for all)."""
+        cols = _index_columns(cols)
+        self.scratch.fit(len(cols[0]))
         for k, lay in enumerate(self.layouts):
-            key, bucket = lay.keys(cols, pol[lay.n] if self.multi_policy else pol[0])
-            order = np.argsort(bucket, kind="stable")           # a radix sort of 16-bit bucket ids
-            key[order].tofile(self.files[k])
-            self.per_chunk[k].append(np.bincount(bucket, minlength=lay.buckets).astype(np.int64))
+            counts = np.empty(lay.buckets, dtype=np.int64)
+            lay.scatter(cols, np.ascontiguousarray(pol[lay.row], dtype=np.int32), self.scratch, counts).tofile(
+                self.files[k])
+            self.per_chunk[k].append(counts)
 
     def counts(self) -> dict:
-        """{(n, S): distinct (i_n, i_S) prefixes per rank (int64, length P)}, each set's file removed
-        once counted (:meth:`close`, the caller's, removes the folder whatever happens)."""
+        """{(n, S): distinct (i_n, i_S) prefixes per rank (int64, length P)}, each key set's file
+        removed once counted (:meth:`close`, the caller's, removes the folder whatever happens)."""
         for f in self.files:
             f.close()
-        out = {}
+        by_key = {}
         for k, lay in enumerate(self.layouts):
-            out[(lay.n, lay.S)] = self._count(k, lay)
+            by_key[self.keys[k]] = self._count(k, lay)
             os.unlink(self.dir / f"{k}.keys")
-        return out
+        return {(n, S): by_key[spill_key(n, S, self.multi_policy)].copy() for n, S in self.sets}
 
     def _count(self, k: int, lay: _SetLayout) -> np.ndarray:
+        from spbench.kernels.tucker._prefix_spill import count_distinct
+
         sizes = np.array(self.per_chunk[k], dtype=np.int64).reshape(-1, lay.buckets)    # chunks x buckets
         starts = np.concatenate(([0], np.cumsum(sizes.sum(axis=1))))[:-1]
         within = np.cumsum(sizes, axis=1) - sizes
-        result = np.zeros(self.P, dtype=np.int64)
-        with open(self.dir / f"{k}.keys", "rb") as f:
-            for b in range(lay.buckets):
-                parts = []
-                for c in np.flatnonzero(sizes[:, b]):
-                    f.seek(int(starts[c] + within[c, b]) * 8)
-                    parts.append(np.fromfile(f, dtype=np.int64, count=int(sizes[c, b])))
-                if not parts:
-                    continue
-                keys = np.concatenate(parts) if len(parts) > 1 else parts[0]
-                del parts
-                keys.sort()
-                first = np.empty(keys.size, dtype=bool)
-                first[0] = True
-                np.not_equal(keys[1:], keys[:-1], out=first[1:])
-                owners = lay.owner_of(b, keys[first] % lay.width)
-                result += np.bincount(owners, minlength=self.P)[:self.P]
-        return result
+        fd = os.open(self.dir / f"{k}.keys", os.O_RDONLY)
+
+        def bucket(b: int) -> np.ndarray:
+            result = np.zeros(-(-self.P // lay.width) * lay.width, dtype=np.int64)
+            total = int(sizes[:, b].sum())
+            if total == 0:
+                return result
+            keys = np.empty(total, dtype=np.int64)
+            at = 0
+            for c in np.flatnonzero(sizes[:, b]):
+                n = int(sizes[c, b])
+                view = memoryview(keys[at:at + n]).cast("B")
+                got = 0
+                while got < view.nbytes:
+                    read = os.preadv(fd, [view[got:]], int(starts[c] + within[c, b]) * 8 + got)
+                    if read <= 0:
+                        raise OSError(f"{self.dir / f'{k}.keys'}: spill file shorter than written")
+                    got += read
+                at += n
+            keys.sort()
+            count_distinct(keys, lay.width - 1, (b // lay.groups) * lay.width, result)
+            return result
+
+        total = np.zeros(-(-self.P // lay.width) * lay.width, dtype=np.int64)
+        try:
+            with ThreadPoolExecutor(COUNT_THREADS) as pool:
+                for part in pool.map(bucket, range(lay.buckets)):
+                    total += part
+        finally:
+            os.close(fd)
+        return total[:self.P].copy()
 
     def close(self) -> None:
         for f in self.files:

@@ -1,0 +1,102 @@
+# cython: language_level=3
+"""The two compiled steps of the CSF prefix spill (``spbench.tucker.stream_prefixes``; the ``ttm:
+csf`` cost model's tree shapes, tucker-lite §8): one chunk's packed prefix keys made and scattered
+into bucket order in one counting sort, and a sorted bucket's distinct keys counted per rank.
+
+Key of element e for a set T = {lead} ∪ rest (``_SetLayout``): ((i_lead − starts[g]) · rest_span +
+Σ_r i_r·stride_r) · width + own_low[π(e)], g = lead_group[i_lead]; its bucket own_bucket[π(e)] + g; ``width`` is a power of
+two, so a key's rank within its bucket is its low bits. Every loop is nogil and allocates nothing.
+"""
+from libc.stdint cimport int32_t, int64_t, uint16_t
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+cdef enum:
+    MAXMODES = 16
+
+
+cdef void _scatter(const index_t **cols, Py_ssize_t m, const int32_t *owner, Py_ssize_t lead,
+                   const int64_t *rest, const int64_t *strides, Py_ssize_t nrest, const int64_t *starts, int64_t rest_span,
+                   const uint16_t *lead_group, const int64_t *own_low, const int64_t *own_bucket, int64_t width,
+                   int32_t *bucket, int64_t *pos, Py_ssize_t nbuckets, int64_t *counts,
+                   int64_t *out) noexcept nogil:
+    cdef Py_ssize_t e, r, b
+    cdef int64_t key, start
+    cdef const index_t *lead_col = cols[lead]
+    cdef const index_t *rest_col[MAXMODES]
+    for r in range(nrest):
+        rest_col[r] = cols[rest[r]]
+    for b in range(nbuckets):
+        counts[b] = 0
+    for e in range(m):
+        b = own_bucket[owner[e]] + lead_group[lead_col[e]]
+        bucket[e] = <int32_t>b
+        counts[b] += 1
+    start = 0
+    for b in range(nbuckets):
+        pos[b] = start
+        start += counts[b]
+    for e in range(m):
+        key = (lead_col[e] - starts[lead_group[lead_col[e]]]) * rest_span
+        for r in range(nrest):
+            key += <int64_t>rest_col[r][e] * strides[r]
+        out[pos[bucket[e]]] = key * width + own_low[owner[e]]
+        pos[bucket[e]] += 1
+
+
+def scatter_keys(list cols, const int32_t[::1] owner, Py_ssize_t lead, const int64_t[::1] rest,
+                 const int64_t[::1] strides, const int64_t[::1] starts, int64_t rest_span,
+                 const uint16_t[::1] lead_group,
+                 const int64_t[::1] own_low, const int64_t[::1] own_bucket, int64_t width, int32_t[::1] bucket,
+                 int64_t[::1] pos, int64_t[::1] counts, int64_t[::1] out):
+    """Write the keys of the chunk whose mode-j indices are ``cols[j]`` (all int32 or all int64,
+    contiguous) and ranks ``owner`` into ``out`` in bucket order (stable within a bucket), and the
+    keys per bucket into ``counts``; ``bucket`` (one per element) and ``pos`` (one per bucket) are
+    scratch."""
+    cdef Py_ssize_t j, m = owner.shape[0], nrest = rest.shape[0], nb = counts.shape[0]
+    cdef const int32_t *p32[MAXMODES]
+    cdef const int64_t *p64[MAXMODES]
+    cdef const int32_t[::1] c32
+    cdef const int64_t[::1] c64
+    if len(cols) > MAXMODES or nrest >= MAXMODES:
+        raise ValueError(f"at most {MAXMODES} modes")
+    if bucket.shape[0] < m or out.shape[0] < m or pos.shape[0] < nb:
+        raise ValueError("scratch arrays shorter than the chunk")
+    if m == 0:
+        counts[:] = 0
+        return
+    cdef bint wide = cols[0].dtype.itemsize == 8
+    for j in range(len(cols)):
+        if wide:
+            c64 = cols[j]
+            p64[j] = &c64[0]
+        else:
+            c32 = cols[j]
+            p32[j] = &c32[0]
+    with nogil:
+        if wide:
+            _scatter(p64, m, &owner[0], lead, &rest[0] if nrest else NULL, &strides[0] if nrest else NULL, nrest,
+                     &starts[0], rest_span, &lead_group[0], &own_low[0], &own_bucket[0], width, &bucket[0], &pos[0], nb,
+                     &counts[0], &out[0])
+        else:
+            _scatter(p32, m, &owner[0], lead, &rest[0] if nrest else NULL, &strides[0] if nrest else NULL, nrest,
+                     &starts[0], rest_span, &lead_group[0], &own_low[0], &own_bucket[0], width, &bucket[0], &pos[0], nb,
+                     &counts[0], &out[0])
+
+
+def count_distinct(const int64_t[::1] keys, int64_t mask, Py_ssize_t base, int64_t[::1] result):
+    """``result[base + (key & mask)]`` += 1 for every distinct key of the sorted ``keys`` (a bucket's:
+    its rank is ``base`` plus the key's low bits)."""
+    cdef Py_ssize_t e, m = keys.shape[0]
+    cdef int64_t prev
+    if m == 0:
+        return
+    with nogil:
+        prev = keys[0]
+        result[base + (prev & mask)] += 1
+        for e in range(1, m):
+            if keys[e] != prev:
+                prev = keys[e]
+                result[base + (prev & mask)] += 1
