@@ -4,8 +4,10 @@
 One call computes what SpMP's ``LevelSchedule::constructTaskGraph`` computes: the level sets of
 G_A, each level cut into one task per thread by the cost of its rows, the point-to-point task
 graph between threads and its approximate transitive reduction. The level sets are one O(nnz)
-pass; the cuts, the task graph and the reduction run over OpenMP threads (``prange``), with
-per-thread stamp arrays allocated once, so the parallel loops allocate nothing.
+pass; the cuts, the task graph's out-edges (one scan of L's columns) and the reduction run over
+OpenMP threads (``prange``), with per-thread stamp arrays allocated once, so the parallel loops
+allocate nothing. The in-edges the reduction reads are the out-edges transposed (a pass over the
+task edges, not a second scan of L's rows: half the graph's time on a 2.4M-nonzero stand-in).
 
 Tasks are numbered as SpMP numbers them: thread by thread, each thread's non-empty tasks in
 level order, so a thread's next task is ``id + 1``. Every edge runs between tasks of different
@@ -55,28 +57,29 @@ cdef void cut_level(const int32_t *order, const int32_t *parent_ptr, const int32
 
 
 cdef Py_ssize_t distinct_tasks(const int32_t *order, const int32_t *row_ptr, const int32_t *row_idx,
-                               const int32_t *task_of_row, const int32_t *task_core, int32_t begin,
-                               int32_t end, int32_t task, int64_t mark, int64_t *stamp,
+                               const int32_t *task_of_row, const int32_t *row_core, int32_t begin,
+                               int32_t end, int32_t core, int64_t mark, int64_t *stamp,
                                int32_t *out) noexcept nogil:
-    """The distinct tasks of other threads owning a neighbour (``row_idx``) of the task's rows
-    order[begin:end], written to ``out``; returns how many. ``stamp`` (per thread) marks them."""
+    """The distinct tasks of threads other than ``core`` owning a neighbour (``row_idx``) of the
+    rows order[begin:end], written to ``out``; returns how many. ``stamp`` (per thread) marks them."""
     cdef Py_ssize_t k, e, m = 0
-    cdef int32_t row, other
-    cdef int32_t core = task_core[task]
+    cdef int32_t row, other, nb
     for k in range(begin, end):
         row = order[k]
         for e in range(row_ptr[row], row_ptr[row + 1]):
-            other = task_of_row[row_idx[e]]
-            if task_core[other] != core and stamp[other] != mark:
-                stamp[other] = mark
-                out[m] = other
-                m += 1
+            nb = row_idx[e]
+            if row_core[nb] != core:
+                other = task_of_row[nb]
+                if stamp[other] != mark:
+                    stamp[other] = mark
+                    out[m] = other
+                    m += 1
     return m
 
 
 cdef Py_ssize_t reduce_children(int32_t task, int32_t *children, Py_ssize_t n_children,
-                                const int64_t *inv_ptr, const int32_t *inv_idx, const int32_t *inv_len,
-                                bint has_next, int64_t mark, int64_t *stamp) noexcept nogil:
+                                const int64_t *inv_ptr, const int32_t *inv_idx, bint has_next,
+                                int64_t mark, int64_t *stamp) noexcept nogil:
     """SpMP's approximate transitive reduction of one task's out-edges, in place; returns the kept.
 
     The edge task -> i is dropped when some k that ``task`` reaches in one step (a child, or the
@@ -94,7 +97,7 @@ cdef Py_ssize_t reduce_children(int32_t task, int32_t *children, Py_ssize_t n_ch
     for a in range(n_children):
         i = children[a]
         implied = False
-        for e in range(inv_ptr[i], inv_ptr[i] + inv_len[i]):
+        for e in range(inv_ptr[i], inv_ptr[i + 1]):
             if stamp[inv_idx[e]] == mark:
                 implied = True
                 break
@@ -199,58 +202,69 @@ def level_task_graph(const int32_t[::1] parent_ptr, const int32_t[::1] parent_id
                     for k in range(task_begin[t], task_end[t]):
                         task_of_row[order[k]] = t
                         core[order[k]] = p
-    # unreduced task graph: distinct other-thread children (out) and parents (in) of every task,
-    # in buffers sized by the rows' edge counts (+1 in: the thread's previous task)
+    # unreduced task graph: the distinct other-thread children of every task (out), in a buffer
+    # sized by its rows' child counts; with ``reduce`` also its transpose (in), each task's list
+    # led by the thread's previous task, the parent that most often implies an edge
     out_ptr_arr = np.zeros(n_tasks + 1, dtype=np.int64)
-    in_ptr_arr = np.zeros(n_tasks + 1, dtype=np.int64)
     cdef int64_t[::1] out_ptr = out_ptr_arr
-    cdef int64_t[::1] in_ptr = in_ptr_arr
     with nogil:
         for t in range(n_tasks):
             out_ptr[t + 1] = out_ptr[t]
-            in_ptr[t + 1] = in_ptr[t] + 1
             for k in range(task_begin[t], task_end[t]):
                 out_ptr[t + 1] += child_ptr[order[k] + 1] - child_ptr[order[k]]
-                in_ptr[t + 1] += parent_ptr[order[k] + 1] - parent_ptr[order[k]]
     out_idx_arr = np.empty(out_ptr[n_tasks] + 1, dtype=np.int32)
-    in_idx_arr = np.empty(in_ptr[n_tasks] + 1, dtype=np.int32)
     out_len_arr = np.zeros(n_tasks + 1, dtype=np.int32)
-    in_len_arr = np.zeros(n_tasks + 1, dtype=np.int32)
     stamp_arr = np.full((threads, max(n_tasks, 1)), -1, dtype=np.int64)
     cdef int32_t[::1] out_idx = out_idx_arr
-    cdef int32_t[::1] in_idx = in_idx_arr
     cdef int32_t[::1] out_len = out_len_arr
-    cdef int32_t[::1] in_len = in_len_arr
     cdef int64_t[:, ::1] stamp = stamp_arr
     cdef int32_t *tor = &task_of_row[0] if n > 0 else NULL
-    cdef int32_t *tcore = &task_core[0] if n_tasks > 0 else NULL
+    cdef int32_t *rcore = &core[0] if n > 0 else NULL
     cdef const int32_t *ci = &child_idx[0] if child_idx.shape[0] > 0 else NULL
-    cdef const int32_t *pi = &parent_idx[0] if parent_idx.shape[0] > 0 else NULL
     cdef int64_t *stamp0 = &stamp[0, 0]
     cdef Py_ssize_t width = stamp.shape[1]
-    cdef Py_ssize_t m
     cdef int32_t *oi = &out_idx[0]
-    cdef int32_t *ii = &in_idx[0]
-    cdef int64_t *ip = &in_ptr[0]
-    cdef int32_t *il = &in_len[0]
-    cdef bint first
     with nogil:
         for j in prange(n_tasks, num_threads=threads, schedule="dynamic", chunksize=64):
-            out_len[j] = <int32_t>distinct_tasks(ordp, cp, ci, tor, tcore, task_begin[j], task_end[j],
-                                                 <int32_t>j, j, stamp0 + threadid() * width,
-                                                 oi + out_ptr[j])
-            first = j == 0 or task_core[j - 1] != task_core[j]
-            m = distinct_tasks(ordp, pp, pi, tor, tcore, task_begin[j], task_end[j], <int32_t>j,
-                               n_tasks + j, stamp0 + threadid() * width, ii + in_ptr[j])
-            if reduce and not first:
-                ii[in_ptr[j] + m] = <int32_t>(j - 1)
-                m = m + 1
-            in_len[j] = <int32_t>m
-        if reduce:
+            out_len[j] = <int32_t>distinct_tasks(ordp, cp, ci, tor, rcore, task_begin[j], task_end[j],
+                                                 task_core[j], j, stamp0 + threadid() * width, oi + out_ptr[j])
+    cdef int64_t[::1] in_ptr, in_fill
+    cdef int32_t[::1] in_idx
+    cdef int64_t *ipp
+    cdef int32_t *iip
+    if reduce:
+        in_ptr_arr = np.zeros(n_tasks + 1, dtype=np.int64)
+        in_fill_arr = np.empty(n_tasks + 1, dtype=np.int64)
+        in_ptr = in_ptr_arr
+        in_fill = in_fill_arr
+        with nogil:
+            for j in range(n_tasks):
+                if j > 0 and task_core[j - 1] == task_core[j]:
+                    in_ptr[j + 1] += 1
+                for e in range(out_ptr[j], out_ptr[j] + out_len[j]):
+                    in_ptr[out_idx[e] + 1] += 1
+            for j in range(n_tasks):
+                in_ptr[j + 1] += in_ptr[j]
+            for j in range(n_tasks):
+                in_fill[j] = in_ptr[j]
+        in_idx_arr = np.empty(in_ptr_arr[n_tasks] + 1, dtype=np.int32)
+        in_idx = in_idx_arr
+        ipp = &in_ptr[0]
+        iip = &in_idx[0]
+        with nogil:
+            for j in range(n_tasks):
+                if j > 0 and task_core[j - 1] == task_core[j]:
+                    in_idx[in_fill[j]] = <int32_t>(j - 1)
+                    in_fill[j] += 1
+            for j in range(n_tasks):
+                for e in range(out_ptr[j], out_ptr[j] + out_len[j]):
+                    k = out_idx[e]
+                    in_idx[in_fill[k]] = <int32_t>j
+                    in_fill[k] += 1
             for j in prange(n_tasks, num_threads=threads, schedule="dynamic", chunksize=64):
                 out_len[j] = <int32_t>reduce_children(
-                    <int32_t>j, oi + out_ptr[j], out_len[j], ip, ii, il,
-                    j + 1 < n_tasks and task_core[j + 1] == task_core[j], 2 * n_tasks + j,
+                    <int32_t>j, oi + out_ptr[j], out_len[j], ipp, iip,
+                    j + 1 < n_tasks and task_core[j + 1] == task_core[j], n_tasks + j,
                     stamp0 + threadid() * width)
     # parent lists of the grid tasks
     cdef Py_ssize_t n_grid = <Py_ssize_t>max(n_levels, 1) * P
