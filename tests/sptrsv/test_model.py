@@ -233,6 +233,34 @@ def test_per_nonzero_cost_jumping_between_one_and_two_cores_is_refused():
         cal.check_physical(_calibration_with(costs, nnz_ns=(2.3, 14.8)))
 
 
+def test_a_negative_per_nonzero_rate_is_refused():
+    """Timings in which the 12-nonzero rows solved faster than the 2-nonzero ones (a core taken
+    away during the first) give t_nnz < 0: refused in one line, the rate named."""
+    from spbench.sptrsv import compute_rates
+
+    designed = {name: {"rows": 1000, "nnz": 1000 * (1 + k), "chained": 0, "far": 0}
+                for name, k in ((f"independent {compute_rates.K_LOW}", compute_rates.K_LOW),
+                                (f"independent {compute_rates.K_HIGH}", compute_rates.K_HIGH))}
+    designed["chain"] = {"rows": 1000, "nnz": 1999, "chained": 999, "far": 0}
+    designed["far"] = {"rows": 1000, "nnz": 40000, "chained": 0, "far": 5000}
+    seconds = {f"independent {compute_rates.K_LOW}": 30e-6, f"independent {compute_rates.K_HIGH}": 20e-6,
+               "chain": 5e-6, "far": 60e-6}
+    rates = compute_rates.rates_from(seconds, designed)
+    assert rates["t_nnz"] < 0
+    costs = _calibration_with(cal.sync_costs(_two_core_timings(QUIET_2CORE_NS), 2))
+    costs["cores"]["2"].update(rates)
+    with pytest.raises(cal.ImplausibleCalibration, match=r"^t_nnz \(2 cores\) came out -1\.000 ns") as refused:
+        cal.check_physical(costs)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_zero_serial_row_rate_is_refused():
+    costs = _calibration_with(cal.sync_costs(_two_core_timings(QUIET_2CORE_NS), 2))
+    costs["serial"] = {"t_row": 0.0, "t_nnz": 1e-9}
+    with pytest.raises(cal.ImplausibleCalibration, match=r"t_row \(serial\) came out 0\.000 ns"):
+        cal.check_physical(costs)
+
+
 def test_extrapolation_law_peers_linear_with_numa_step():
     from spbench.sptrsv.model import EXTRAPOLATION_LAW
 

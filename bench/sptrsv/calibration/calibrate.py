@@ -19,8 +19,8 @@ What is measured (medians of timed solves, 2 untimed first as in §5.1):
   replay of the same microbenchmark matches the measured time per superstep.  On 1 core nothing
   waits on another core: the cost per superstep is the call's own.
 
-A cross-core synchronisation below SYNC_FLOOR, or a per-nonzero cost changing more than
-COMPUTE_JUMP_MAX times between 1 and 2 cores, is refused (:func:`check_physical`).  The result
+A per-row or per-nonzero rate at or below zero, a cross-core synchronisation below SYNC_FLOOR,
+or a per-nonzero cost changing more than COMPUTE_JUMP_MAX times between 1 and 2 cores, is refused (:func:`check_physical`).  The result
 also records the machine's load over the measurement (:mod:`spbench.machine_load`; `spbench
 calibrate` refuses a busy machine unless ``--force``) and a machine profile (:func:`machine_profile`:
 sockets, NUMA domains, copy bandwidth, the law for core counts not measured).
@@ -81,6 +81,8 @@ SYNC_BENCH_KINDS = ("none", "spin", "omp", "weak", "flag")
 SYNC_FLOOR = 20e-9
 #: the most the per-nonzero cost may change between 1 and 2 cores, each solving its own copy
 COMPUTE_JUMP_MAX = 2.0
+#: the compute rates that must come out above zero (the row loop's cost per row and per nonzero)
+POSITIVE_RATES = ("t_row", "t_nnz")
 
 
 def _serial_times(L, repeats: int) -> np.ndarray:
@@ -286,10 +288,19 @@ def per_nonzero(samples: list[dict]) -> float:
 
 
 def check_physical(costs: dict) -> None:
-    """Refuse (:class:`ImplausibleCalibration`, one line) a cross-core synchronisation cost below
-    SYNC_FLOOR or a per-nonzero cost changing more than COMPUTE_JUMP_MAX times between 1 and 2
-    cores: what a busy machine or a fit trading one term for another produces."""
+    """Refuse (:class:`ImplausibleCalibration`, one line) a per-row or per-nonzero compute rate at
+    or below zero, a cross-core synchronisation cost below SYNC_FLOOR or a per-nonzero cost
+    changing more than COMPUTE_JUMP_MAX times between 1 and 2 cores: what a busy machine or a fit
+    trading one term for another produces."""
     cores = costs["cores"]
+    measured = [("serial", costs.get("serial", {}))] + [(f"{P} cores", e) for P, e in cores.items()]
+    for where, entry in measured:
+        for name in POSITIVE_RATES:
+            if name in entry and not float(entry[name]) > 0:
+                raise ImplausibleCalibration(
+                    f"{name} ({where}) came out {float(entry[name]) * 1e9:.3f} ns: a row or a nonzero "
+                    "takes time on any machine, so its solves' timings were not the kernel's (a busy "
+                    "machine?); nothing written")
     for P, entry in sorted(cores.items(), key=lambda kv: int(kv[0])):
         if int(P) < 2:
             continue
