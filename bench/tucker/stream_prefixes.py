@@ -164,28 +164,30 @@ class _SetLayout:
         cuts = np.searchsorted(csum, (np.arange(1, groups) * total) // groups, side="right")
         return np.unique(np.concatenate(([0], np.clip(cuts, 0, L), [L]))).astype(np.int64)
 
-    def scatter(self, cols: list, owner: np.ndarray, scratch: "_Scratch", counts: np.ndarray) -> np.ndarray:
-        """One chunk's keys in bucket order (a view of ``scratch``), its keys per bucket in ``counts``."""
+    def scatter(self, cols: list, owner: np.ndarray, scratch: "_Scratch", keys: np.ndarray,
+                counts: np.ndarray) -> np.ndarray:
+        """One chunk's keys in bucket order (a view of ``keys``), its keys per bucket in ``counts``."""
         from spbench.kernels.tucker._prefix_spill import scatter_keys
 
         m = owner.shape[0]
         scatter_keys(cols, owner, self.lead, self.rest_modes, self.strides, self.starts, self.rest_span,
                      self.group_of, self.own_low, self.own_bucket, self.width, scratch.bucket,
-                     scratch.pos, counts, scratch.keys)
-        return scratch.keys[:m]
+                     scratch.pos, counts, keys)
+        return keys[:m]
 
 
 class _Scratch:
-    """The per-element buffers of :meth:`_SetLayout.scatter`, grown to the largest chunk."""
+    """The per-element buffers of :meth:`_SetLayout.scatter`, grown to the largest chunk: the
+    bucket of each element and two key buffers, one filled while the other is written out."""
 
     def __init__(self):
-        self.keys = np.empty(0, dtype=np.int64)
+        self.keys = [np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)]
         self.bucket = np.empty(0, dtype=np.int32)
         self.pos = np.empty(1 << 16, dtype=np.int64)
 
     def fit(self, m: int) -> None:
-        if self.keys.shape[0] < m:
-            self.keys = np.empty(m, dtype=np.int64)
+        if self.bucket.shape[0] < m:
+            self.keys = [np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)]
             self.bucket = np.empty(m, dtype=np.int32)
 
 
@@ -211,22 +213,40 @@ class PrefixSpill:
         self.files = [open(self.dir / f"{i}.keys", "wb") for i in range(len(self.layouts))]
         self.per_chunk: list[list[np.ndarray]] = [[] for _ in self.layouts]
         self.scratch = _Scratch()
+        self.writer = ThreadPoolExecutor(1)          # the disk is slower than the keys are made
+        self.writing = [None, None]                  # the write of each key buffer in flight
+        self.turn = 0
+
+    def _written(self, slot: int) -> None:
+        if self.writing[slot] is not None:
+            self.writing[slot].result()
+            self.writing[slot] = None
 
     def add(self, cols, pol: np.ndarray) -> None:
-        """Spill one chunk (``pol``: the chunk's policies, one row per mode or one for all)."""
+        """Spill one chunk (``pol``: the chunk's policies, one row per mode or one for all): each key
+        set's keys made into one buffer while the other buffer's are written."""
         cols = _index_columns(cols)
-        self.scratch.fit(len(cols[0]))
+        self.scratch.fit(len(cols[0]))         # a write in flight keeps its old buffer alive
         for k, lay in enumerate(self.layouts):
+            slot, self.turn = self.turn, 1 - self.turn
+            self._written(slot)
             counts = np.empty(lay.buckets, dtype=np.int64)
-            lay.scatter(cols, np.ascontiguousarray(pol[lay.row], dtype=np.int32), self.scratch, counts).tofile(
-                self.files[k])
+            keys = lay.scatter(cols, np.ascontiguousarray(pol[lay.row], dtype=np.int32), self.scratch,
+                               self.scratch.keys[slot], counts)
+            self.writing[slot] = self.writer.submit(keys.tofile, self.files[k])
             self.per_chunk[k].append(counts)
+
+    def _finish_writes(self) -> None:
+        for slot in (0, 1):
+            self._written(slot)
+        self.writer.shutdown()
+        for f in self.files:
+            f.close()
 
     def counts(self) -> dict:
         """{(n, S): distinct (i_n, i_S) prefixes per rank (int64, length P)}, each key set's file
         removed once counted (:meth:`close`, the caller's, removes the folder whatever happens)."""
-        for f in self.files:
-            f.close()
+        self._finish_writes()
         by_key = {}
         for k, lay in enumerate(self.layouts):
             by_key[self.keys[k]] = self._count(k, lay)
@@ -272,6 +292,7 @@ class PrefixSpill:
         return total[:self.P].copy()
 
     def close(self) -> None:
-        for f in self.files:
-            f.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        try:
+            self._finish_writes()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
