@@ -132,8 +132,8 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
         label = f"{name} (m n/a)" if np.isnan(m) else f"{name} (m = {slope_text(slopes.loc[algorithm])})"
         ax.scatter(part["nnz"], part["schedule_ms"], color=style["color"], marker=style["marker"], s=22,
                    label=label, clip_on=False, zorder=3)
-        if not np.isnan(m):
-            x = np.geomspace(part["nnz"].min(), part["nnz"].max(), 50)
+        if not np.isnan(m):  # a power law is straight on log-log axes: drawn through the fit at the points
+            x = np.unique(part["nnz"].to_numpy(float))
             ax.plot(x, 10 ** (m * np.log10(x) + c), color=style["color"], linestyle=style["linestyle"],
                     linewidth=1)
     ax.set_xscale("log")
@@ -160,7 +160,10 @@ def scheduling_time_figure(df: pd.DataFrame, out_dir: str | os.PathLike,
     # below the axes: the slope labels are long, and a legend at the right narrowed the axes until
     # the title ran under it
     fig.legend(fontsize=8, loc="outside lower center", ncols=2)
-    points = points.assign(label=points["algorithm"].map(algorithm_label))
+    fit = slopes.reindex(points["algorithm"])
+    points = points.assign(label=points["algorithm"].map(algorithm_label),
+                           fit_ms=10 ** (fit["slope"].to_numpy() * np.log10(points["nnz"].to_numpy(float))
+                                         + fit["intercept"].to_numpy()))
     written = save_figure(fig, out_dir, stem, points)
     return written + write_table(slopes.reset_index(), out_dir / f"{stem}_slopes")
 

@@ -49,13 +49,14 @@ def _label(scheme: str) -> str:
 
 
 def configurations(df: pd.DataFrame) -> list[tuple[int, int, pd.DataFrame]]:
-    """(ranks, K, the ok rows of that pair; one row per (dataset, scheme): median over repeats, and
-    the 95% bootstrap interval of the median HOOI time where there are several runs)."""
+    """(ranks, K, the ok rows of that pair; one row per (dataset, scheme): median over repeats, its
+    ranks and K, and the 95% bootstrap interval of the median HOOI time where there are several runs)."""
     ok = df[df["status"] == "ok"]
     out = []
     for (ranks, K), part in ok.groupby(["ranks", "K"], sort=True):
         numeric = part.select_dtypes(include="number").columns.difference(["ranks", "K", "repeat"])
         agg = part.groupby(["dataset", "algorithm"], sort=False)[list(numeric)].median().reset_index()
+        agg = agg.assign(ranks=int(ranks), K=int(K))  # the figures' CSVs name their point
         out.append((int(ranks), int(K), _with_intervals(agg, part, ["dataset", "algorithm"])))
     return out
 
@@ -109,7 +110,7 @@ def fig12(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str,
         ax.set_title(f"Fig. 12({letter}) {title}, {suffix.replace('_', ' ')}\n{tag}", fontsize=9)
         _outside_legend(fig, ax)
         points = table.rename(columns=_label).reset_index()
-        written += save_figure(fig, out_dir, f"fig12{letter}_{column}_{suffix}", points)
+        written += save_figure(fig, out_dir, f"fig12{letter}_{column}_{suffix}", tucker_paper.at_point(points, rows))
     return written
 
 
@@ -136,7 +137,7 @@ def fig13(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str,
     axes[0].set_ylabel("words communicated per HOOI (millions)")
     _outside_legend(fig, axes[0])
     fig.suptitle(f"Fig. 13 communication volume, {suffix.replace('_', ' ')}\n{tag}", fontsize=10)
-    return save_figure(fig, out_dir, f"fig13_volume_{suffix}", pd.DataFrame(points))
+    return save_figure(fig, out_dir, f"fig13_volume_{suffix}", tucker_paper.at_point(pd.DataFrame(points), rows))
 
 
 def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str,
@@ -168,7 +169,8 @@ def fig17(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str,
     axes[0].set_ylabel("average memory per rank (MB)")
     _outside_legend(fig, axes[0])
     fig.suptitle(f"Fig. 17 memory breakup, {suffix.replace('_', ' ')}\n{tag}", fontsize=10)
-    return written + save_figure(fig, out_dir, f"fig17_memory_{suffix}", pd.DataFrame(points))
+    return written + save_figure(fig, out_dir, f"fig17_memory_{suffix}",
+                                 tucker_paper.at_point(pd.DataFrame(points), rows))
 
 
 def tucker_summary(df: pd.DataFrame) -> pd.DataFrame:

@@ -132,6 +132,12 @@ def _reference(times: pd.DataFrame) -> tuple[pd.Series, str]:
     return times.min(axis=1), "the fastest scheme"
 
 
+def at_point(points: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """A per-(ranks, K) figure's plotted points with its rank count and K as columns (its file name
+    gives them, ``_P4_K10``; the CSV holds them too)."""
+    return points.assign(**{c: int(rows[c].iloc[0]) for c in ("ranks", "K") if c in rows and rows[c].nunique() == 1})
+
+
 def fig10(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str, shown: dict) -> list[Path]:
     """Fig. 10: HOOI time per tensor and scheme, normalised per tensor by Lite's (each tensor's
     seconds over Lite's on it; Lite's seconds printed above its bar and in the CSV)."""
@@ -161,7 +167,9 @@ def fig10(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str, shown: dict)
         times.rename(columns=lambda s: f"{LABEL[s]} seconds"))
     points = points.join(low.rename(columns=lambda s: f"{LABEL[s]} ci_low seconds")).join(
         high.rename(columns=lambda s: f"{LABEL[s]} ci_high seconds"))
-    return save_figure(fig, out_dir, f"fig10_hooi_{suffix}", points.rename(index=shown).reset_index())
+    for bound, seconds in (("ci_low", low), ("ci_high", high)):  # the error bars as drawn
+        points = points.join(seconds.div(ref, axis=0).rename(columns=lambda s: f"{LABEL[s]} {bound} / {ref_name}"))
+    return save_figure(fig, out_dir, f"fig10_hooi_{suffix}", at_point(points.rename(index=shown).reset_index(), rows))
 
 
 #: Fig. 11's stack: the components that partition the HOOI time (spbench.tucker.hooi.loop.PARTITION)
@@ -206,7 +214,7 @@ def fig11(rows: pd.DataFrame, out_dir: Path, suffix: str, tag: str, shown: dict,
     fig.legend(handles, labels, fontsize=8, loc="outside right center")
     fig.suptitle(f"Fig. 11 HOOI time breakup (the parts add up to the HOOI time), {suffix.replace('_', ' ')}\n{tag}",
                  fontsize=10)
-    return save_figure(fig, out_dir, f"fig11_breakup_{suffix}", pd.DataFrame(points))
+    return save_figure(fig, out_dir, f"fig11_breakup_{suffix}", at_point(pd.DataFrame(points), rows))
 
 
 def at_paper_point(ranks: int, K: int) -> bool:
