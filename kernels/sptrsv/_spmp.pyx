@@ -204,7 +204,8 @@ def level_task_graph(const int32_t[::1] parent_ptr, const int32_t[::1] parent_id
                         core[order[k]] = p
     # unreduced task graph: the distinct other-thread children of every task (out), in a buffer
     # sized by its rows' child counts; with ``reduce`` also its transpose (in), each task's list
-    # led by the thread's previous task, the parent that most often implies an edge
+    # led by the thread's previous task, then its parents from the highest level down: the
+    # parents that most often imply an edge, so the reduction's search mostly stops at the first
     out_ptr_arr = np.zeros(n_tasks + 1, dtype=np.int64)
     cdef int64_t[::1] out_ptr = out_ptr_arr
     with nogil:
@@ -256,11 +257,14 @@ def level_task_graph(const int32_t[::1] parent_ptr, const int32_t[::1] parent_id
                 if j > 0 and task_core[j - 1] == task_core[j]:
                     in_idx[in_fill[j]] = <int32_t>(j - 1)
                     in_fill[j] += 1
-            for j in range(n_tasks):
-                for e in range(out_ptr[j], out_ptr[j] + out_len[j]):
-                    k = out_idx[e]
-                    in_idx[in_fill[k]] = <int32_t>j
-                    in_fill[k] += 1
+            for l in range(n_levels - 1, -1, -1):  # parents from the highest level down
+                for p in range(P):
+                    t = grid_task[l * P + p]
+                    if t >= 0:
+                        for e in range(out_ptr[t], out_ptr[t] + out_len[t]):
+                            k = out_idx[e]
+                            in_idx[in_fill[k]] = t
+                            in_fill[k] += 1
             for j in prange(n_tasks, num_threads=threads, schedule="dynamic", chunksize=64):
                 out_len[j] = <int32_t>reduce_children(
                     <int32_t>j, oi + out_ptr[j], out_len[j], ipp, iip,
