@@ -35,7 +35,7 @@ UNITS = {
     "hooi_time": "s", "speedup": "1", "paper_time": "s", "paper_gflops": "GFLOP/s",
     "flop_reduction": "1", "splatt_ttm": "s", "splatt_svd": "s", "csf_ttm": "s", "spbench_svd": "s",
     "estimate_bytes": "B", "peak_bytes": "B", "largest_process_bytes": "B", "ratio": "1",
-    "ref_schedule_time": "s", "spmp_schedule_time": "s", "ref_spmp_schedule_time": "s",
+    "ref_schedule_time": "s", "spmp_schedule_time": "s", "ref_spmp_schedule_time": "s", "growlocal_schedule_time": "s",
     **{f"{w}_{k}": "1" if w == "rel_error" else "s" for k in ("hooi_time", "ttm_time", "svd_time", "comm_time",
                                                                    "other_time")
        for w in ("measured", "predicted", "rel_error")},
