@@ -354,11 +354,11 @@ def stream_prefix_sets(dims, nnz: int, chunks, stream, sets, slice_sizes, *, thr
 FIXED_BYTES = 120e6
 #: per slice kept while the store streams: slice sizes, the scheme's decisions, sharers, σ
 KEPT_SLICE_BYTES = 40
-#: per element of a chunk while its CSF prefix keys are made and bucketed: counted from the arrays
-#: alive at once (int64 keys, their reordered copy, the order, the int64 casts of index and rank),
-#: not fitted; checked on two calibrated full-size points (docs): nell1 Lite 512 3.70 GB estimated,
-#: 3.56 GB measured; delicious Lite 512 2.7 GB estimated, 2.59 GB measured
-SPILL_CHUNK_BYTES = 48
+#: per element of a chunk while its CSF prefix keys are made, bucketed and counted: counted from the
+#: arrays alive at once (two int64 key buffers, one being written, the int32 bucket of each element,
+#: and two buckets of about a chunk's keys sorted by the counting threads), not fitted; checked on
+#: two calibrated full-size points (docs/performance.md): nell1 Lite 512 and delicious Lite 512
+SPILL_CHUNK_BYTES = 36
 
 
 def simulated_peak_bytes(dims, nnz: int, nparts: int, multi_policy: bool, decision_slice_bytes: int = 80,
