@@ -29,8 +29,10 @@ import scipy.sparse as sp
 
 from spbench.sptrsv.model import FAR_ROWS
 
-#: rows of every designed matrix (full, quick): the families' sizes, L in the last-level cache
-ROWS = {False: 65536, True: 16384}
+#: rows of every designed matrix (full, quick): the families' sizes, L in the last-level cache and
+#: beyond L2 at both nonzero counts (with 16384 rows the 3-nonzero matrix fit in a 4 MB L2 and the
+#: 13-nonzero one did not: t_row came out -0.24 ns against 0.61 ns at 65536 rows); quick saves repeats
+ROWS = {False: 65536, True: 65536}
 GAP = 64
 K_LOW, K_HIGH = 2, 12
 #: cells a side of the fem-mesh giving the far reads (full, quick): about 12k rows and 41
