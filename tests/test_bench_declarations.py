@@ -74,6 +74,23 @@ def test_listing_the_benchmarks_imports_no_measuring_code():
         assert f"  {name} " in listing, name
 
 
+#: shows every declared benchmark's help in one fresh interpreter, then the heavy libraries it imported
+EVERY_HELP_AND_MODULES = ("import sys\nfrom click.testing import CliRunner\nfrom spbench.cli import main\n"
+                          "from spbench import bench_catalog\n"
+                          "for name in sorted(bench_catalog.declared()):\n"
+                          "    assert CliRunner().invoke(main, ['bench', name, '--help']).exit_code == 0, name\n"
+                          "print(*sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy', 'pandas'}))\n")
+
+
+def test_every_benchmark_s_help_imports_no_numpy():
+    """A benchmark's --help reads its choices from registries that hold names only (e.g. the Lanczos
+    modes and TTM kernels of spbench.tucker.hooi.variants), so it answers without numpy."""
+    done = subprocess.run([sys.executable, "-c", EVERY_HELP_AND_MODULES], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "", done.stdout
+
+
 # The worked example: a benchmark measuring numpy's copy at a few buffer sizes.
 def copy_bench(options: dict, run) -> list[dict]:
     """One item per size: the median seconds of ``repeats`` copies and the bandwidth."""

@@ -16,8 +16,8 @@ from spbench.bench_options import BadOption, Option, executable
 
 TABLES = "spbench.bench_tables"
 SCHEMES = "spbench.tucker.schemes:SCHEMES"
-LANCZOS = "spbench.tucker.hooi.lanczos:LANCZOS_MODES"
-TTM = "spbench.tucker.model.cost_model:TTM_COSTS"
+LANCZOS = "spbench.tucker.hooi.variants:LANCZOS_MODES"
+TTM = "spbench.tucker.hooi.variants:TTM_KERNELS"
 TTM_CASES = "spbench.tucker.benchmarks.ttm_bench:CASES"
 
 

@@ -47,11 +47,11 @@ import numpy as np
 from scipy.linalg.lapack import dgesdd
 
 from spbench.tucker.hooi.counter_random import counter_normal
+from spbench.tucker.hooi.variants import LANCZOS_MODES
 
 __all__ = ["LanczosResult", "lanczos_svd", "default_ncv", "paper_ncv", "RowLayout", "LocalRows",
            "CommRows", "LANCZOS_MODES"]
 
-LANCZOS_MODES = ("paper", "converged")
 
 
 @dataclass
