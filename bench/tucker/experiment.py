@@ -170,7 +170,10 @@ class TuckerExperiment(Experiment):
         mpi = {k: v for k, v in measured["mpi"].items() if k != "raw"}
         from spbench.machine_load import describe
 
-        return [*((k, f"{v:.4g}") for k, v in measured["costs"].items()),
+        def number(v) -> str:
+            return ", ".join(f"{x:.4g}" for x in v) if isinstance(v, (list, tuple)) else f"{v:.4g}"
+
+        return [*((k, number(v)) for k, v in measured["costs"].items()),
                 ("fits", json.dumps(measured["fits"], default=str)), ("mpi", json.dumps(mpi, default=str)),
                 ("seconds", f"{measured['calibration_seconds']:.1f}"),
                 *((("load", describe(measured["load"])),) if measured.get("load") else ())]

@@ -296,11 +296,12 @@ def test_calibrate_quick(make_tensor):
     json.dumps(cal)                                       # JSON-serialisable as is
     assert cal["timestamp"] and cal["machine"]["cores"] >= 1
     c = cal["costs"]
-    assert set(COMPUTE_KEYS) <= set(c) and all(c[k] >= 0 for k in COMPUTE_KEYS)
+    assert set(COMPUTE_KEYS) <= set(c) and all(np.min(c[k]) >= 0 for k in COMPUTE_KEYS)
     assert any(c[k] > 0 for k in TTM_COSTS["csf"]) and cal["fits"]["ttm_csf"]["samples"] > 0
     for k in ("ttm_elem_khat", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_left_word",
               "dist_oracle_row"):
-        assert c[k] > 0, k
+        assert np.min(c[k]) > 0, k
+    assert np.all(np.diff(c["oracle_bytes"]) > 0) and len(c["oracle_matvec_entry"]) == len(c["oracle_bytes"])
     if "skipped" in cal["mpi"]:
         pytest.skip(f"MPI part skipped: {cal['mpi']['skipped']}")
     for k in ("alpha_allreduce", "alpha_alltoallv", "alpha_allgatherv"):
@@ -339,3 +340,13 @@ def test_validate_one_rank_runs_the_worker(make_tensor):
     assert (df["predicted_comm_time"] == 0).all()
     assert (df["queries"].map(lambda q: q == [16, 16, 16])).all()          # paper: 4K per mode
     assert np.isfinite(df["rel_error"]).all()
+
+
+def test_oracle_cost_per_entry_is_read_from_the_ladder_at_the_rank_s_z():
+    """A product's cost per entry is the calibration's at Z's size, log-interpolated, flat past the ends."""
+    from spbench.tucker.model.cost_model import entry_cost
+
+    c = {"oracle_bytes": [2.0 ** 20, 2.0 ** 30], "oracle_matvec_entry": [1e-10, 5e-10], "scalar": 3e-10}
+    got = entry_cost(c, "oracle_matvec_entry", np.array([2.0 ** 10, 2.0 ** 20, 2.0 ** 25, 2.0 ** 30, 2.0 ** 40]))
+    assert np.allclose(got, [1e-10, 1e-10, 3e-10, 5e-10, 5e-10])
+    assert np.allclose(entry_cost(c, "scalar", np.array([1.0, 2.0 ** 40])), 3e-10)

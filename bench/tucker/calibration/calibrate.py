@@ -21,8 +21,9 @@ fits live in :mod:`.calibrate_ttm`, the fitting helpers in :mod:`.cost_fit`):
   nodes) + ttm_csf_row_khat·R·K̂ + ttm_csf_row·R + ttm_csf_miss·(factor-row reads beyond the
   per-core L2 cache, ``ttm_cache_bytes`` read from the system: :func:`.csf.gathers_beyond_cache`)
   (non-negative least squares, relative errors);
-* the oracle on compact matrices Z (R × K̂): Z·x and Zᵀ·y, t = oracle_call + c·R·K̂ with
-  c = oracle_matvec_entry / oracle_rmatvec_entry;
+* the oracle on compact matrices Z (R × K̂): Z·x and Zᵀ·y, t = oracle_call + c(8·R·K̂)·R·K̂ with
+  c = oracle_matvec_entry / oracle_rmatvec_entry measured per entry on a ladder of Z sizes from
+  256 KiB to 1 GiB (``oracle_bytes``; :func:`_oracle_ladder`), read at a rank's Z by the model;
 * the core's GEMM Zᵀ·Y (Y: R × K), seconds per multiply–add (``gemm_madd``);
 * the Lanczos work outside the oracle (:func:`.lanczos.lanczos_svd`, ``lanczos: paper`` with
   several basis sizes ncv, no restart), with the left vectors FAR beyond cache (1–2M rows; quick:
@@ -68,11 +69,12 @@ __all__ = ["calibrate", "save", "load", "calibrate_oracle",
            "calibrate_lanczos", "calibrate_oracle_index", "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS",
            "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 3
+#: 4: the oracle's cost per entry is a ladder over Z's size (``oracle_bytes``)
+SCHEMA_VERSION = 4
 COMPUTE_KEYS = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row", "ttm_csf_miss",
                 "ttm_cache_bytes",
                 "ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "ttm_local_khat", "oracle_call",
-                "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
+                "oracle_bytes", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
                 "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row",
                 "lanczos_local_query", "dist_oracle_call", "dist_oracle_row")
 MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce",
@@ -80,8 +82,49 @@ MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce",
 
 
 # ---- oracle and GEMM ------------------------------------------------------------------------
+#: bytes of Z at which the oracle's products are timed (quick: up to 64 MiB): from L2 to far past
+#: the last-level cache; the model reads the cost per entry at a rank's Z from this ladder
+ORACLE_LADDER = {False: tuple(2 ** k for k in (18, 20, 22, 24, 26, 27, 28, 30)),
+                 True: tuple(2 ** k for k in (18, 20, 22, 24, 26))}
+#: columns of the ladder's matrices (between the K̂ = 100 and 1000 of K = 10 on 3 and 4 modes)
+ORACLE_LADDER_COLS = 256
+
+
+def _oracle_ladder(quick: bool, call: float) -> dict:
+    """Seconds per entry of Z·x and Zᵀ·y at each size of :data:`ORACLE_LADDER` (the per-call
+    constant ``call`` taken off), every size timed once per round right after three untimed products
+    of the same Z (a Lanczos run's queries read one Z in turn), the median kept: a product streams
+    Z, so its cost per entry is that of the cache level Z stays in (on this VM about 0.28 ns up to
+    64 MiB and 0.5 ns from 128 MiB on, though the system reports a 480 MiB L3)."""
+    from threadpoolctl import threadpool_limits
+
+    sizes = ORACLE_LADDER[quick]
+    mats = []
+    for nbytes in sizes:
+        Z = np.full((max(1, nbytes // (8 * ORACLE_LADDER_COLS)), ORACLE_LADDER_COLS), 0.5)
+        mats.append((Z, np.ones(Z.shape[1]), np.ones(Z.shape[0])))
+    def timed(fn):
+        def sample() -> float:         # warm, as in a Lanczos run, whose queries read the same Z in turn
+            for _ in range(3):         # a Z read once is not yet all in the last-level cache (2-3 reads here)
+                fn()
+            t0 = time.perf_counter()
+            fn()
+            return time.perf_counter() - t0
+        return sample
+
+    cases = ([timed(lambda Z=Z, x=x: Z @ x) for Z, x, _ in mats]
+             + [timed(lambda Z=Z, y=y: Z.T @ y) for Z, _, y in mats])
+    with threadpool_limits(limits=1):
+        secs = interleaved_medians(cases, 5 if quick else 9, warmup=1)
+    entries = np.array([Z.size for Z, _, _ in mats], dtype=float)
+    per = np.maximum(np.array(secs) - call, 0.0) / np.concatenate([entries, entries])
+    return {"oracle_bytes": [float(8 * e) for e in entries], "oracle_matvec_entry": [float(v) for v in per[:len(sizes)]],
+            "oracle_rmatvec_entry": [float(v) for v in per[len(sizes):]]}
+
+
 def calibrate_oracle(quick: bool = False, seed: int = 0) -> dict:
-    """Z·x, Zᵀ·y (one query each) and Zᵀ·Y (core GEMM) on compact matrices."""
+    """Z·x, Zᵀ·y (one query each) on compact matrices: the per-call constant from small shapes,
+    the cost per entry on a ladder of Z sizes (:func:`_oracle_ladder`); Zᵀ·Y (the core's GEMM)."""
     from threadpoolctl import threadpool_limits
 
     rng = np.random.default_rng(seed)
@@ -104,8 +147,8 @@ def calibrate_oracle(quick: bool = False, seed: int = 0) -> dict:
     c_rmv, e_rmv = nnls_relative(X, np.array(rmv))
     Xg = np.stack([np.ones(len(feats)), 10.0 * np.array(feats, dtype=float)], axis=1)
     c_g, e_g = nnls_relative(Xg, np.array(gm))
-    return {"oracle_call": float(0.5 * (c_mv[0] + c_rmv[0])), "oracle_matvec_entry": float(c_mv[1]),
-            "oracle_rmatvec_entry": float(c_rmv[1]), "gemm_madd": float(c_g[1]),
+    call = float(0.5 * (c_mv[0] + c_rmv[0]))
+    return {"oracle_call": call, **_oracle_ladder(quick, call), "gemm_madd": float(c_g[1]),
             "_fit": {"shapes": shapes, "median_rel_error": {"matvec": e_mv, "rmatvec": e_rmv, "gemm": e_g}}}
 
 

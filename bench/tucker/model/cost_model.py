@@ -21,11 +21,14 @@ TTM      ``ttm: csf`` (the default; :mod:`.csf`): from the tree rank p builds of
 SVD      the Lanczos run of :func:`.lanczos.lanczos_svd` with its left vectors at the owners
          (:func:`lanczos_steps`: ``paper`` = ncv = 2K steps, no restart, Q = 4K queries;
          ``converged`` = ncv = max(2K, 10) with thick restarts, the measured Q). Step j of Q/2:
-         Z·x     max_p [oracle_matvec_entry·R^p·K̂ + dist_oracle_row·(R^p + r^p)   (the oracle's
+         Z·x     max_p [oracle_matvec_entry(8·R^p·K̂)·R^p·K̂ + dist_oracle_row·(R^p + r^p)   (the oracle's
                   index work on its shared rows) + own^p·(lanczos_left_word·j + lanczos_left_row)]
                   (classical Gram–Schmidt twice over the OWNED rows: 4 passes over own^p × j)
                  + A(s, r, peers) + Allreduce(j) + Allreduce(j + 1)   (one Allreduce(1) at j = 0)
-         y·Z     max_p [oracle_rmatvec_entry·R^p·K̂ + dist_oracle_row·(R^p + r^p)]
+         y·Z     max_p [oracle_rmatvec_entry(8·R^p·K̂)·R^p·K̂ + dist_oracle_row·(R^p + r^p)]
+                 (the products' cost per entry read at the bytes of the rank's Z from the
+                 calibration's ladder, :func:`entry_cost`: a product streams Z from the cache
+                 level it lives in; the cache the ranks of a node share is not modelled)
                  + lanczos_right_word·K̂·(j + 1) + lanczos_right_row·K̂   (replicated right GS)
                  + A(r, s, peers) + Allreduce(K̂)
          per query: oracle_call + dist_oracle_call + lanczos_query (at P = 1 the oracle is the
@@ -68,11 +71,11 @@ from spbench.tucker.hooi.variants import TTM_KERNELS
 from spbench.tucker.model.mode_load import ModeLoad, khat_of as _khat
 
 __all__ = ["ModeLoad", "loads_from_counts", "csf_work", "rank_loads", "lanczos_steps", "predict_from_loads",
-           "predict_hooi", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS", "TERM_COMPONENT"]
+           "predict_hooi", "entry_cost", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS", "TERM_COMPONENT"]
 
 #: 4: svd_time is the Lanczos runs' local work (its messages are in comm_time only), other_time the
-#: core's product, and the four add up to hooi_time
-MODEL_VERSION = 4
+#: core's product, and the four add up to hooi_time; 5: the oracle's cost per entry by Z's size
+MODEL_VERSION = 5
 #: the component of hooi_time (:data:`.hooi.PARTITION`) each named term is part of
 TERM_COMPONENT = {"ttm": "ttm_time", "oracle_products": "svd_time", "oracle_index": "svd_time",
                   "lanczos_left": "svd_time", "lanczos_right": "svd_time", "query_calls": "svd_time",
@@ -196,6 +199,17 @@ def lanczos_steps(K: int, L: int, Khat: int, mode: str = "paper", Q: int | None 
     return {"dense": False, "Q": 2 * steps, "ncv": ncv, "left_j": js, "restarts": nrest, "keep": keep}
 
 
+def entry_cost(c: dict, key: str, nbytes) -> np.ndarray:
+    """Seconds per entry of a product streaming a Z of ``nbytes`` (per rank): the calibration's
+    ladder (``oracle_bytes``) interpolated linearly in log size and held flat beyond its ends,
+    or one cost for every size when ``key`` is a number."""
+    value = c[key]
+    if np.ndim(value) == 0:
+        return np.full(np.shape(nbytes), float(value))
+    sizes = np.log(np.asarray(c["oracle_bytes"], dtype=float))
+    return np.interp(np.log(np.maximum(np.asarray(nbytes, dtype=float), 1.0)), sizes, np.asarray(value, dtype=float))
+
+
 def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
     """Named SVD terms of one mode (seconds; see the module docstring)."""
     P, kh, K = ld.P, ld.Khat, ld.K
@@ -203,8 +217,8 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
     Q = plan["Q"]
     r, own, xr = ld.r.astype(float), ld.own.astype(float), ld.x_recv.astype(float)
     index = c["dist_oracle_row"] * (r + xr) * (P > 1)             # per query, per rank (none alone)
-    mv = c["oracle_matvec_entry"] * r * kh
-    rmv = c["oracle_rmatvec_entry"] * r * kh
+    mv = entry_cost(c, "oracle_matvec_entry", 8.0 * r * kh) * r * kh
+    rmv = entry_cost(c, "oracle_rmatvec_entry", 8.0 * r * kh) * r * kh
     a2a = _alltoallv(c, ld.x_send, ld.x_recv, ld.x_peers, P)
     terms = dict.fromkeys(("oracle_products", "oracle_index", "lanczos_left", "lanczos_right", "query_calls",
                            "oracle_alltoallv", "svd_allreduce", "dense_fallback", "dense_allgatherv"), 0.0)
