@@ -164,12 +164,14 @@ def splatt_table(rows: list[dict]) -> str:
              f"{first.get('spbench_blas') or '?'}; {p['iterations']} iterations per round, median of {p['reps']} "
              "rounds, seconds per iteration", "",
              "| tensor | K | threads | SPLATT TTM s | csf TTM s | csf / SPLATT | SPLATT SVD s | spbench SVD s | "
-             "spbench / SPLATT |", "|---|---|---|---|---|---|---|---|---|"]
+             "spbench / SPLATT | SPLATT CSF build s | csf plans build s | ours / SPLATT |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        svd = r.get("spbench_svd")
+        svd, built, theirs = r.get("spbench_svd"), r.get("csf_build"), r.get("splatt_csf")
         lines.append(f"| {r['case']} {'×'.join(map(str, r['dims']))}, {r['nnz']:,} nnz | {r['K']} | {r['threads']} | "
                      f"{r['splatt_ttm']:.4f} | {r['csf_ttm']:.4f} | {r['csf_ttm'] / r['splatt_ttm']:.2f} | "
-                     f"{r['splatt_svd']:.5f} | " + (f"{svd:.5f} | {svd / r['splatt_svd']:.2f} |" if svd else "- | - |"))
+                     f"{r['splatt_svd']:.5f} | " + (f"{svd:.5f} | {svd / r['splatt_svd']:.2f} |" if svd else "- | - |")
+                     + (f" {theirs:.3f} | {built:.3f} | {built / theirs:.2f} |" if built and theirs else " - | - | - |"))
     return "\n".join(lines)
 
 

@@ -6,7 +6,8 @@ runs its binary (``spbench bench splatt --binary PATH``). Per case of :data:`.tt
 thread count, each of ``reps`` rounds runs ``splatt tucker -i I --tol 0 -r K -t T -v --nowrite -c N
 --seed 1 FILE.tns`` (``OMP_NUM_THREADS=T``, ``OPENBLAS_NUM_THREADS=1``; ``--tol 0``: all I
 iterations) and reads its ``TTM`` and ``SVD`` timer lines (sums over the I iterations, printed in
-milliseconds: I iterations make its SVD tens of ms), then times our csf TTM of every mode once
+milliseconds: I iterations make its SVD tens of ms) and its ``CSF`` line (its N trees built), then
+times our csf plans' build (every mode, the measured path's kernel), our csf TTM of every mode once
 (plans built before the rounds, as SPLATT builds its CSF before its timers) and, at one thread,
 a HOOI of I invocations' ``svd_time`` (``lanczos: paper``, same K). Items carry the medians per
 iteration; ratios are the table's.
@@ -36,7 +37,8 @@ def write_tns(tensor, path) -> Path:
 
 def splatt_timers(splatt: str, tns, nmodes: int, K: int, threads: int, iterations: int = 1) -> dict:
     """``splatt tucker`` for ``iterations`` iterations: its ``TTM`` and ``SVD`` timer lines, seconds
-    per iteration."""
+    per iteration, and its ``CSF`` line (``csf``: seconds to build its N trees, ``-c N``, sorts
+    included; None when it prints none)."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
     cmd = [splatt, "tucker", "-i", str(iterations), "--tol", "0", "-r", str(K), "-t", str(threads), "-v",
            "--nowrite", "-c", str(nmodes), "--seed", "1", str(tns)]
@@ -47,6 +49,8 @@ def splatt_timers(splatt: str, tns, nmodes: int, K: int, threads: int, iteration
         if found is None:
             raise RuntimeError(f"{splatt}: no '{name}' timer line in its output")
         timers[name.lower()] = float(found.group(1)) / iterations
+    found = re.search(r"^\s+CSF\s+([0-9.]+)s\s*$", out, re.M)
+    timers["csf"] = float(found.group(1)) if found else None
     return timers
 
 
@@ -77,11 +81,23 @@ def _csf_ttm_seconds(plans, factors, Z, scratch, threads: int) -> float:
     return time.perf_counter() - t0
 
 
+def _csf_build_seconds(T, Ks) -> float:
+    """Seconds to build our csf plan of every mode (one tree per mode, as SPLATT's ``-c N``): the
+    measured path's kernel (:meth:`.csf.CSFPlan.from_columns`, which the MPI worker calls too)."""
+    from spbench.tucker.hooi.ttm import build_ttm_plan
+
+    t0 = time.perf_counter()
+    for n in range(T.nmodes):
+        build_ttm_plan(T, n, kind="csf", K=Ks)
+    return time.perf_counter() - t0
+
+
 def splatt_rounds(splatt: str, cases: list[str], threads: list[int], reps: int, nell2_nnz: int, seed: int,
                   workdir, say=lambda text: None, iterations: int = 1) -> list[dict]:
-    """Items per case, K and thread count: SPLATT's TTM and SVD seconds per iteration, our csf TTM
-    and (one thread) HOOI SVD seconds per iteration, medians of ``reps`` interleaved rounds of
-    ``iterations`` iterations (module docstring); the .tns files are written under ``workdir``."""
+    """Items per case, K and thread count: SPLATT's TTM and SVD seconds per iteration and its CSF
+    build, our csf TTM, (one thread) HOOI SVD seconds per iteration and our plans' build, medians of
+    ``reps`` interleaved rounds of ``iterations`` iterations (module docstring); the .tns files are
+    written under ``workdir``."""
     from threadpoolctl import threadpool_limits
 
     from spbench.tucker.hooi.factor_start import init_factors
@@ -105,13 +121,18 @@ def splatt_rounds(splatt: str, cases: list[str], threads: list[int], reps: int, 
             scratch = np.empty((max(threads), max(ttm_scratch_len(Ks, n) for n in range(N))))
             for t in threads:
                 say(f"{case} K={K} threads={t}")
-                rounds = {"splatt_ttm": [], "splatt_svd": [], "csf_ttm": [], "spbench_svd": []}
+                rounds = {"splatt_ttm": [], "splatt_svd": [], "splatt_csf": [], "csf_ttm": [], "spbench_svd": [],
+                          "csf_build": []}
                 with threadpool_limits(limits=t):
                     _csf_ttm_seconds(plans, F, Z, scratch, t)                   # untimed
                 for _ in range(reps):
                     timers = splatt_timers(splatt, tns, N, K, t, iterations)
                     rounds["splatt_ttm"].append(timers["ttm"])
                     rounds["splatt_svd"].append(timers["svd"])
+                    if timers["csf"] is not None:
+                        rounds["splatt_csf"].append(timers["csf"])
+                    with threadpool_limits(limits=t):
+                        rounds["csf_build"].append(_csf_build_seconds(T, Ks))
                     with threadpool_limits(limits=t):
                         rounds["csf_ttm"].append(_csf_ttm_seconds(plans, F, Z, scratch, t))
                     if t == 1:
