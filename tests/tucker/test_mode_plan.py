@@ -36,3 +36,20 @@ def test_hooi_fit_same_with_the_input_released(scheme, init, make_tensor):
         fits.append(res.fits)
         assert all((s.coords is None) == release for s in dt.sets)
     np.testing.assert_allclose(fits[1], fits[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("scheme", ["coarse", "medium", "lite"])
+@pytest.mark.parametrize("release", [False, True])
+def test_trees_built_side_by_side_equal_one_at_a_time(scheme, release, make_tensor):
+    """threads > 1 builds the modes' csf trees at once: the same trees, the sets released alike."""
+    built = []
+    for threads in (1, 3):
+        comm, dt = _distributed(scheme, make_tensor)
+        built.append((dt, build_plans(comm, dt, "csf", [4, 3, 2], release=release, threads=threads)[1]))
+    (dt1, one), (dt3, three) = built
+    assert [s.coords is None for s in dt1.sets] == [s.coords is None for s in dt3.sets] == [release] * len(dt1.sets)
+    for a, b in zip(one, three):
+        ta, tb = a.ttm, b.ttm
+        assert ta.order == tb.order and np.array_equal(ta.rows, tb.rows) and np.array_equal(ta.values, tb.values)
+        assert all(np.array_equal(x, y) for x, y in zip(ta.ptr, tb.ptr))
+        assert all((x is None and y is None) or np.array_equal(x, y) for x, y in zip(ta.ids, tb.ids))

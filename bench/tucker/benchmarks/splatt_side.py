@@ -81,14 +81,15 @@ def _csf_ttm_seconds(plans, factors, Z, scratch, threads: int) -> float:
     return time.perf_counter() - t0
 
 
-def _csf_build_seconds(T, Ks) -> float:
-    """Seconds to build our csf plan of every mode (one tree per mode, as SPLATT's ``-c N``): the
-    measured path's kernel (:meth:`.csf.CSFPlan.from_columns`, which the MPI worker calls too)."""
+def _csf_build_seconds(T, Ks, threads: int) -> float:
+    """Seconds to build our csf plan of every mode (one tree per mode, as SPLATT's ``-c N``) as the
+    measured path does at ``threads`` threads (:meth:`.csf.CSFPlan.from_columns`, modes side by
+    side: :func:`.csf.build_trees`)."""
+    from spbench.tucker.hooi.csf import build_trees
     from spbench.tucker.hooi.ttm import build_ttm_plan
 
     t0 = time.perf_counter()
-    for n in range(T.nmodes):
-        build_ttm_plan(T, n, kind="csf", K=Ks)
+    build_trees(lambda n: build_ttm_plan(T, n, kind="csf", K=Ks), range(T.nmodes), threads)
     return time.perf_counter() - t0
 
 
@@ -132,7 +133,7 @@ def splatt_rounds(splatt: str, cases: list[str], threads: list[int], reps: int, 
                     if timers["csf"] is not None:
                         rounds["splatt_csf"].append(timers["csf"])
                     with threadpool_limits(limits=t):
-                        rounds["csf_build"].append(_csf_build_seconds(T, Ks))
+                        rounds["csf_build"].append(_csf_build_seconds(T, Ks, t))
                     with threadpool_limits(limits=t):
                         rounds["csf_ttm"].append(_csf_ttm_seconds(plans, F, Z, scratch, t))
                     if t == 1:

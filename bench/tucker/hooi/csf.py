@@ -281,6 +281,19 @@ class CSFPlan:
         return cls(mode, order, dims, rows, tuple(ptr), tuple(ids), vals)
 
 
+def build_trees(make, modes, threads: int = 1) -> list:
+    """``[make(n) for n in modes]`` with up to ``threads`` trees built at once: a tree's counting
+    sorts run in one thread (and release the GIL), so a rank given several threads builds its
+    modes' trees side by side, holding that many trees' scratch (int32 per element and level) at once."""
+    modes = list(modes)
+    if int(threads) <= 1 or len(modes) <= 1:
+        return [make(n) for n in modes]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(int(threads), len(modes))) as pool:
+        return list(pool.map(make, modes))
+
+
 def _take(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """``a[idx]`` for int32 positions (compiled)."""
     from spbench.kernels.tucker import _ttm_csf

@@ -283,7 +283,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
         local_sq = float(v0 @ v0)
         del v0
         release = release_input and init != "hosvd"   # HOSVD gathers the elements first
-        lt, plans = build_plans(comm, dt, ttm, K, release=release)
+        lt, plans = build_plans(comm, dt, ttm, K, release=release, threads=threads)
         scratch = np.empty((threads, max(ttm_scratch_len(K, n) for n in range(N))))
         norm_t = float(np.sqrt(allreduce(comm, np.array([local_sq]))[0]))
         times["plan_time"] = time.perf_counter() - t0

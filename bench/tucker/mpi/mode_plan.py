@@ -79,13 +79,14 @@ def _by_owner(owner: np.ndarray, P: int):
     return order, np.bincount(owner, minlength=P).astype(np.int64)
 
 
-def build_plans(comm, dt, ttm: str = "csf", K=None, *, release: bool = False) -> tuple[LocalTensor, list]:
+def build_plans(comm, dt, ttm: str = "csf", K=None, *, release: bool = False,
+                threads: int = 1) -> tuple[LocalTensor, list]:
     """The local tensor and the per-mode plans of a :class:`.distribute.DistributedTensor`;
     ``ttm``: the TTM kernel whose plans to build (:data:`.ttm.TTM_KINDS`), ``K`` weighs the CSF
     level order. ``release``: drop each policy set's arrays (ids, coordinates, values) as soon as
     the trees no longer need them (``ttm: csf``; ``paper`` keeps the values in its local tensor),
     so a rank never holds its sets and their trees whole at once (§7.3: one copy of the input
-    per policy)."""
+    per policy). ``threads``: the csf trees of that many modes are built at once."""
     N = dt.nmodes
     sets = dt.sets if dt.multi_policy else dt.sets[:1]
     if release:
@@ -112,7 +113,7 @@ def build_plans(comm, dt, ttm: str = "csf", K=None, *, release: bool = False) ->
         if ttm not in TTM_KINDS:
             raise ValueError(f"ttm must be one of {', '.join(TTM_KINDS)}, got {ttm!r}")
         lt = LocalTensor(None, factor_ids, tuple(dt.dims))
-        trees = _csf_trees(dt, sets, factor_ids, K, release)
+        trees = _csf_trees(dt, sets, factor_ids, K, release, threads)
     plans = []
     for n in range(N):
         k = n if dt.multi_policy else 0
@@ -152,26 +153,31 @@ def _local_rows(ids: np.ndarray, length: int):
     return lambda col: np.searchsorted(ids, col).astype(np.int32)
 
 
-def _csf_trees(dt, sets, factor_ids, K, release: bool) -> list:
+def _csf_trees(dt, sets, factor_ids, K, release: bool, threads: int = 1) -> list:
     """Per mode, the CSF tree of that mode's policy set (:meth:`.csf.CSFPlan.from_columns`),
-    built one mode at a time from int32 columns renumbered into local factor rows; with
-    ``release`` a set's arrays go as soon as its last tree is built."""
-    from spbench.tucker.hooi.csf import CSFPlan
+    built from int32 columns renumbered into local factor rows, up to ``threads`` modes at once
+    (:func:`.csf.build_trees`); with ``release`` a set's arrays go as soon as its last tree is built."""
+    from spbench.tucker.hooi.csf import CSFPlan, build_trees
 
     N = dt.nmodes
     local = [_local_rows(factor_ids[j], dt.dims[j]) for j in range(N)]
     dims = tuple(int(f.size) for f in factor_ids)
-    trees = []
-    for n in range(N):
+
+    def make(n):
         s = sets[n] if dt.multi_policy else sets[0]
         cols = []
         for j in range(N):
             c = s.coords[:, j]
             cols.append(np.asarray(c, dtype=np.int32) if local[j] is None else local[j](c))
-        trees.append(CSFPlan.from_columns(cols, dims, n, s.values, K=K))
+        tree = CSFPlan.from_columns(cols, dims, n, s.values, K=K)
         del cols
-        if release and (dt.multi_policy or n == N - 1):
+        if release and dt.multi_policy:
             s.gids = s.coords = s.values = None
+        return tree
+
+    trees = build_trees(make, range(N), threads)
+    if release and not dt.multi_policy:
+        sets[0].gids = sets[0].coords = sets[0].values = None
     return trees
 
 
