@@ -40,8 +40,9 @@ __all__ = ["TensorSize", "tensor_size", "store_bytes", "simulated_peak", "measur
 
 #: max RSS of `spbench run` on a 1000-nonzero stand-in (interpreter, numpy, scipy, the kernels)
 PROCESS_BYTES = 125e6
-#: simulated HyperG above the process: a fixed part, bytes per nonzero and per nonzero and part
-HYPER_BYTES, HYPER_BYTES_PER_NNZ, HYPER_BYTES_PER_NNZ_PART = 50e6, 450, 5
+#: a simulated scheme without a streamed form, above the process and what the scheme declares
+#: (:attr:`.schemes.Scheme.in_memory_bytes`): a fixed part
+IN_MEMORY_BYTES = 50e6
 #: measured ranks: max(RANK_FLOOR, RANK_BYTES + the §7.3 formula × RANK_FACTOR[multi-policy])
 RANK_FLOOR, RANK_BYTES, RANK_FACTOR = 93e6, 56e6, {True: 1.18, False: 1.32}
 _HEADERS_BYTES = 4096  # header.json and the columns' .npy headers
@@ -169,19 +170,20 @@ def tensor_size(dataset, config) -> TensorSize | None:
 
 
 def simulated_peak(size: TensorSize, scheme: str, ranks: int, multi_policy: bool,
-                   csf_prefixes: bool = False) -> tuple[int, str]:
+                   csf_prefixes: bool = False, params: dict | None = None) -> tuple[int, str]:
     """(bytes, basis) of one simulated point's process at its peak: the streaming engine's law for a
     scheme with a streamed form (``csf_prefixes``: counting the CSF tree shapes too, as a calibrated
-    point does), else the law of a partition of the whole tensor in memory (measured on HyperG)."""
+    point does), else the process, a fixed part and what the scheme declares it holds while it
+    distributes the whole tensor in memory (``in_memory_bytes`` with the config's ``params``)."""
     from .schemes import SCHEMES
     from .stream_metrics import simulated_peak_bytes
 
     registered = SCHEMES.get(scheme)
     if registered is not None and registered.streamed is None:
-        per_nnz = HYPER_BYTES_PER_NNZ + HYPER_BYTES_PER_NNZ_PART * ranks
-        return (int(PROCESS_BYTES + HYPER_BYTES + per_nnz * size.nnz),
-                f"{registered.label} in memory: {per_nnz} B x {size.nnz:,} nonzeros + "
-                f"{(PROCESS_BYTES + HYPER_BYTES) / 1e6:.0f} MB")
+        held, what = (registered.in_memory_bytes(size.nnz, len(size.dims), ranks, dict(params or {}))
+                      if registered.in_memory_bytes is not None else (0.0, "nothing declared"))
+        return (int(PROCESS_BYTES + IN_MEMORY_BYTES + held),
+                f"{registered.label} in memory: {what} + {(PROCESS_BYTES + IN_MEMORY_BYTES) / 1e6:.0f} MB")
     slice_bytes = registered.slice_bytes if registered is not None else 80
     return (int(simulated_peak_bytes(size.dims, size.nnz, ranks, multi_policy, slice_bytes, prefixes=csf_prefixes)),
             f"streaming engine at {ranks} ranks, {size.nnz:,} nonzeros" + (", CSF tree shapes" if csf_prefixes else ""))
@@ -245,7 +247,8 @@ def estimate_points(config, points, *, csf_prefixes: bool = False) -> list[Estim
         scheme = SCHEMES.get(axes["algorithm"])
         multi = bool(scheme.multi_policy) if scheme is not None else True
         if config.execution == "simulate":
-            peak, basis = simulated_peak(size, axes["algorithm"], int(axes["ranks"]), multi, csf_prefixes)
+            peak, basis = simulated_peak(size, axes["algorithm"], int(axes["ranks"]), multi, csf_prefixes,
+                                         config.params.get(axes["algorithm"], {}))
             if csf_prefixes and len(size.dims) > 2:
                 one_pass = max(len(g) for g in spill_groups(size.nnz, len(size.dims)))
                 spills[name] = 8 * size.nnz * one_pass

@@ -69,8 +69,12 @@ def test_simulated_laws():
 
     size = me.TensorSize((100, 200, 300), 1_000_000, "test")
     small, _ = me.simulated_peak(size, "hyper", 32, False)
-    large, basis = me.simulated_peak(size, "hyper", 512, False)
+    large, basis = me.simulated_peak(size, "hyper", 512, False, params={"preset": "default"})
     assert large - small == 5 * 480 * 1_000_000 and "HyperG in memory" in basis
+    # auto takes large_k from k = 128 on: Mt-KaHyPar's state then does not grow with k, it goes by pins
+    auto, basis = me.simulated_peak(size, "hyper", 512, False)
+    assert auto == me.simulated_peak(size, "hyper", 128, False)[0] < large and "pins (large_k)" in basis
+    assert auto - small == 212 * 3 * 1_000_000 - (450 + 5 * 32) * 1_000_000
     peak, basis = me.simulated_peak(size, "lite", 32, True)
     assert peak == simulated_peak_bytes(size.dims, size.nnz, 32, True) and "streaming engine" in basis
 

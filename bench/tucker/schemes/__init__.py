@@ -28,7 +28,7 @@ from typing import Callable
 from ...parameters import Parameter, check_parameters
 from .coarse import coarse, coarse_parallel, coarse_stream
 from .distribution import Distribution, PolicyStream, contiguous_blocks, mode_rng
-from .hyper import HYPER_PARAMETERS, hyper, hyper_parallel, partition_cache_dir
+from .hyper import HYPER_PARAMETERS, hyper, hyper_parallel, partition_cache_dir, partition_memory
 from .lite import lite, lite_parallel, lite_stream
 from .lite_bound import theorem_6_1_slack
 from .medium import MEDIUM_PARAMETERS, medium, medium_parallel, medium_stream
@@ -47,7 +47,9 @@ class Scheme:
     under the config's (HyperG: its partition cache, so a partition of minutes is reused);
     ``offline_partition`` = (what, tool) marks a scheme whose distribution time is an offline
     partition's (``info["partition_seconds"]``, paper Fig. 16); ``extra_metrics(mode_metrics, nnz,
-    ranks)`` gives row fields computed from the exact metrics (Lite: Theorem 6.1's slack)."""
+    ranks)`` gives row fields computed from the exact metrics (Lite: Theorem 6.1's slack);
+    ``in_memory_bytes(nnz, nmodes, ranks, params)`` = (bytes, what) a scheme without a streamed form
+    holds beyond the tensor while it distributes (HyperG: its partitioner), the pre-flight's estimate."""
 
     name: str
     serial: Callable[..., Distribution]
@@ -61,6 +63,7 @@ class Scheme:
     run_params: Callable[[], dict] | None = None
     offline_partition: tuple[str, str] | None = None
     extra_metrics: Callable[[list, int, int], dict] | None = None
+    in_memory_bytes: Callable[[int, int, int, dict], tuple] | None = None
 
     def validate(self, params: dict | None) -> dict:
         """``params`` checked against :attr:`parameters`; a ValueError names the scheme, the key,
@@ -118,7 +121,8 @@ SCHEMES: dict[str, Scheme] = {
                      streamed=medium_stream, slice_bytes=40),
     "hyper": Scheme("hyper", hyper, hyper_parallel, False, "HyperG",
                     "HyperG: fine-grained hypergraph partitioning (Mt-KaHyPar, KM1)", HYPER_PARAMETERS,
-                    run_params=_partition_cache, offline_partition=("hypergraph partitioning", "Mt-KaHyPar")),
+                    run_params=_partition_cache, offline_partition=("hypergraph partitioning", "Mt-KaHyPar"),
+                    in_memory_bytes=partition_memory),
 }
 
 

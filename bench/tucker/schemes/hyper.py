@@ -32,7 +32,7 @@ from ...parameters import Parameter
 from .distribution import Distribution
 
 __all__ = ["hyper", "hyper_parallel", "available", "HyperGUnavailable", "HYPER_PARAMETERS", "partition_cache_dir",
-           "resolve_preset", "hypergraph_nets", "write_hmetis", "AUTO_LARGE_K_FROM"]
+           "resolve_preset", "partition_memory", "hypergraph_nets", "write_hmetis", "AUTO_LARGE_K_FROM"]
 
 PRESETS = ("default", "deterministic", "deterministic_quality", "quality", "highest_quality", "large_k", "auto")
 #: `auto` takes large_k from this many blocks on: on a 200k-nonzero nell2 stand-in (2 threads) default took
@@ -55,6 +55,24 @@ _MTK = {}
 def partition_cache_dir() -> Path:
     """Where sweeps keep HyperG partitions: ``$SPBENCH_DATA/partitions``."""
     return data_dir() / "partitions"
+
+
+#: the partitioner's peak bytes per nonzero and per nonzero and block (default-like presets, k = 32 on
+#: 600k-nonzero stand-ins within 1-19%), and per pin with large_k (k = 512 on the same: within 0-40%,
+#: never under); `spbench bench preflight --configs` on a HyperG-only copy of tucker_hyper.yaml
+PARTITION_BYTES_PER_NNZ, PARTITION_BYTES_PER_NNZ_PART, LARGE_K_BYTES_PER_PIN = 450, 5, 212
+
+
+def partition_memory(nnz: int, nmodes: int, nparts: int, params: dict) -> tuple[float, str]:
+    """(bytes, what) HyperG's in-memory partition of ``nnz`` elements of ``nmodes`` modes into
+    ``nparts`` blocks adds to the process: Mt-KaHyPar's hypergraph and partition state, which with
+    ``large_k`` does not grow with k (nell2-delicious 600k at k = 512: 477-683 MB in all where the
+    per-block law said 2.0 GB)."""
+    preset = resolve_preset(str(params.get("preset", HYPER_PARAMETERS["preset"].default)), nparts)
+    if preset == "large_k":
+        return LARGE_K_BYTES_PER_PIN * nmodes * nnz, f"{LARGE_K_BYTES_PER_PIN} B x {nmodes * nnz:,} pins (large_k)"
+    per_nnz = PARTITION_BYTES_PER_NNZ + PARTITION_BYTES_PER_NNZ_PART * int(nparts)
+    return per_nnz * nnz, f"{per_nnz} B x {nnz:,} nonzeros ({preset})"
 
 
 def resolve_preset(preset: str, nparts: int) -> str:
