@@ -103,6 +103,7 @@ def _oracle_ladder(quick: bool, call: float) -> dict:
     for nbytes in sizes:
         Z = np.full((max(1, nbytes // (8 * ORACLE_LADDER_COLS)), ORACLE_LADDER_COLS), 0.5)
         mats.append((Z, np.ones(Z.shape[1]), np.ones(Z.shape[0])))
+
     def timed(fn):
         def sample() -> float:         # warm, as in a Lanczos run, whose queries read the same Z in turn
             for _ in range(3):         # a Z read once is not yet all in the last-level cache (2-3 reads here)
