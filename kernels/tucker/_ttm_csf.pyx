@@ -20,6 +20,11 @@ from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dgemm
 
+import numpy as np
+
+cdef enum:
+    PARALLEL_MIN = 65536       # fewer elements are sorted and gathered in one thread (start-up would dominate)
+
 cdef enum:
     MAXLEV = 16         # modes at most
     GEMM_MIN = 4        # fewer children: direct outer products
@@ -249,22 +254,29 @@ ctypedef fused item_t:
     double
 
 
-def gather(const item_t[:] src, const int32_t[::1] idx, item_t[::1] out):
+def gather(const item_t[:] src, const int32_t[::1] idx, item_t[::1] out, int threads=1):
     """``out[i] = src[idx[i]]`` (int32 positions: numpy's fancy indexing would cast them to
-    intp chunk by chunk, about twice as slow)."""
+    intp chunk by chunk, about twice as slow), on ``threads`` threads."""
     cdef int64_t i, m = idx.shape[0]
     if out.shape[0] != m:
         raise ValueError("idx and out differ in length")
     with nogil:
-        for i in range(m):
-            out[i] = src[idx[i]]
+        if threads <= 1 or m < PARALLEL_MIN:
+            for i in range(m):
+                out[i] = src[idx[i]]
+        else:
+            for i in prange(m, num_threads=threads, schedule="static"):
+                out[i] = src[idx[i]]
 
 
 def stable_order(const int32_t[:] key, int64_t nkeys, const int32_t[::1] perm, int32_t[::1] out,
-                 int64_t[::1] counts):
+                 int64_t[::1] counts, int threads=1):
     """``out`` = ``perm`` (the identity when it is empty) stably reordered by key, ``key[i]`` being
     the key of ``perm[i]`` (in [0, nkeys)): one counting-sort pass. ``counts`` (≥ nkeys + 1
-    entries) ends with the end of every key's run: ``counts[c]`` = elements with key ≤ c."""
+    entries) ends with the end of every key's run: ``counts[c]`` = elements with key ≤ c. With
+    ``threads`` > 1 (and at least as many elements as keys) each thread counts and places a
+    contiguous share, its offsets per key after the earlier threads' (so the order stays stable):
+    ``threads`` × (nkeys + 1) int32 counts more."""
     cdef int64_t m = out.shape[0]
     cdef int64_t i, c, s
     cdef bint ident = perm.shape[0] == 0
@@ -272,6 +284,9 @@ def stable_order(const int32_t[:] key, int64_t nkeys, const int32_t[::1] perm, i
         raise ValueError("perm and out differ in length")
     if key.shape[0] != m or counts.shape[0] < nkeys + 1:
         raise ValueError("key and out differ in length, or counts is shorter than nkeys + 1")
+    if threads > 1 and m >= PARALLEL_MIN and nkeys <= m:
+        _stable_order_threads(key, nkeys, perm, out, counts, threads)
+        return
     with nogil:
         for c in range(nkeys + 1):
             counts[c] = 0
@@ -285,6 +300,40 @@ def stable_order(const int32_t[:] key, int64_t nkeys, const int32_t[::1] perm, i
             c = key[i]
             out[counts[c]] = <int32_t> (i if ident else perm[i])
             counts[c] += 1
+
+
+cdef void _stable_order_threads(const int32_t[:] key, int64_t nkeys, const int32_t[::1] perm,
+                                int32_t[::1] out, int64_t[::1] counts, int threads):
+    """:func:`stable_order` on ``threads`` threads (its docstring)."""
+    cdef int64_t m = out.shape[0]
+    cdef int64_t share = (m + threads - 1) // threads
+    cdef int32_t[:, ::1] at = np.zeros((threads, nkeys), dtype=np.int32)
+    cdef bint ident = perm.shape[0] == 0
+    cdef int t
+    cdef int64_t i, c, lo, hi, s
+    cdef int32_t v
+    with nogil:
+        for t in prange(threads, num_threads=threads, schedule="static", chunksize=1):
+            lo = t * share
+            hi = min(m, lo + share)
+            for i in range(lo, hi):
+                at[t, key[i]] += 1
+        s = 0
+        for c in range(nkeys):                   # each key's run: thread 0's share first, then 1's, ...
+            for t in range(threads):
+                v = at[t, c]
+                at[t, c] = <int32_t> s
+                s += v
+        for t in prange(threads, num_threads=threads, schedule="static", chunksize=1):
+            lo = t * share
+            hi = min(m, lo + share)
+            for i in range(lo, hi):
+                c = key[i]
+                out[at[t, c]] = <int32_t> (i if ident else perm[i])
+                at[t, c] += 1
+        for c in range(nkeys):                   # the last thread's offsets end every key's run
+            counts[c] = at[threads - 1, c]
+        counts[nkeys] = m
 
 
 def distinct_pairs(const int32_t[:] col, const int64_t[::1] ends, int32_t[::1] last):

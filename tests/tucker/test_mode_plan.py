@@ -40,8 +40,8 @@ def test_hooi_fit_same_with_the_input_released(scheme, init, make_tensor):
 
 @pytest.mark.parametrize("scheme", ["coarse", "medium", "lite"])
 @pytest.mark.parametrize("release", [False, True])
-def test_trees_built_side_by_side_equal_one_at_a_time(scheme, release, make_tensor):
-    """threads > 1 builds the modes' csf trees at once: the same trees, the sets released alike."""
+def test_trees_built_on_threads_equal_one_thread(scheme, release, make_tensor):
+    """threads > 1 sorts on that many threads: the same trees, the sets released alike."""
     built = []
     for threads in (1, 3):
         comm, dt = _distributed(scheme, make_tensor)

@@ -276,3 +276,43 @@ sweep:
     assert abs(rows["csf"]["fit"] - rows["paper"]["fit"]) <= 1e-10 * abs(rows["paper"]["fit"])
     assert 0 < rows["csf"]["ttm_kernel_flops"] <= rows["paper"]["ttm_kernel_flops"]
     assert rows["csf"]["ttm_kernel_flops_max"] <= rows["csf"]["ttm_kernel_flops"]
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_counting_sort_and_gather_on_threads_equal_one_thread(threads):
+    """Each thread counts and places a contiguous share after the earlier threads': the same
+    stable order, bucket ends and gathers as one thread (sizes past the kernels' parallel floor,
+    keys with empty buckets, a strided key column)."""
+    from spbench.kernels.tucker import _ttm_csf
+
+    rng = np.random.default_rng(5)
+    m = 200_003
+    keys = np.stack([rng.integers(0, 1000, m), rng.integers(0, 50_000, m) * 2], axis=1).astype(np.int32)
+    key = keys[:, 1]                                                  # strided; odd keys empty
+    perm = rng.permutation(m).astype(np.int32)
+    for p in (np.zeros(0, np.int32), perm):
+        ref, ref_counts = np.empty(m, np.int32), np.empty(100_001, np.int64)
+        _ttm_csf.stable_order(key if p.size == 0 else key[p], 100_000, p, ref, ref_counts)
+        out, counts = np.empty(m, np.int32), np.full(100_001, -1, np.int64)
+        _ttm_csf.stable_order(key if p.size == 0 else key[p], 100_000, p, out, counts, threads)
+        np.testing.assert_array_equal(out, ref)
+        np.testing.assert_array_equal(counts, ref_counts)
+    vals = rng.random(m)
+    got, want = np.empty(m), np.empty(m)
+    _ttm_csf.gather(vals, perm, got, threads)
+    _ttm_csf.gather(vals, perm, want)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_csf_tree_on_threads_equals_one_thread():
+    """A tree built with its sorts on two threads is the one-thread tree."""
+    from spbench.datasets.tensor_registry import standin
+
+    T = standin("nell2", nnz=300_000, seed=0)
+    for n in range(3):
+        a, b = CSFPlan.build(T, n, K=(10, 10, 10)), CSFPlan.build(T, n, K=(10, 10, 10), threads=2)
+        assert a.order == b.order and a.nodes == b.nodes
+        np.testing.assert_array_equal(a.rows, b.rows)
+        np.testing.assert_array_equal(a.values, b.values)
+        assert all(np.array_equal(x, y) for x, y in zip(a.ptr, b.ptr))
+        assert all(np.array_equal(x, y) for x, y in zip(a.ids[1:], b.ids[1:]))

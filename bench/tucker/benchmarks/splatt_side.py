@@ -83,13 +83,13 @@ def _csf_ttm_seconds(plans, factors, Z, scratch, threads: int) -> float:
 
 def _csf_build_seconds(T, Ks, threads: int) -> float:
     """Seconds to build our csf plan of every mode (one tree per mode, as SPLATT's ``-c N``) as the
-    measured path does at ``threads`` threads (:meth:`.csf.CSFPlan.from_columns`, modes side by
-    side: :func:`.csf.build_trees`)."""
-    from spbench.tucker.hooi.csf import build_trees
+    measured path does at ``threads`` threads (:meth:`.csf.CSFPlan.from_columns`, its counting sorts
+    and gathers on the threads, as SPLATT sorts on its threads)."""
     from spbench.tucker.hooi.ttm import build_ttm_plan
 
     t0 = time.perf_counter()
-    build_trees(lambda n: build_ttm_plan(T, n, kind="csf", K=Ks), range(T.nmodes), threads)
+    for n in range(T.nmodes):
+        build_ttm_plan(T, n, kind="csf", K=Ks, threads=threads)
     return time.perf_counter() - t0
 
 

@@ -198,9 +198,10 @@ class CSFPlan:
 
     @classmethod
     def build(cls, tensor: SparseTensor, mode: int, elements: np.ndarray | None = None,
-              K=None, order=None) -> "CSFPlan":
+              K=None, order=None, threads: int = 1) -> "CSFPlan":
         """Tree of ``elements`` (index array into ``tensor``; default all) rooted at ``mode``;
-        ``order`` (the modes by level) is chosen by :func:`order_from_counts` unless given."""
+        ``order`` (the modes by level) is chosen by :func:`order_from_counts` unless given;
+        ``threads``: :meth:`from_columns`'."""
         if tensor.nmodes < 2:
             raise ValueError("a CSF tree needs a tensor with at least 2 modes")
         coords, values = tensor.coords, tensor.values
@@ -214,17 +215,19 @@ class CSFPlan:
                 coords, values = coords[elements], values[elements]
         _check_int32(tensor.dims, coords.shape[0])
         cols = [np.asarray(coords[:, j], dtype=np.int32) for j in range(tensor.nmodes)]
-        return cls.from_columns(cols, tensor.dims, mode, values, K=K, order=order)
+        return cls.from_columns(cols, tensor.dims, mode, values, K=K, order=order, threads=threads)
 
     @classmethod
-    def from_columns(cls, cols, dims, mode: int, values: np.ndarray, K=None, order=None) -> "CSFPlan":
+    def from_columns(cls, cols, dims, mode: int, values: np.ndarray, K=None, order=None,
+                     threads: int = 1) -> "CSFPlan":
         """Tree of the elements whose mode-j indices are ``cols[j]`` (int32, possibly strided views;
         ``dims[j]`` bounds them) and values ``values``, rooted at ``mode``. Counting sorts by each
         level's column (stable, O(nnz + length) per level, the keys gathered in the current order so
         every pass reads them in sequence): the element-sized scratch is int32 (two permutations,
         then the sorted level columns, which give every level's nodes in one sequential pass). The
         level order is :func:`order_from_counts` on the exact pair counts unless ``order`` is
-        given. The result is the tree of a sort by the level keys."""
+        given. The result is the tree of a sort by the level keys. ``threads``: the sorts and
+        gathers of tens of thousands of elements or more run on that many threads."""
         from spbench.kernels.tucker import _ttm_csf
 
         N = len(cols)
@@ -246,11 +249,12 @@ class CSFPlan:
             if len(others) < 2 or nnz == 0:
                 order = (mode, *others)
             else:
-                _ttm_csf.stable_order(cols[mode], dims[mode], identity, perm, counts)   # by slice
+                _ttm_csf.stable_order(cols[mode], dims[mode], identity, perm, counts, threads)   # by slice
                 last = np.empty(max(dims[j] for j in others), dtype=np.int32)
                 pairs = {}
                 for j in others:
-                    roots, pairs[j] = _ttm_csf.distinct_pairs(_take(cols[j], perm), counts[:dims[mode]], last)
+                    roots, pairs[j] = _ttm_csf.distinct_pairs(_take(cols[j], perm, threads), counts[:dims[mode]],
+                                                              last)
                 del last
                 Kw = [10] * N if K is None else [int(k) for k in K]
                 order = order_from_counts(mode, others, roots, pairs, nnz, Kw)
@@ -262,44 +266,31 @@ class CSFPlan:
         bufs = [perm, np.empty(nnz, dtype=np.int32)]
         src = identity
         for t, j in enumerate(reversed(order)):
-            _ttm_csf.stable_order(cols[j] if src is identity else _take(cols[j], src), dims[j], src, bufs[t % 2],
-                                  counts)
+            _ttm_csf.stable_order(cols[j] if src is identity else _take(cols[j], src, threads), dims[j], src,
+                                  bufs[t % 2], counts, threads)
             src = bufs[t % 2]
         del bufs, perm
         d = N - 1
         # sorted level columns (the last is the leaves' ids); the slices' from the last pass's counts
         level = [np.repeat(np.arange(dims[mode], dtype=np.int32), np.diff(counts[:dims[mode]], prepend=0))]
         del counts
-        level += [_take(cols[j], src) for j in order[1:]]
+        level += [_take(cols[j], src, threads) for j in order[1:]]
         nodes = _ttm_csf.tree_nodes(level[:d])
         rows = np.empty(nodes[0], dtype=np.int32)
         ptr = [np.empty(nodes[k] + 1, dtype=np.int32) for k in range(d)]
         ids = [None] + [np.empty(nodes[k], dtype=np.int32) for k in range(1, d)] + [level[d]]
         _ttm_csf.tree_fill(level[:d], rows, ptr, ids)
         del level
-        vals = _take(np.asarray(values, dtype=np.float64), src)
+        vals = _take(np.asarray(values, dtype=np.float64), src, threads)
         return cls(mode, order, dims, rows, tuple(ptr), tuple(ids), vals)
 
 
-def build_trees(make, modes, threads: int = 1) -> list:
-    """``[make(n) for n in modes]`` with up to ``threads`` trees built at once: a tree's counting
-    sorts run in one thread (and release the GIL), so a rank given several threads builds its
-    modes' trees side by side, holding that many trees' scratch (int32 per element and level) at once."""
-    modes = list(modes)
-    if int(threads) <= 1 or len(modes) <= 1:
-        return [make(n) for n in modes]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=min(int(threads), len(modes))) as pool:
-        return list(pool.map(make, modes))
-
-
-def _take(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``a[idx]`` for int32 positions (compiled)."""
+def _take(a: np.ndarray, idx: np.ndarray, threads: int = 1) -> np.ndarray:
+    """``a[idx]`` for int32 positions (compiled, on ``threads`` threads)."""
     from spbench.kernels.tucker import _ttm_csf
 
     out = np.empty(idx.shape[0], dtype=a.dtype)
-    _ttm_csf.gather(a, idx, out)
+    _ttm_csf.gather(a, idx, out, threads)
     return out
 
 

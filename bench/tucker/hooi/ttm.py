@@ -71,11 +71,11 @@ class TTMPlan:
 
 
 def build_ttm_plan(tensor: SparseTensor, mode: int, elements: np.ndarray | None = None, kind: str = "csf",
-                   K=None):
+                   K=None, threads: int = 1):
     """The plan of kernel ``kind`` (:data:`TTM_KINDS`) for ``elements`` of ``tensor`` (default
-    all); ``K`` (optional) weighs the CSF level order's flop estimate."""
+    all); ``K`` (optional) weighs the CSF level order's flop estimate; ``threads``: the CSF build's."""
     if kind == "csf":
-        return CSFPlan.build(tensor, mode, elements, K=K)
+        return CSFPlan.build(tensor, mode, elements, K=K, threads=threads)
     if kind == "paper":
         return TTMPlan.build(tensor, mode, elements)
     raise ValueError(f"ttm must be one of {', '.join(TTM_KINDS)}, got {kind!r}")

@@ -86,7 +86,7 @@ def build_plans(comm, dt, ttm: str = "csf", K=None, *, release: bool = False,
     level order. ``release``: drop each policy set's arrays (ids, coordinates, values) as soon as
     the trees no longer need them (``ttm: csf``; ``paper`` keeps the values in its local tensor),
     so a rank never holds its sets and their trees whole at once (§7.3: one copy of the input
-    per policy). ``threads``: the csf trees of that many modes are built at once."""
+    per policy). ``threads``: the csf trees' sorts and gathers run on that many threads."""
     N = dt.nmodes
     sets = dt.sets if dt.multi_policy else dt.sets[:1]
     if release:
@@ -154,30 +154,25 @@ def _local_rows(ids: np.ndarray, length: int):
 
 
 def _csf_trees(dt, sets, factor_ids, K, release: bool, threads: int = 1) -> list:
-    """Per mode, the CSF tree of that mode's policy set (:meth:`.csf.CSFPlan.from_columns`),
-    built from int32 columns renumbered into local factor rows, up to ``threads`` modes at once
-    (:func:`.csf.build_trees`); with ``release`` a set's arrays go as soon as its last tree is built."""
-    from spbench.tucker.hooi.csf import CSFPlan, build_trees
+    """Per mode, the CSF tree of that mode's policy set (:meth:`.csf.CSFPlan.from_columns`, its
+    sorts on ``threads`` threads), built one mode at a time from int32 columns renumbered into
+    local factor rows; with ``release`` a set's arrays go as soon as its last tree is built."""
+    from spbench.tucker.hooi.csf import CSFPlan
 
     N = dt.nmodes
     local = [_local_rows(factor_ids[j], dt.dims[j]) for j in range(N)]
     dims = tuple(int(f.size) for f in factor_ids)
-
-    def make(n):
+    trees = []
+    for n in range(N):
         s = sets[n] if dt.multi_policy else sets[0]
         cols = []
         for j in range(N):
             c = s.coords[:, j]
             cols.append(np.asarray(c, dtype=np.int32) if local[j] is None else local[j](c))
-        tree = CSFPlan.from_columns(cols, dims, n, s.values, K=K)
+        trees.append(CSFPlan.from_columns(cols, dims, n, s.values, K=K, threads=threads))
         del cols
-        if release and dt.multi_policy:
+        if release and (dt.multi_policy or n == N - 1):
             s.gids = s.coords = s.values = None
-        return tree
-
-    trees = build_trees(make, range(N), threads)
-    if release and not dt.multi_policy:
-        sets[0].gids = sets[0].coords = sets[0].values = None
     return trees
 
 
