@@ -21,8 +21,6 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pandas as pd
-
 from spbench.atomic_files import WriteFailed, json_ready, probe_folder, write_json
 from spbench.row_schema import CorruptRow, RowSchemaError, check_row, read_row
 
@@ -318,11 +316,14 @@ def find_result_dirs(path) -> list[Path]:
     return sorted(p for p in path.iterdir() if (p / "runs").is_dir()) if path.is_dir() else []
 
 
-def load_rows(path, *, corrupt: list | None = None) -> pd.DataFrame:
+def load_rows(path, *, corrupt: list | None = None) -> "pandas.DataFrame":
     """All rows of one results folder (or of every sweep folder under it) as one DataFrame; a row of
     another schema version is a one-line RowSchemaError (a ValueError). A fragment that holds no
     row is a CorruptRow too, unless ``corrupt`` is a list: then its one-line reason is appended
-    there and the other rows load."""
+    there and the other rows load. (pandas is imported here, not with the module: every MPI rank
+    writes through :class:`ResultStore`, and pandas would add about 60 MB to each rank's peak.)"""
+    import pandas as pd
+
     rows = []
     for folder in find_result_dirs(path):
         for frag in sorted((folder / "runs").glob("*.json")):

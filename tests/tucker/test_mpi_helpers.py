@@ -98,3 +98,17 @@ def test_helpers_under_mpiexec(tmp_path):
     assert len(report) == 13
     bad = [e for e in report if not e["ok"]]
     assert not bad, bad
+
+
+def test_a_rank_imports_no_pandas():
+    """What the MPI worker's ranks import (the row store, plugins, progress, the task loop, the
+    distribution, HOOI, the schemes) leaves pandas out: it would add about 60 MB to every rank's
+    peak, which the pre-flight's per-rank law does not count."""
+    code = ("import sys\n"
+            "import spbench.tucker.mpi.worker, spbench.results, spbench.plugins, spbench.tucker.mpi.job_progress\n"
+            "import spbench.tucker.mpi.task_loop, spbench.tucker.mpi.distribute, spbench.tucker.hooi.loop\n"
+            "import spbench.tucker.schemes, spbench.tucker.rank_usage\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'matplotlib'}))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", done.stdout
