@@ -116,12 +116,15 @@ _LAUNCHER = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execv(sys.ar
 
 
 def _run_child(cmd: list[str], work: Path, timeout: float) -> tuple[int | None, int, float]:
-    """(exit status or None on timeout, ru_maxrss of the command's tree in bytes, seconds)."""
+    """(exit status or None on timeout, ru_maxrss of the command's tree in bytes, seconds); the
+    child reads no cached distribution counts (``SPBENCH_COUNTS_CACHE=0``): a point is measured
+    cold, as the pre-flight estimates it, whatever ran before."""
     peak_file = work / "maxrss_kb"
     start = time.monotonic()
     with open(work / "log.txt", "wb") as out:
         proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(peak_file), *cmd], stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                env=dict(os.environ, SPBENCH_COUNTS_CACHE="0"))
         try:
             code = proc.wait(timeout)
         except subprocess.TimeoutExpired:

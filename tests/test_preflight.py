@@ -76,7 +76,7 @@ def test_dry_run_shows_each_estimate_and_the_disk(write_config, tmp_path, data):
 
 
 def test_a_sptrsv_point_over_the_free_memory_is_refused(write_config, tmp_path, data, monkeypatch):
-    monkeypatch.setattr(preflight, "available_memory", lambda: (100_000_000, "MemAvailable"))
+    monkeypatch.setattr(preflight, "available_memory", lambda: (50_000_000, "MemAvailable"))
     cfg, out = write_config("""
         name: s
         experiment: sptrsv
@@ -85,7 +85,7 @@ def test_a_sptrsv_point_over_the_free_memory_is_refused(write_config, tmp_path, 
         repeats: 2
         """), tmp_path / "out"
     _refused(_run(cfg, out), out, data, "point 'lap2d-5pt[grid=8] algorithm=serial cores=1'", "lower nonzeros",
-             "100 MB is available")
+             "50 MB is available")
     assert _run(cfg, out, "-q", "--no-preflight").exit_code == 0
 
 

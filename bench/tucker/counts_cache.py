@@ -7,18 +7,21 @@ A file ``$SPBENCH_DATA/counts/<tensor>-<hash>.npz`` per (data set checksum, sche
 P, seed, code version of the Tucker package and kernels: :func:`spbench.code_version.code_version`),
 written atomically; its identity is stored inside and checked on reading, and a file that cannot be
 read whole (corrupt, partial, another identity) counts as absent and is written again.
+``SPBENCH_COUNTS_CACHE=0`` turns it off (nothing read, nothing written): `spbench bench preflight`
+measures its points cold that way, as the pre-flight estimates them.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import zipfile
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["counts_identity", "counts_path", "load_counts", "save_counts", "CachedCounts"]
+__all__ = ["counts_identity", "counts_path", "load_counts", "save_counts", "CachedCounts", "enabled"]
 
 #: per-rank arrays of each mode's counts (:func:`.metrics.mode_counts`)
 RANK_FIELDS = ("e_p", "r_p", "held_p", "own_p", "x_send_p", "x_recv_p", "x_peers_p", "fm_send_p", "fm_recv_p",
@@ -64,10 +67,18 @@ def _set_name(S: tuple) -> str:
     return "_".join(str(int(j)) for j in S)
 
 
+def enabled() -> bool:
+    """False when ``SPBENCH_COUNTS_CACHE=0`` (module docstring)."""
+    return os.environ.get("SPBENCH_COUNTS_CACHE", "1") != "0"
+
+
 def save_counts(path: Path, identity: dict, cached: CachedCounts) -> None:
     """Write ``cached`` to ``path`` atomically; a write that fails (full disk) leaves no file and
     is not an error of the point (the counts are only kept for later)."""
     from spbench.atomic_files import WriteFailed, atomic_output, json_ready
+
+    if not enabled():
+        return
 
     arrays = {}
     scalars = []
@@ -90,6 +101,8 @@ def save_counts(path: Path, identity: dict, cached: CachedCounts) -> None:
 def load_counts(path: Path, identity: dict) -> CachedCounts | None:
     """The counts stored at ``path`` for ``identity``, or None when there are none, or the file is
     unreadable, partial or of another identity."""
+    if not enabled():
+        return None
     try:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"][()]))

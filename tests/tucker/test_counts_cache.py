@@ -46,6 +46,18 @@ def test_counts_read_back_equal(streamed):
     assert len({counts_path(i) for i in others} | {counts_path(ident)}) == 5
 
 
+def test_the_cache_off_reads_and_writes_nothing(streamed, monkeypatch):
+    """SPBENCH_COUNTS_CACHE=0 (how `spbench bench preflight` measures a point cold)."""
+    ident = counts_identity("off", "lite", 8, 0, {})
+    path = counts_path(ident, "enron")
+    save_counts(path, ident, CachedCounts(streamed, 1.0, True, {}))
+    monkeypatch.setenv("SPBENCH_COUNTS_CACHE", "0")
+    assert load_counts(path, ident) is None
+    other = counts_identity("off2", "lite", 8, 0, {})
+    save_counts(counts_path(other, "enron"), other, CachedCounts(streamed, 1.0, True, {}))
+    assert not counts_path(other, "enron").exists()
+
+
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "foreign"])
 def test_a_damaged_file_is_ignored_and_written_again(streamed, damage):
     ident = counts_identity("abc", "lite", 8, 0, {})
