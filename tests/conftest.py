@@ -1,6 +1,7 @@
 """Shared fixtures: a writer for small config files, the path of the installed CLI, small random
-tensors (``make_tensor``)."""
+tensors (``make_tensor``), a fresh interpreter (``fresh_python``)."""
 import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -52,3 +53,14 @@ def random_tensor(seed, dims=(9, 7, 5), nnz=120, skew=1.2):
 def make_tensor():
     """``random_tensor(seed, dims, nnz, skew)``: the tests' small power-law tensors."""
     return random_tensor
+
+
+@pytest.fixture
+def fresh_python():
+    """Runs Python code in a fresh interpreter and returns what it printed (a failure is the test's):
+    what a module imports can only be seen before anything else imported it."""
+    def run(code: str) -> str:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip()
+    return run

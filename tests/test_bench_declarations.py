@@ -82,13 +82,10 @@ EVERY_HELP_AND_MODULES = ("import sys\nfrom click.testing import CliRunner\nfrom
                           "print(*sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy', 'pandas'}))\n")
 
 
-def test_every_benchmark_s_help_imports_no_numpy():
+def test_every_benchmark_s_help_imports_no_numpy(fresh_python):
     """A benchmark's --help reads its choices from registries that hold names only (e.g. the Lanczos
     modes and TTM kernels of spbench.tucker.hooi.variants), so it answers without numpy."""
-    done = subprocess.run([sys.executable, "-c", EVERY_HELP_AND_MODULES], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "", done.stdout
+    assert fresh_python(EVERY_HELP_AND_MODULES) == ""
 
 
 # The worked example: a benchmark measuring numpy's copy at a few buffer sizes.

@@ -100,7 +100,7 @@ def test_helpers_under_mpiexec(tmp_path):
     assert not bad, bad
 
 
-def test_a_rank_imports_no_pandas():
+def test_a_rank_imports_no_pandas(fresh_python):
     """What the MPI worker's ranks import (the row store, plugins, progress, the task loop, the
     distribution, HOOI, the schemes) leaves pandas out: it would add about 60 MB to every rank's
     peak, which the pre-flight's per-rank law does not count."""
@@ -109,6 +109,4 @@ def test_a_rank_imports_no_pandas():
             "import spbench.tucker.mpi.task_loop, spbench.tucker.mpi.distribute, spbench.tucker.hooi.loop\n"
             "import spbench.tucker.schemes, spbench.tucker.rank_usage\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'matplotlib'}))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[]", done.stdout
+    assert fresh_python(code) == "[]"
