@@ -423,7 +423,8 @@ def _print_agreement(chosen, other_path: Path, measured: dict, path: Path, quiet
               help="The experiment whose cost model to calibrate.")
 @click.option("--cores", default=None,
               help="SpTrSV: core counts to calibrate, comma separated (default 1, 2, 4, ... up to this machine's cores).")
-@click.option("--force", is_flag=True, help="Keep a calibration measured on a busy machine (refused otherwise).")
+@click.option("--force", is_flag=True, help="Keep a calibration measured on a busy machine, or with a term that "
+              "cannot be right (refused otherwise; the file notes why).")
 @click.option("--quick", is_flag=True, help="Small inputs and few repeats (seconds).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Calibration file (default $SPBENCH_DATA/calibration/<experiment>-<host>.json).")
@@ -468,7 +469,7 @@ def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, valida
         try:
             if not force:  # before minutes of measuring: is someone else using the cores right now?
                 require_quiet(check_now(), what)
-            measured = chosen.measure_calibration(quick, cores_list)
+            measured = chosen.measure_calibration(quick, cores_list, force)
             if not force:
                 require_quiet(measured.get("load", {}), what)
         except MachineBusy as exc:

@@ -202,8 +202,9 @@ class Experiment(RowKind):
 
     # -- calibration -------------------------------------------------------------------------
     @abstractmethod
-    def measure_calibration(self, quick: bool, cores: tuple) -> dict:
-        """Measure the cost model's terms on this machine (ValueError for core counts it cannot use)."""
+    def measure_calibration(self, quick: bool, cores: tuple, force: bool = False) -> dict:
+        """Measure the cost model's terms on this machine (ValueError for core counts it cannot use);
+        ``force``: keep terms the experiment would refuse as implausible, noting why in the result."""
 
     #: the module holding the experiment's calibration: ``default_calibration_path()``, ``save(measured,
     #: path)`` and ``load(path)`` over :mod:`spbench.calibration`'s format (imported when used)

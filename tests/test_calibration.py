@@ -46,7 +46,7 @@ def test_calibrate_goes_through_the_experiment(experiment, tmp_path, monkeypatch
     asked = []
     monkeypatch.setattr("spbench.machine_load.check_now", lambda seconds=1.0: {"busy": False})
     monkeypatch.setattr(kind, "measure_calibration",
-                        lambda self, quick, cores: asked.append((quick, cores)) or MEASURED[experiment])
+                        lambda self, quick, cores, force=False: asked.append((quick, cores)) or MEASURED[experiment])
     out = tmp_path / "cal.json"
     res = CliRunner().invoke(main, ["calibrate", "--experiment", experiment, "--quick", "--cores", "1,2",
                                     "--out", str(out)])

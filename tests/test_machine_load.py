@@ -80,7 +80,7 @@ def test_calibrate_refuses_a_busy_machine(when, tmp_path, monkeypatch):
 
     measured = {"load": BUSY if when == "during" else {"busy": False}}
     monkeypatch.setattr(machine_load, "check_now", lambda seconds=1.0: BUSY if when == "before" else {"busy": False})
-    monkeypatch.setattr(type(get_experiment("sptrsv")), "measure_calibration", lambda self, quick, cores: measured)
+    monkeypatch.setattr(type(get_experiment("sptrsv")), "measure_calibration", lambda self, quick, cores, force=False: measured)
     out = tmp_path / "cal.json"
     res = CliRunner().invoke(main, ["calibrate", "--experiment", "sptrsv", "--out", str(out)])
     assert res.exit_code == 2 and "Traceback" not in res.output
@@ -102,7 +102,7 @@ def test_force_keeps_a_busy_calibration(tmp_path, monkeypatch):
     checked = []
     monkeypatch.setattr(machine_load, "check_now", lambda seconds=1.0: checked.append(1) or BUSY)
     monkeypatch.setattr(type(get_experiment("sptrsv")), "measure_calibration",
-                        lambda self, quick, cores: measured)
+                        lambda self, quick, cores, force=False: measured)
     out = tmp_path / "cal.json"
     res = CliRunner().invoke(main, ["calibrate", "--experiment", "sptrsv", "--force", "--out", str(out)])
     assert res.exit_code == 0, res.output
@@ -114,7 +114,7 @@ def test_implausible_calibration_is_one_line(tmp_path, monkeypatch):
     from spbench.experiment_registry import get_experiment
     from spbench.sptrsv.calibration.calibrate import ImplausibleCalibration
 
-    def measure(self, quick, cores):
+    def measure(self, quick, cores, force=False):
         raise ImplausibleCalibration("barrier at 2 cores came out 9.0 ns, below the 20 ns ...; nothing written")
 
     monkeypatch.setattr(machine_load, "check_now", lambda seconds=1.0: {"busy": False})
@@ -122,3 +122,25 @@ def test_implausible_calibration_is_one_line(tmp_path, monkeypatch):
     res = CliRunner().invoke(main, ["calibrate", "--experiment", "sptrsv", "--out", str(tmp_path / "c.json")])
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1
     assert "came out 9.0 ns" in res.output and not (tmp_path / "c.json").exists()
+
+
+def test_force_keeps_an_implausible_calibration_and_says_why(tmp_path, monkeypatch):
+    """--force keeps what check_physical refused (a quick calibration's per-row rate within noise of
+    zero at 2 cores), the reason in the file and in the summary."""
+    from spbench.sptrsv.calibration import calibrate as cal
+
+    monkeypatch.setattr(machine_load, "check_now", lambda seconds=1.0: {"busy": False})
+
+    def refuse(costs):
+        raise cal.ImplausibleCalibration("t_row (2 cores) came out -0.022 ns: ...; nothing written")
+
+    monkeypatch.setattr(cal, "check_physical", refuse)
+    out = tmp_path / "c.json"
+    res = CliRunner().invoke(main, ["calibrate", "--experiment", "sptrsv", "--quick", "--cores", "1",
+                                    "--out", str(out)])
+    assert res.exit_code == 2 and not out.exists()
+    res = CliRunner().invoke(main, ["calibrate", "--experiment", "sptrsv", "--quick", "--cores", "1", "--force",
+                                    "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "implausible" in res.output and "kept with --force" in res.output
+    assert "kept with --force" in cal.load(out)["implausible"]

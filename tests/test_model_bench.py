@@ -70,7 +70,7 @@ def test_calibrate_validate_after_measuring(sptrsv_cal, tmp_path, monkeypatch):
     from spbench.sptrsv.calibration.calibrate import load
     from spbench.sptrsv.experiment import SptrsvExperiment
 
-    monkeypatch.setattr(SptrsvExperiment, "measure_calibration", lambda self, quick, cores: load(sptrsv_cal))
+    monkeypatch.setattr(SptrsvExperiment, "measure_calibration", lambda self, quick, cores, force=False: load(sptrsv_cal))
     monkeypatch.setattr("spbench.machine_load.check_now", lambda seconds=1.0: {"busy": False})
     cal, out = tmp_path / "new.json", tmp_path / "val"
     res = invoke("calibrate", "--cores", "1", "--out", cal, "--validate", 6, "--results", out, "-q")

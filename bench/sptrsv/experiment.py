@@ -90,9 +90,9 @@ class SptrsvExperiment(Experiment):
 
     calibration_module = "spbench.sptrsv.calibration.calibrate"
 
-    def measure_calibration(self, quick: bool, cores: tuple) -> dict:
+    def measure_calibration(self, quick: bool, cores: tuple, force: bool = False) -> dict:
         from spbench.sptrsv.calibration.calibrate import calibrate
-        return calibrate(cores, quick=quick)
+        return calibrate(cores, quick=quick, keep_implausible=force)
 
     validation = ("sptrsv-model", "grid")  # measured vs predicted solves on a lap2d-5pt grid
 

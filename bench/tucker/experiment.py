@@ -159,7 +159,7 @@ class TuckerExperiment(Experiment):
 
     calibration_module = "spbench.tucker.calibration.calibrate"
 
-    def measure_calibration(self, quick: bool, cores: tuple) -> dict:
+    def measure_calibration(self, quick: bool, cores: tuple, force: bool = False) -> dict:
         from spbench.tucker.calibration.calibrate import calibrate
         return calibrate(quick=quick)
 
