@@ -225,5 +225,6 @@ def _calibration_if_missing(config, point, work: Path, say) -> Path | None:
     except RunError:
         say(f"no {config.experiment} calibration here: measuring a quick one for the simulated points")
     work.mkdir(parents=True, exist_ok=True)
-    return experiment.save_calibration(experiment.measure_calibration(True, (), force=True), work / f"{config.experiment}.json")
+    measured = experiment.measure_calibration(True, (), force=True)
+    return experiment.save_calibration(measured, work / f"{config.experiment}.json")
 

@@ -17,7 +17,7 @@ from spbench.bench_options import BadOption, Option, executable
 TABLES = "spbench.bench_tables"
 SCHEMES = "spbench.tucker.schemes:SCHEMES"
 LANCZOS = "spbench.tucker.hooi.variants:LANCZOS_MODES"
-TTM = "spbench.tucker.hooi.variants:TTM_KERNELS"
+TTM = "spbench.tucker.hooi.variants:TTM_KINDS"
 TTM_CASES = "spbench.tucker.benchmarks.ttm_bench:CASES"
 
 

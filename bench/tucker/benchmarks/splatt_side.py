@@ -134,7 +134,6 @@ def splatt_rounds(splatt: str, cases: list[str], threads: list[int], reps: int, 
                         rounds["splatt_csf"].append(timers["csf"])
                     with threadpool_limits(limits=t):
                         rounds["csf_build"].append(_csf_build_seconds(T, Ks, t))
-                    with threadpool_limits(limits=t):
                         rounds["csf_ttm"].append(_csf_ttm_seconds(plans, F, Z, scratch, t))
                     if t == 1:
                         with threadpool_limits(limits=1):

@@ -74,7 +74,8 @@ SCHEMA_VERSION = 4
 COMPUTE_KEYS = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row", "ttm_csf_miss",
                 "ttm_cache_bytes",
                 "ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "ttm_local_khat", "oracle_call",
-                "oracle_bytes", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
+                "oracle_bytes", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query",
+                "lanczos_left_word",
                 "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row",
                 "lanczos_local_query", "dist_oracle_call", "dist_oracle_row")
 MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce",
@@ -119,7 +120,8 @@ def _oracle_ladder(quick: bool, call: float) -> dict:
         secs = interleaved_medians(cases, 5 if quick else 9, warmup=1)
     entries = np.array([Z.size for Z, _, _ in mats], dtype=float)
     per = np.maximum(np.array(secs) - call, 0.0) / np.concatenate([entries, entries])
-    return {"oracle_bytes": [float(8 * e) for e in entries], "oracle_matvec_entry": [float(v) for v in per[:len(sizes)]],
+    return {"oracle_bytes": [float(8 * e) for e in entries],
+            "oracle_matvec_entry": [float(v) for v in per[:len(sizes)]],
             "oracle_rmatvec_entry": [float(v) for v in per[len(sizes):]]}
 
 

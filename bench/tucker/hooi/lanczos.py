@@ -53,7 +53,6 @@ __all__ = ["LanczosResult", "lanczos_svd", "default_ncv", "paper_ncv", "RowLayou
            "CommRows", "LANCZOS_MODES"]
 
 
-
 @dataclass
 class LanczosResult:
     """``U`` (local rows, nsv), ``s`` (nsv,) decreasing, ``V`` (n, nsv); diagnostics."""

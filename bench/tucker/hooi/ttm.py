@@ -16,12 +16,10 @@ import scipy.linalg.cython_blas  # noqa: F401  (the TTM kernel's dgemm: load it 
 
 from spbench.tucker.hooi.csf import CSFPlan
 from spbench.datasets.sparse_tensor import SparseTensor, unique_sorted
+from spbench.tucker.hooi.variants import TTM_KINDS  # config key ``ttm``: the CSF kernel (default) or the paper's
 
 __all__ = ["TTMPlan", "TTM_KINDS", "build_ttm_plan", "ttm", "ttm_scratch_len", "khat", "ttm_flops",
            "unfold", "fold"]
-
-#: config key ``ttm``: the CSF kernel (default) or the paper's element-wise one
-TTM_KINDS = ("csf", "paper")
 
 
 @dataclass(frozen=True)

@@ -4,4 +4,4 @@
 ``paper``, or ``csf``, the compressed-sparse-fiber tree of §8's future work)."""
 
 LANCZOS_MODES = ("paper", "converged")
-TTM_KERNELS = ("csf", "paper")
+TTM_KINDS = ("csf", "paper")

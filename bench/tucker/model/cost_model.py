@@ -67,11 +67,12 @@ import numpy as np
 
 from spbench.tucker.hooi.loop import PARTITION
 from spbench.tucker.hooi.lanczos import LANCZOS_MODES, default_ncv, paper_ncv
-from spbench.tucker.hooi.variants import TTM_KERNELS
+from spbench.tucker.hooi.variants import TTM_KINDS
 from spbench.tucker.model.mode_load import ModeLoad, khat_of as _khat
 
 __all__ = ["ModeLoad", "loads_from_counts", "csf_work", "rank_loads", "lanczos_steps", "predict_from_loads",
-           "predict_hooi", "entry_cost", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS", "TERM_COMPONENT"]
+           "predict_hooi", "entry_cost", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS",
+           "TERM_COMPONENT"]
 
 #: 4: svd_time is the Lanczos runs' local work (its messages are in comm_time only), other_time the
 #: core's product, and the four add up to hooi_time; 5: the oracle's cost per entry by Z's size
@@ -86,7 +87,7 @@ TERM_COMPONENT = {"ttm": "ttm_time", "oracle_products": "svd_time", "oracle_inde
 TTM_COSTS = {"csf": ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row",
                      "ttm_csf_miss", "ttm_cache_bytes"),
              "paper": ("ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat")}
-assert tuple(TTM_COSTS) == TTM_KERNELS, "every local TTM kernel has its costs"
+assert tuple(TTM_COSTS) == TTM_KINDS, "every local TTM kernel has its costs"
 COMPUTE_COSTS = TTM_COSTS["csf"] + TTM_COSTS["paper"] + (
     "oracle_call", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query", "lanczos_left_word",
     "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row", "lanczos_local_query",
