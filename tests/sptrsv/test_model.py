@@ -148,7 +148,14 @@ def quick_costs():
     with pytest.MonkeyPatch.context() as mp:  # a busy machine must not fail these tests: keep what it measures
         mp.setattr(cal, "SYNC_FLOOR", 0.0)
         mp.setattr(cal, "COMPUTE_JUMP_MAX", float("inf"))
-        return cal.calibrate(cores_list=sorted({1, min(2, usable_cores())}), quick=True, keep_implausible=True)
+        # a quick calibration's small matrices put a rate within noise of zero now and then on this VM
+        # (t_row -0.02 ns at 2 cores; t_far below zero in 2 of 15 runs, when t_nnz lands in a slow
+        # mode): such a measurement is taken again, up to three times, not asserted on
+        for _ in range(3):
+            c = cal.calibrate(cores_list=sorted({1, min(2, usable_cores())}), quick=True, keep_implausible=True)
+            if "implausible" not in c and all(e[k] > 0 for e in c["cores"].values() for k in cal.RATE_KEYS):
+                break
+        return c
 
 
 def test_calibrate_quick(quick_costs, tmp_path):
@@ -157,17 +164,10 @@ def test_calibrate_quick(quick_costs, tmp_path):
     assert c["machine"]["cores"] >= 1 and c["date"]
     assert c["serial"]["t_row"] + c["serial"]["t_nnz"] > 0
     assert c["serial"]["t_nnz"] > 0
-    # a quick calibration's per-row rate can land within noise of zero at 2 cores (-0.02 ns seen on a
-    # quiet machine): kept here (--force's way) with its reason, and then the model's check may be <= 0
-    kept = c.get("implausible")
-    assert kept is None or ("came out" in kept and "kept with --force" in kept and "\n" not in kept)
     for P, e in c["cores"].items():
         assert e["t_nnz"] > 0 and e["t_chain"] > 0
         assert {"independent 2", "independent 12", "chain", "far"} <= set(e["designed"])
-        # the model's check is positive wherever its rates are (a quick run's t_far can come out below
-        # zero when its t_nnz lands in this VM's slow mode: 0.6 instead of 0.45 ns, 2 of 15 runs)
-        positive = all(e[k] >= 0 for k in cal.RATE_KEYS)
-        assert all(f["measured"] > 0 and (kept or not positive or f["modelled"] > 0) for f in e["families"])
+        assert all(f["measured"] > 0 and f["modelled"] > 0 for f in e["families"])  # the check beside the model
         for key in ("barrier", "barrier_omp", "weak_barrier", "p2p_dep"):
             assert e[key] >= 0
         if int(P) > 1:
