@@ -20,7 +20,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .errors import DatasetError
 from .sparse_tensor import SparseTensor
@@ -181,6 +180,7 @@ def read_tns(path, *, dims=None, cache=True, chunksize: int = _CHUNK):
     dtypes = {c: np.int64 for c in range(nmodes)}
     dtypes[nmodes] = np.float64
     coords_parts, value_parts = [], []
+    import pandas as pd     # here, not at import: every `spbench run` process imports this module
     try:
         reader = pd.read_csv(path, sep=r"\s+", header=None, comment="#", engine="c", dtype=dtypes,
                              chunksize=chunksize, compression="infer", skip_blank_lines=True)

@@ -48,9 +48,9 @@ def test_a_point_over_the_free_memory_is_refused_in_one_line(write_config, tmp_p
 
 
 def test_a_small_free_memory_refuses_and_no_preflight_runs(write_config, tmp_path, data, monkeypatch):
-    monkeypatch.setattr(preflight, "available_memory", lambda: (50_000_000, "MemAvailable"))
+    monkeypatch.setattr(preflight, "available_memory", lambda: (30_000_000, "MemAvailable"))
     cfg, out = write_config(SMALL), tmp_path / "out"
-    _refused(_run(cfg, out), out, data, "point 'nell2 algorithm=lite ranks=512 K=10'", "50 MB is available")
+    _refused(_run(cfg, out), out, data, "point 'nell2 algorithm=lite ranks=512 K=10'", "30 MB is available")
     assert _run(cfg, out, "-q", "--no-preflight").exit_code == 0
     monkeypatch.setenv(preflight.SKIP_ENV, "1")
     assert _run(cfg, tmp_path / "again", "-q").exit_code == 0
@@ -175,13 +175,13 @@ def test_bench_preflight_measures_estimated_points(write_config, tmp_path):
                                     "--out", str(out), "-q"])
     assert res.exit_code == 0, res.output
     rows = sorted(load_rows(out).to_dict("records"), key=lambda r: r["item_index"])
-    assert [r["point"] for r in rows] == ["enron algorithm=lite ranks=16 K=10",
+    assert [r["point"] for r in rows] == ["enron algorithm=coarse ranks=16 K=10",
                                           "lap2d-5pt[grid=10] algorithm=serial cores=1"]
     for r in rows:
         assert r["status"] == "ok" and r["estimate_bytes"] > 0 and 20e6 < r["peak_bytes"] < 2e9, r
         assert r["ratio"] == pytest.approx(r["estimate_bytes"] / r["peak_bytes"])
         assert r["peak_kind"] == "largest process (ru_maxrss)"
-    assert "| t.yaml | full | simulate | enron algorithm=lite ranks=16 K=10 |" in res.stdout
+    assert "| t.yaml | full | simulate | enron algorithm=coarse ranks=16 K=10 |" in res.stdout
     assert "estimates within 25% of the measured peak" in res.stdout
     assert not (out / ".jobs" / "preflight").exists()
 

@@ -7,11 +7,11 @@ Laws, per point:
 
 * simulated CoarseG, MediumG, Lite: the streaming engine's own law,
   ``stream_metrics.simulated_peak_bytes(dims, nnz, nparts, multi_policy)``;
-* simulated HyperG (Mt-KaHyPar on the whole tensor, in memory): the process + 50 MB + nnz × (450 +
-  5·P) bytes (its gain cache grows with nonzeros × parts). The upper envelope of `/usr/bin/time -v
-  spbench run` of one-point sweeps on nell2 and enron stand-ins at 50k-200k nonzeros, 32 and 512
-  parts (peaks 148-666 MB; the law is 1.02-1.37 × each; least squares gives 15 MB + 470 B/nnz +
-  4.3 B/(nnz·part) above the process);
+* simulated HyperG (Mt-KaHyPar on the whole tensor, in memory): the point's process (35 MB) + 20
+  MB + what :func:`.schemes.hyper.partition_memory` declares for the preset the point resolves to
+  (its gain cache grows with nonzeros × parts; ``large_k``'s state goes by pins). The upper
+  envelope of `spbench bench preflight` on the 600k-nonzero stand-ins of delicious, enron and nell2
+  at 32 and 512 parts and on a 6,000-nonzero one (docs/performance.md);
 * measured (MPI): per rank max(93 MB, 56 MB + f × tucker-lite §7.3's memory per rank (tensor,
   penultimate matrices, factor rows, as ``metrics.metrics_from_counts`` counts them) at ideal
   loads), f = 1.18 for a multi-policy scheme and 1.32 for a single-policy one (MediumG: the formula
@@ -38,11 +38,10 @@ from ..experiment import Estimate
 __all__ = ["TensorSize", "tensor_size", "store_bytes", "simulated_peak", "measured_peak", "rank_formula_bytes",
            "estimate_points"]
 
-#: max RSS of `spbench run` on a 1000-nonzero stand-in (interpreter, numpy, scipy, the kernels)
-PROCESS_BYTES = 125e6
-#: a simulated scheme without a streamed form, above the process and what the scheme declares
-#: (:attr:`.schemes.Scheme.in_memory_bytes`): a fixed part
-IN_MEMORY_BYTES = 50e6
+#: a simulated scheme without a streamed form, above the point's process and what the scheme
+#: declares (:attr:`.schemes.Scheme.in_memory_bytes`): a fixed part (HyperG on a 6,000-nonzero
+#: stand-in: 24 MB above the process)
+IN_MEMORY_BYTES = 20e6
 #: measured ranks: max(RANK_FLOOR, RANK_BYTES + the §7.3 formula × RANK_FACTOR[multi-policy])
 RANK_FLOOR, RANK_BYTES, RANK_FACTOR = 93e6, 56e6, {True: 1.18, False: 1.32}
 _HEADERS_BYTES = 4096  # header.json and the columns' .npy headers
@@ -58,6 +57,7 @@ class TensorSize:
     basis: str  # where dims and nnz come from
     disk: int = 0  # bytes of store still to write (0: cached)
     disk_basis: str = "cached"
+    nonempty: tuple | None = None  # nonempty slices per mode, from a store's header (None: not known)
 
 
 def store_bytes(dims, nnz: int) -> int:
@@ -78,7 +78,7 @@ def _cached(store: Path, basis: str) -> TensorSize | None:
         header = read_header(store)
     except ValueError:  # a damaged store: its loader says so
         return None
-    return TensorSize(header.dims, header.nnz, f"{basis} (store header)")
+    return TensorSize(header.dims, header.nnz, f"{basis} (store header)", nonempty=header.slices_nonempty)
 
 
 def _converted(path: Path, name: str) -> Path | None:
@@ -176,16 +176,18 @@ def simulated_peak(size: TensorSize, scheme: str, ranks: int, multi_policy: bool
     point does), else the process, a fixed part and what the scheme declares it holds while it
     distributes the whole tensor in memory (``in_memory_bytes`` with the config's ``params``)."""
     from .schemes import SCHEMES
-    from .stream_metrics import simulated_peak_bytes
+    from .stream_metrics import POINT_BASE_BYTES, RUN_PROCESS_BYTES, simulated_peak_bytes
 
     registered = SCHEMES.get(scheme)
     if registered is not None and registered.streamed is None:
         held, what = (registered.in_memory_bytes(size.nnz, len(size.dims), ranks, dict(params or {}))
                       if registered.in_memory_bytes is not None else (0.0, "nothing declared"))
-        return (int(PROCESS_BYTES + IN_MEMORY_BYTES + held),
-                f"{registered.label} in memory: {what} + {(PROCESS_BYTES + IN_MEMORY_BYTES) / 1e6:.0f} MB")
+        return (int(max(RUN_PROCESS_BYTES, POINT_BASE_BYTES + IN_MEMORY_BYTES + held)),
+                f"{registered.label} in memory: {what} + {(POINT_BASE_BYTES + IN_MEMORY_BYTES) / 1e6:.0f} MB")
     slice_bytes = registered.slice_bytes if registered is not None else 80
-    return (int(simulated_peak_bytes(size.dims, size.nnz, ranks, multi_policy, slice_bytes, prefixes=csf_prefixes)),
+    nonempty_bytes = registered.nonempty_slice_bytes if registered is not None else 0
+    return (int(simulated_peak_bytes(size.dims, size.nnz, ranks, multi_policy, slice_bytes, prefixes=csf_prefixes,
+                                     nonempty=size.nonempty, decision_nonempty_bytes=nonempty_bytes)),
             f"streaming engine at {ranks} ranks, {size.nnz:,} nonzeros" + (", CSF tree shapes" if csf_prefixes else ""))
 
 

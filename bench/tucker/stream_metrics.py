@@ -263,13 +263,13 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
     sharers, needs = [None] * N, [None] * N
     s_sets = []
     for n in range(N):          # S_n from the scheme's per-slice decisions, one mode at a time
-        pairs = stream.slice_pairs(n)
-        if pairs is None:
+        blocks = stream.slice_pairs(n)
+        if blocks is None:
             s_sets.append(("S", n))
             continue
         bits = _pair_bitmap(dims[n], P)
-        _mark_from_pairs(bits, words, *pairs)
-        del pairs
+        for slices, procs in blocks:
+            _mark_from_pairs(bits, words, slices, procs)
         sharers[n] = _sharers(bits, words, int(dims[n]), P, None if owners is None else owners[n])
         del bits
     d_sets = [("D", n) for n in range(N) if stream.multi_policy and N > 1]
@@ -349,11 +349,16 @@ def stream_prefix_sets(dims, nnz: int, chunks, stream, sets, slice_sizes, *, thr
         return _spill_passes(stream, chunks, dims, nnz, list(sets), slice_sizes, pool, fill_pool)
 
 
-#: the process and its fixed buffers (interpreter, numpy, the read-ahead thread): 119 MB measured for
-#: a point on a 50k-nonzero stand-in (`spbench bench preflight`, configs/smoke_tucker.yaml)
-FIXED_BYTES = 120e6
-#: per slice kept while the store streams: slice sizes, the scheme's decisions, sharers, σ
-KEPT_SLICE_BYTES = 40
+#: the point's process before its first array (interpreter, numpy, the kernels, the read-ahead thread):
+#: 35 MB, measured alone (the docs' point.py) and inside `spbench run` (its forked point)
+POINT_BASE_BYTES = 35e6
+#: the floor: `spbench run` itself, which forks the point (46 MB on a 768k-nonzero stand-in)
+RUN_PROCESS_BYTES = 50e6
+#: per slice and per nonempty slice kept while the store streams (slice sizes, the scheme's
+#: decisions, sharers, σ), by multi-policy: pages of an empty slice's entries are mostly never
+#: touched. Fitted on nell1 at full size (28.2M of its 30.5M slices nonempty) and at 1% of its
+#: nonzeros (2.5M nonempty), 32 and 512 ranks (docs/performance.md, "Memory law")
+KEPT_BYTES = {False: (16, 16), True: (22, 22)}
 #: per element of a chunk while its CSF prefix keys are made, bucketed and counted: counted from the
 #: arrays alive at once (two int64 key buffers, one being written, the int32 bucket of each element,
 #: and two buckets of about a chunk's keys sorted by the counting threads), not fitted; checked on
@@ -362,19 +367,25 @@ SPILL_CHUNK_BYTES = 36
 
 
 def simulated_peak_bytes(dims, nnz: int, nparts: int, multi_policy: bool, decision_slice_bytes: int = 80,
-                         prefixes: bool = False) -> int:
-    """Peak resident bytes of one simulated point, the larger of its two phases above a fixed part:
-    the scheme's per-slice decisions (``decision_slice_bytes`` per slice, :attr:`Scheme.slice_bytes`)
-    and the pass (per-slice arrays kept, a few chunks in flight, the bitmaps of the largest pass,
-    the P × P peer marks; ``prefixes``: a chunk's spilled keys, :mod:`.stream_prefixes`). Fitted on
-    nell1's full-size stand-in at 32 and 512 ranks (docs), the fixed part on a small stand-in."""
+                         prefixes: bool = False, nonempty=None, decision_nonempty_bytes: int = 0) -> int:
+    """Peak resident bytes of one simulated point, the larger of its two phases above the point's
+    base: the scheme's per-slice decisions (``decision_slice_bytes`` per slice and
+    ``decision_nonempty_bytes`` per nonempty slice, :attr:`Scheme.slice_bytes`) and the pass
+    (per-slice arrays kept, a few chunks in flight, the bitmaps of the largest pass, the P × P peer
+    marks; ``prefixes``: a chunk's spilled keys, :mod:`.stream_prefixes`); never below `spbench
+    run`'s own process. ``nonempty``: the nonempty slices per mode (a store header's; default
+    min(L_n, nnz), an upper bound). Fitted on nell1's stand-ins at full size and at 1% (docs)."""
     dims = [int(d) for d in dims]
     P = int(nparts)
+    ne = [min(d, int(nnz)) for d in dims] if nonempty is None else [int(x) for x in nonempty]
     sets = ([("D", n) for n in range(len(dims))] if multi_policy else [("S", n) for n in range(len(dims))])
     largest = max((sum(bitmap_bytes(dims[n], P) for _, n in g) for g in passes(sets, dims, P, _budget())),
                   default=0)
-    per_chunk = min(int(nnz), CHUNK) * len(dims) * 16
-    passing = KEPT_SLICE_BYTES * sum(dims) + per_chunk + largest + 4 * P * P
+    # two chunks in flight, each its int32 coordinates and its int32 policy rows (one per mode, or one)
+    per_chunk = min(int(nnz), CHUNK) * 8 * (len(dims) + (len(dims) if multi_policy else 1))
+    per_slice, per_nonempty = KEPT_BYTES[bool(multi_policy)]
+    passing = per_slice * sum(dims) + per_nonempty * sum(ne) + per_chunk + largest + 4 * P * P
     if prefixes and len(dims) > 2:
         passing += SPILL_CHUNK_BYTES * min(int(nnz), CHUNK)
-    return int(FIXED_BYTES + max(int(decision_slice_bytes) * sum(dims), passing))
+    deciding = int(decision_slice_bytes) * sum(dims) + int(decision_nonempty_bytes) * sum(ne)
+    return int(max(RUN_PROCESS_BYTES, POINT_BASE_BYTES + max(deciding, passing)))

@@ -165,3 +165,17 @@ def test_serial_decisions_equal_collective_ones(kind, P):
         assert np.array_equal(getattr(serial.stage, field), getattr(collective.stage, field)), field
     for field in ("stage1_owner", "slice_k", "start2"):
         assert np.array_equal(getattr(serial, field), getattr(collective, field)), field
+
+
+@pytest.mark.parametrize("block", [1, 3, 1 << 22])
+def test_pair_blocks_are_the_pieces_pairs(block):
+    """The streamed S_n's bounded-memory blocks hold exactly the (slice, processor) pairs of
+    :meth:`LitePlan.pieces`, every block at most ``block`` stage-1 slices."""
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(0, 40, size=200)
+    plan = lite_plan(sizes, 7)
+    s, p, _ = plan.pieces()
+    blocks = list(plan.pair_blocks(block))
+    assert all(ids.size <= block for ids, _ in blocks[:-1])
+    got = sorted((int(i), int(q)) for ids, procs in blocks for i, q in zip(ids, procs))
+    assert got == sorted(zip(s.tolist(), p.tolist()))

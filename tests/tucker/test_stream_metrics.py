@@ -108,3 +108,19 @@ def test_memory_law_grows_with_slices_and_ranks():
     grown = sum(bitmap_bytes(L, 512) - bitmap_bytes(L, 32) for L in dims) + 4 * (512**2 - 32**2)
     assert big - small == grown
     assert big < 4e9
+    # an empty slice costs the per-slice part only; nothing falls below `spbench run`'s own process
+    sparse = simulated_peak_bytes(dims, 143_599_552, 512, True, 40, nonempty=[L // 10 for L in dims])
+    assert big - sparse == 22 * sum(L - L // 10 for L in dims)
+    assert simulated_peak_bytes((10, 10, 10), 100, 8, False) == 50e6
+
+
+def test_a_simulated_point_imports_no_pandas(fresh_python):
+    """What `spbench run` imports to run a simulated Tucker point (the CLI, the runner, the tensor
+    registry and readers, the streaming engine) leaves pandas and matplotlib out: they would add
+    40 MB or more to the process the law's POINT_BASE_BYTES counts as 35 MB."""
+    code = ("import sys\n"
+            "import spbench.cli, spbench.runner, spbench.point_process, spbench.preflight\n"
+            "import spbench.datasets.frostt, spbench.datasets.tensor_registry, spbench.tucker.experiment\n"
+            "import spbench.tucker.stream_metrics, spbench.tucker.memory_estimate, spbench.tucker.schemes\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'matplotlib'}))\n")
+    assert fresh_python(code) == "[]"

@@ -60,6 +60,7 @@ class Scheme:
     parameters: dict = field(default_factory=dict)     # name -> Parameter
     streamed: Callable[..., PolicyStream] | None = None
     slice_bytes: int = 80      # the streamed form's peak bytes per slice while deciding (the memory law)
+    nonempty_slice_bytes: int = 0   # and per nonempty slice (pages an empty slice's entries never touch)
     run_params: Callable[[], dict] | None = None
     offline_partition: tuple[str, str] | None = None
     extra_metrics: Callable[[list, int, int], dict] | None = None
@@ -112,13 +113,13 @@ def _partition_cache() -> dict:
 SCHEMES: dict[str, Scheme] = {
     "lite": Scheme("lite", lite, lite_parallel, True, "Lite",
                    "Lite (paper §6, Figure 8): sorted slices, round-robin then bin filling", streamed=lite_stream,
-                   slice_bytes=80, extra_metrics=_lite_slack),
+                   slice_bytes=21, nonempty_slice_bytes=16, extra_metrics=_lite_slack),
     "coarse": Scheme("coarse", coarse, coarse_parallel, True, "CoarseG",
                      "CoarseG: random slice order, contiguous balanced blocks per mode", streamed=coarse_stream,
-                     slice_bytes=40),
+                     slice_bytes=54),
     "medium": Scheme("medium", medium, medium_parallel, False, "MediumG",
                      "MediumG: SPLATT processor grid over randomly permuted indices", MEDIUM_PARAMETERS,
-                     streamed=medium_stream, slice_bytes=40),
+                     streamed=medium_stream, slice_bytes=42),
     "hyper": Scheme("hyper", hyper, hyper_parallel, False, "HyperG",
                     "HyperG: fine-grained hypergraph partitioning (Mt-KaHyPar, KM1)", HYPER_PARAMETERS,
                     run_params=_partition_cache, offline_partition=("hypergraph partitioning", "Mt-KaHyPar"),

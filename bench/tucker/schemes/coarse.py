@@ -17,7 +17,7 @@ from functools import partial
 import numpy as np
 
 from spbench.tucker.mpi.collectives import LocalComm, allreduce
-from .distribution import Distribution, PolicyStream, contiguous_blocks, permuted_cut
+from .distribution import PAIR_BLOCK, Distribution, PolicyStream, contiguous_blocks, permuted_cut
 
 __all__ = ["coarse", "coarse_parallel", "coarse_policies", "coarse_slice_owners", "coarse_stream"]
 
@@ -51,8 +51,8 @@ class _CoarseStream(PolicyStream):
 
     def slice_pairs(self, mode: int):
         """Whole slices: every non-empty slice has one sharer, its owner."""
-        ids = self._nonempty[mode]
-        return ids, self.owners[mode][ids]
+        ids, owners = self._nonempty[mode], self.owners[mode]
+        return ((ids[lo:lo + PAIR_BLOCK], owners[ids[lo:lo + PAIR_BLOCK]]) for lo in range(0, ids.size, PAIR_BLOCK))
 
 
 def coarse_stream(slice_sizes: list, nparts: int, *, seed: int = 0) -> PolicyStream:

@@ -44,6 +44,10 @@ class Distribution:
         return _HeldPolicies(self)
 
 
+#: slices per block of :meth:`PolicyStream.slice_pairs` (bounded memory on tens of millions of slices)
+PAIR_BLOCK = 1 << 22
+
+
 class PolicyStream:
     """A scheme's policies for ``nparts`` ranks, applied to consecutive chunks of the elements in
     storage order (tucker-lite §5–§6: every scheme decides per slice from the slice sizes, then
@@ -74,8 +78,9 @@ class PolicyStream:
         return [partial(self.fill, lo, cols, out)]
 
     def slice_pairs(self, mode: int):
-        """The distinct (slice, rank) pairs of ``mode`` sorted by slice then rank, when the scheme
-        knows them from its per-slice decisions (no pass over the elements); None otherwise."""
+        """The distinct (slice, rank) pairs of ``mode`` as an iterable of ``(slices, ranks)`` blocks
+        (bounded memory), when the scheme knows them from its per-slice decisions (no pass over the
+        elements); None otherwise."""
         return None
 
 

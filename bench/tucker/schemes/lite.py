@@ -46,7 +46,7 @@ from functools import partial
 import numpy as np
 
 from spbench.tucker.mpi.collectives import LocalComm, allreduce, block_range, exscan, sample_sort
-from .distribution import Distribution, PolicyStream
+from .distribution import PAIR_BLOCK, Distribution, PolicyStream
 
 __all__ = ["lite", "lite_parallel", "lite_mode", "lite_owners", "lite_plan", "lite_stream", "LitePlan"]
 
@@ -73,7 +73,22 @@ class LitePlan:
         """Every (slice id, processor, element count > 0) assignment, stage 1 then stage 2."""
         P = self.nparts
         t1 = np.arange(self.t_hat)
-        s1, p1, c1 = self.order[t1], t1 % P, self.sizes[t1]
+        s2, p2, c2 = self._stage2_pieces()
+        return (np.concatenate([self.order[t1], s2]), np.concatenate([t1 % P, p2]).astype(np.int64),
+                np.concatenate([self.sizes[t1], c2]).astype(np.int64))
+
+    def pair_blocks(self, block: int = PAIR_BLOCK):
+        """The (slice id, processor) pairs of :meth:`pieces` in blocks of at most ``block`` stage-1
+        slices, then stage 2's (at most P slices): bounded memory for tens of millions of slices."""
+        P = self.nparts
+        for lo in range(0, self.t_hat, block):
+            hi = min(self.t_hat, lo + block)
+            yield self.order[lo:hi], (np.arange(lo, hi, dtype=np.int64) % P).astype(np.int32)
+        s2, p2, _ = self._stage2_pieces()
+        yield s2, p2.astype(np.int32)
+
+    def _stage2_pieces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stage 2's assignments: each slice cut along the bins its elements fall in (§6.3)."""
         rest = self.sizes[self.t_hat:]
         starts = np.zeros(rest.size + 1, dtype=np.int64)
         np.cumsum(rest, out=starts[1:])
@@ -84,9 +99,7 @@ class LitePlan:
         seg_lo, seg_hi = seg_lo[keep], seg_hi[keep]
         k = np.searchsorted(starts, seg_lo, side="right") - 1
         p2 = np.searchsorted(self.bounds, seg_lo, side="right") - 1
-        return (np.concatenate([s1, self.order[self.t_hat + k]]),
-                np.concatenate([p1, p2]).astype(np.int64),
-                np.concatenate([c1, seg_hi - seg_lo]).astype(np.int64))
+        return self.order[self.t_hat + k], p2, seg_hi - seg_lo
 
 
 def _round_robin_loads(sizes: np.ndarray, first: int, nparts: int, before: np.ndarray) -> np.ndarray:
@@ -270,8 +283,7 @@ class _LiteStream(PolicyStream):
     def slice_pairs(self, mode: int):
         """Stage-1 slices whole, stage-2 slices cut along consecutive bins (:meth:`LitePlan.pieces`)."""
         st = self.modes[mode].stage
-        ids, procs, _ = LitePlan(self.nparts, st.limit, st.ids, st.sizes, st.t_hat, st.bounds).pieces()
-        return ids, procs
+        return LitePlan(self.nparts, st.limit, st.ids, st.sizes, st.t_hat, st.bounds).pair_blocks()
 
 
 def lite_stream(slice_sizes: list, nparts: int, *, seed: int = 0) -> PolicyStream:
