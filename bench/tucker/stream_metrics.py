@@ -161,7 +161,7 @@ def _sharers(bits: np.ndarray, words: int, length: int, P: int, owners) -> dict:
             order, bucket = np.empty(shared, dtype=np.int64), np.zeros(P + 1, dtype=np.int64)
             k.shared_order(cnt, P, np.empty(shared, dtype=np.int64), order, bucket)
             home_start = np.append(bucket[:-1][np.diff(bucket) > 0], shared)
-            k.chain_owners(bits, words, P, cnt, order, home_start, SWEEPS, sigma,
+            k.chain_owners(bits, words, P, order, home_start, SWEEPS, sigma, np.empty(shared, dtype=np.int32),
                            np.zeros((home_start.size - 1, P), dtype=np.int64), np.zeros(P, dtype=np.int64),
                            np.zeros(P, dtype=np.int64))
     own_p, x_recv_p = np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64)

@@ -59,34 +59,40 @@ def row_counts(const uint64_t[::1] bits, Py_ssize_t words, int32_t[::1] cnt, int
 
 
 cdef inline int32_t _best_sharer(const uint64_t *row, Py_ssize_t words, const int64_t *load, int64_t r,
-                                 int64_t P) noexcept nogil:
-    """The sharer p minimizing (load[p], (p − r) mod P): the greedy's choice for one shared slice."""
+                                 int64_t P, int64_t *sharers) noexcept nogil:
+    """The sharer p minimizing (load[p], (p − r) mod P): the greedy's choice for one shared slice;
+    ``sharers`` receives the row's bit count (read here rather than from a count array: one
+    random line per slice, not two)."""
     cdef Py_ssize_t w
     cdef uint64_t x
-    cdef int64_t p, k, best = -1, best_load = 0, best_rot = 0, rot
+    cdef int64_t p, k, best = -1, best_load = 0, best_rot = 0, rot, c = 0
     for w in range(words):
         x = row[w]
         while x:
             p = w * 64 + ctz64(x)
             x &= x - 1
+            c += 1
             k = load[p]
             rot = p - r                  # (p − r) mod P, both in [0, P)
             if rot < 0:
                 rot += P
             if best < 0 or k < best_load or (k == best_load and rot < best_rot):
                 best, best_load, best_rot = p, k, rot
+    sharers[0] = c
     return <int32_t>best
 
 
-def chain_owners(const uint64_t[::1] bits, Py_ssize_t words, int64_t P, const int32_t[::1] cnt,
-                 const int64_t[::1] order, const int64_t[::1] home_start, int sweeps, int32_t[::1] sigma,
+def chain_owners(const uint64_t[::1] bits, Py_ssize_t words, int64_t P, const int64_t[::1] order,
+                 const int64_t[::1] home_start, int sweeps, int32_t[::1] sigma, int32_t[::1] chosen,
                  int64_t[:, ::1] mine, int64_t[::1] total, int64_t[::1] load):
     """σ of the shared slices by the homes' greedy run in a chain (``spbench.tucker.mpi.comm``'s rule):
     ``order`` lists the shared slices grouped by active home, each group in decreasing sharers
-    (ties: increasing slice id), group a being ``order[home_start[a]:home_start[a+1]]``; ``mine``
-    (homes × P) and ``total``, ``load`` (P) are zeroed scratch. Returns the greedy steps taken."""
+    (ties: increasing slice id), group a being ``order[home_start[a]:home_start[a+1]]``; ``chosen``
+    (as long as ``order``) holds each sweep's choices in that order and is written to ``sigma``
+    once at the end, so a greedy step reads one line at random (the slice's bitmap row), not three;
+    ``mine`` (homes × P) and ``total``, ``load`` (P) are zeroed scratch. Returns the greedy steps taken."""
     cdef Py_ssize_t a, i, p, homes = home_start.shape[0] - 1
-    cdef int64_t l, steps = 0
+    cdef int64_t l, c = 0, steps = 0
     cdef int32_t best
     cdef int s
     with nogil:
@@ -95,19 +101,18 @@ def chain_owners(const uint64_t[::1] bits, Py_ssize_t words, int64_t P, const in
                 for p in range(P):
                     load[p] = total[p] - mine[a, p]
                 for i in range(home_start[a], home_start[a + 1]):
-                    if i + AHEAD < home_start[a + 1]:   # rows, counts and σ are hit at stride P
-                        l = order[i + AHEAD]
-                        prefetch_read(&bits[l * words], 0, 0)
-                        prefetch_read(&cnt[l], 0, 0)
-                        prefetch_write(&sigma[l], 1, 0)
+                    if i + AHEAD < home_start[a + 1]:   # rows are hit at stride P
+                        prefetch_read(&bits[order[i + AHEAD] * words], 0, 0)
                     l = order[i]
-                    best = _best_sharer(&bits[l * words], words, &load[0], (l + l // P) % P, P)
-                    load[best] += cnt[l] - 1
-                    sigma[l] = best
-                    steps += cnt[l]
+                    best = _best_sharer(&bits[l * words], words, &load[0], (l + l // P) % P, P, &c)
+                    load[best] += c - 1
+                    chosen[i] = best
+                    steps += c
                 for p in range(P):
                     mine[a, p] += load[p] - total[p]
                     total[p] = load[p]
+        for i in range(order.shape[0]):
+            sigma[order[i]] = chosen[i]
     return steps
 
 
