@@ -12,7 +12,8 @@ the rows). The real matrices have many more wavefronts at full size than a cube 
 (Queen_4147: 12,126; a 111^3-node cube: 2,313), and a box elongated along its slow axis has them
 (the wavefront count grows with its length). Elongation ``e`` multiplies the slow axis by
 e^((d-1)/d) and divides the others by e^(1/d) (rows unchanged); tiles then lower the count
-where the natural order has too many.
+where the natural order has too many. Columns (``COLUMN``) keep the natural order's wavefronts
+with independent columns per colour; where they fit as well (score within 0.1) they are taken.
 
 It works on the node graph with the compiled generator (``fem_mesh_lower``): dense dof blocks
 numbered node by node have exactly ``dof`` x the node wavefronts, so the average wavefront is
@@ -29,6 +30,12 @@ from .paper_matrices import SUITESPARSE
 #: the box's elongation, searched up from 1 and down from 1/2: the natural order's wavefronts
 #: (~ nx + 2 ny + 4 nz) are fewest near a cube and grow either way, so each direction stops early
 ELONGATIONS = ((1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), (1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64))
+#: columns: tiles COLUMN nodes wide across the box and spanning its slow axis; as many wavefronts as
+#: the natural order (a column's own chain is the slow axis), but the columns of a colour are
+#: independent, which is the locality a scheduler packing rows per core finds in a real mesh's
+#: numbering (hex8, 3 dofs, 21 x 21 x 301 nodes, 16 cores: GrowLocal cuts the 3,783 natural
+#: wavefronts 3.4x, the 3,828 of 4-wide columns 13.5x, of 6-wide ones 4.9x)
+COLUMN = 4
 TILES = (0, 256, 192, 128, 96, 64, 48, 32, 24, 16, 12, 8, 6, 4, 3, 2, 1)
 
 
@@ -62,14 +69,15 @@ def search(name: str, elongations=ELONGATIONS, tiles=TILES) -> list[tuple]:
     base = (p["cells_x"], p["cells_y"], p["cells_z"])
     found = []
 
-    def evaluate(grid, cells, t) -> float:
-        fronts, pairs = node_wavefronts(grid, tile_position(grid, (t,) * dim))
+    def evaluate(grid, cells, t, column=False) -> float:
+        tiles = (COLUMN,) * (dim - 1) + (0,) if column else (t,) * dim
+        fronts, pairs = node_wavefronts(grid, tile_position(grid, tiles))
         rows = grid.nodes * dof
         per_row = (pairs * dof * dof + grid.nodes * dof * (dof + 1) / 2) / rows
         avg = grid.nodes / fronts
         score = (abs(math.log(rows / m.n)) + abs(math.log(per_row / (m.nnz / m.n)))
                  + abs(math.log(avg / m.avg_wavefront)))
-        found.append((round(score, 3), cells[:dim], (t,) * dim, rows, round(per_row, 1), round(avg, 1)))
+        found.append((round(score, 3), cells[:dim], tiles, rows, round(per_row, 1), round(avg, 1)))
         return avg
 
     for direction in elongations:
@@ -77,6 +85,8 @@ def search(name: str, elongations=ELONGATIONS, tiles=TILES) -> list[tuple]:
             cells = cells_for(element, base, m.n / dof, e)  # a porous mesh keeps ~all nodes
             grid = mesh_grid(element, cells, porosity, seed)
             natural = evaluate(grid, cells, 0)
+            if min(grid.node_shape[:-1]) > 2 * COLUMN:
+                evaluate(grid, cells, 0, column=True)
             if natural < m.avg_wavefront * 1.5:  # tiles only cut the wavefronts (raise the average)
                 for t in tiles[1:]:
                     if t < span or t >= max(grid.node_shape):
@@ -85,4 +95,5 @@ def search(name: str, elongations=ELONGATIONS, tiles=TILES) -> list[tuple]:
                         break
             if natural < m.avg_wavefront / 2:
                 break  # a box still further from a cube only adds wavefronts
-    return sorted(found)
+    # scores within 0.1 are equal fits: then columns first (their locality, module docstring)
+    return sorted(found, key=lambda f: (round(f[0], 1), 0 if f[2][-1] == 0 and f[2][0] == COLUMN else 1, f[0]))
