@@ -50,7 +50,8 @@ def suitesparse_dir() -> Path:
 @dataclass(frozen=True)
 class LoadedMatrix(LoadedDataset):
     """A loaded data set: row name, ``real`` or ``synthetic``, sha256 identity, full matrix (CSR);
-    for a transformed one, ``symmetric``: whether the matrix before the transform was."""
+    for a transformed one, ``symmetric``: whether the matrix before the transform was. A
+    paper-size stand-in (``--scale paper``) is its lower triangle only, ``symmetric`` True."""
 
     matrix: sp.csr_matrix = field(compare=False, repr=False)
     symmetric: bool | None = None
@@ -82,7 +83,8 @@ class MatrixDataset(Dataset):
         """The matrix: generated, read from a file, or from the cache / a download / the stand-in.
         Repeated entries are summed, as Matrix Market defines them (``duplicates`` must be "sum").
 
-        Without a transform: the full symmetric matrix. With one: ``apply_transform``'s lower
+        Without a transform: the full symmetric matrix (a paper-size stand-in: its lower triangle,
+        already in the transform's order, ``paper_size``). With one: ``apply_transform``'s lower
         triangle (a fixed point of ``lower_triangle``, so callers taking the lower triangle of
         what ``load`` returns need not know), cached on disk for real matrices. ``progress(done
         bytes, total or None)`` follows a download.

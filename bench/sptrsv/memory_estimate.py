@@ -33,9 +33,10 @@ BASE_BYTES, BYTES_PER_ROW = 77e6, 36
 BYTES_PER_NNZ = {"fem-mesh": 135, "bundle-adjustment": 106, "lap2d-5pt": 71, "lap2d-9pt": 71, "lap3d-7pt": 71,
                  "lap3d-27pt": 71}
 #: a paper-size fem-mesh stand-in (``--scale paper``): its lower triangle written directly (12 B per nonzero)
-#: plus the DAG and the schedules; measured on Queen_4147's (docs/performance.md)
+#: plus the DAG and the schedules; Queen_4147's (163.8M lower nonzeros) peaked at 7.99 GB in
+#: `make schedule-sptrsv_suitesparse SCALE=full` (docs/reproducing.md), the law gives 8.09 GB
 PAPER_SIZE_FAMILY = "fem-mesh (paper size)"
-BYTES_PER_NNZ[PAPER_SIZE_FAMILY] = 40
+BYTES_PER_NNZ[PAPER_SIZE_FAMILY] = 48
 #: bytes per lower nonzero a cached transform adds (the larger of lap3d-27pt at 216,000 rows and a hex8
 #: fem-mesh at 28,611)
 TRANSFORM_BYTES_PER_NNZ = {"metis": 32, "ichol": 98}

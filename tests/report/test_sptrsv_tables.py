@@ -92,6 +92,9 @@ def test_ratio_columns_and_the_wavefront_bound_check(mk, tmp_path):
     assert gl["within"] is False or gl["within"] == False  # noqa: E712 (0.62 of the paper's)
     assert bound_summary(check) == ["GrowLocal within 1.25× of the paper on the matrices meeting the wavefront "
                                     "bound: 0 of 1 cells."]
+    rows = pd.concat([rows, pd.DataFrame([mk("Queen_4147", "elastic_divide", 16, 1.0, kernel="ssp", n=3420,
+                                             wavefronts=10, supersteps=2)])], ignore_index=True)
+    assert len(bound_summary(bound_check(rows, wavefront_bound(rows)))) == 2
     written, lines, _ = write_section(rows, tmp_path)
     text = "\n".join(lines)
     assert "Timeouts" in text and "Queen_4147 at 16 cores" in text

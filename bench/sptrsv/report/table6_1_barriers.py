@@ -210,8 +210,10 @@ def write_section(df: pd.DataFrame, out_dir: str | os.PathLike
             f"paper's (Tables A.1-A.3); the geometric means over those, beside the paper's, with the ratio "
             f"(this run / paper) and whether it is within {REDUCTION_BOUND}× (GrowLocal, ElasticDivide).",
             format_markdown(check) if len(check) else "(no ok rows on those matrices)",
-            *bound_summary(check),
-            details("Average wavefront of each matrix here and in the paper", format_markdown(bound)))
+            "[CSV (matrices)](table_6_1_wavefront_bound.csv)" + (" · [CSV (check)](table_6_1_bound_check.csv)"
+                                                                   if len(check) else ""),
+            ["", *(part for line in bound_summary(check) for part in (f"**{line}**", "")),
+             *details("Average wavefront of each matrix here and in the paper", format_markdown(bound))])
         written += [write_csv(bound, out_dir / "table_6_1_wavefront_bound.csv")]
         if len(check):
             written += [write_csv(check, out_dir / "table_6_1_bound_check.csv")]
