@@ -112,8 +112,9 @@ def wavefront_bound(df: pd.DataFrame) -> pd.DataFrame:
     first["group"] = first["dataset"].map(labels.dataset_group)
     first["avg_wavefront"] = (first["n"].astype(float) / first["wavefronts"].astype(float)).round(1)
     first["paper_avg_wavefront"] = first["dataset"].map(paper_avg_wavefront)
-    first["ratio"] = (first["avg_wavefront"] / first["paper_avg_wavefront"]).round(2)
-    first["meets_bound"] = ((first["ratio"] <= WAVEFRONT_BOUND) & (first["ratio"] >= 1 / WAVEFRONT_BOUND))
+    ratio = first["n"].astype(float) / first["wavefronts"].astype(float) / first["paper_avg_wavefront"]
+    first["meets_bound"] = (ratio <= WAVEFRONT_BOUND) & (ratio >= 1 / WAVEFRONT_BOUND)
+    first["ratio"] = ratio.round(2)
     return sort_groups(first, "dataset")[columns]
 
 
