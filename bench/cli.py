@@ -89,13 +89,15 @@ def main():
               help="What to do when a real data set is not cached and cannot be fetched (override).")
 @click.option("--launcher", default=None, help="Tucker MPI launcher template, e.g. 'srun -n {ranks}' (override).")
 @click.option("--oversubscribe", is_flag=True, default=None, help="Tucker MPI: allow more ranks than cores.")
-@click.option("--timeout", type=float, default=None, help="Tucker MPI: seconds per (tensor, ranks) job (override).")
+@click.option("--timeout", type=float, default=None, help="Tucker MPI: seconds per (tensor, ranks) job; SpTrSV "
+              "`--execution schedule`: seconds an HDagg schedule may take, past them a timeout row (override).")
 @click.option("--duplicates", type=click.Choice(["sum", "error"]), default=None,
               help="Tucker: a .tns file's repeated coordinates: add their values (default, with a warning) or "
                    "refuse the file (override).")
-@click.option("--scale", type=click.Choice(["full", "small"]), default=None,
+@click.option("--scale", type=click.Choice(["full", "small", "paper"]), default=None,
               help="small: a quick pass (stand-ins ~1/8 the rows or 1/100 the nonzeros, at most 10 repeats, "
-                   "1 run; results in results/<name>_small/).")
+                   "1 run; results in results/<name>_small/). paper (SpTrSV): the paper matrices' stand-ins at "
+                   "their own rows and nonzeros (results/<name>_paper/).")
 @click.option("--machine", "machine_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="simulate: model with this machine profile, a file `spbench calibrate` wrote (maybe on another "
                    "machine; overrides the config's costs).")

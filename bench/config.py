@@ -92,10 +92,17 @@ class Config:
         timed runs, ``runs: 1``, stand-ins shrunk by the experiment's ``small_factor`` (SpTrSV: about
         1/8 of the rows; Tucker: 1/100 of the nonzeros; real data sets, when cached, stay as they
         are) and the name ``<name>_small``, so its rows land in their own folder and ``scale`` is
-        part of every run_id."""
+        part of every run_id. ``paper`` (SpTrSV) keeps repeats and runs and puts every paper
+        matrix's stand-in at the matrix's own rows (``<name>_paper``)."""
         if scale == "full":
             return self
         experiment = get_experiment(self.experiment)
+        if scale == "paper":
+            if not experiment.paper_scale:
+                raise ConfigError(f"{self.source}: scale: paper is for experiments with stand-ins at the paper's "
+                                  f"sizes (sptrsv); a {self.experiment} config's full scale already is")
+            return replace(self, scale=scale, name=scaled_name(self.name, scale),
+                           datasets=tuple(experiment.paper_size_dataset(d) for d in self.datasets))
         return replace(self, scale=scale, name=scaled_name(self.name, scale),
                        datasets=tuple(experiment.shrink_dataset(d, experiment.small_factor) for d in self.datasets),
                        repeats=min(self.repeats, SMALL_MAX_REPEATS), runs=1)

@@ -134,6 +134,8 @@ class Experiment(RowKind):
     executions: tuple = ("measured", "simulate")
     #: ``--scale small``: stand-in data sets shrink by this factor
     small_factor: float = 1.0
+    #: ``--scale paper``: whether its stand-ins have a paper-size variant (``paper_size_dataset``)
+    paper_scale: bool = False
 
     def __init__(self):
         self.calibration = None  # the calibration file simulated rows use, as read (meta.json records it)
@@ -164,6 +166,10 @@ class Experiment(RowKind):
         """The data set's stand-in shrunk by ``factor`` (``--scale small``; the data set protocol's
         ``scaled``, :class:`spbench.datasets.dataset.Dataset`)."""
         return dataset.scaled(factor)
+
+    def paper_size_dataset(self, dataset):
+        """The data set at the paper's size (``--scale paper``); default: as it is."""
+        return dataset
 
     def dataset_fields(self, prepared) -> dict:
         """Row fields describing the prepared data set."""

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 __all__ = ["SCALES", "scaled_name"]
 
-#: ``full`` runs the config as written; ``small`` is the quick variant (:meth:`spbench.config.Config.scaled`)
-SCALES = ("full", "small")
+#: ``full`` runs the config as written; ``small`` is the quick variant; ``paper``: SpTrSV stand-ins at
+#: the paper matrices' own rows and nonzeros (:meth:`spbench.config.Config.scaled`)
+SCALES = ("full", "small", "paper")
 
 
 def scaled_name(name: str, scale: str) -> str:

@@ -77,11 +77,15 @@ def _local_pairs(cliques: list[list[tuple]]) -> np.ndarray:
     return np.array(sorted(pairs), dtype=np.int64)
 
 
+def present_cells(cells: tuple, porosity: float, seed: int) -> np.ndarray:
+    """Which cells the porous mesh keeps (one bool per cell, x fastest): uniform draws >= porosity."""
+    return np.random.default_rng(seed).random(int(np.prod(cells))) >= porosity
+
+
 def mesh_nodes_and_pairs(element: str, cells: tuple, porosity: float, seed: int):
     """Node coordinates (k, dim) of the mesh and its coupled node pairs (indices into them, a < b)."""
     dim, span, cliques, _ = ELEMENTS[element]
-    rng = np.random.default_rng(seed)
-    present = rng.random(int(np.prod(cells))) >= porosity
+    present = present_cells(cells, porosity, seed)
     origins = np.stack(np.unravel_index(np.flatnonzero(present), cells, order="F"), axis=1) * span
     node_shape = tuple(c * span + 1 for c in cells)
     flat = lambda coords: np.ravel_multi_index(tuple(coords.T), node_shape, order="F")  # noqa: E731
@@ -112,18 +116,24 @@ def node_order(element: str, coords: np.ndarray, node_shape: tuple, tiles: tuple
     return position
 
 
-def fem_mesh(element: str, dof: int, cells_x: int, cells_y: int, cells_z: int, tile_x: int, tile_y: int,
-             tile_z: int, porosity: float, seed: int) -> sp.csr_matrix:
-    """The SPD matrix of ``element`` on a (porous) box mesh with ``dof`` per node, block-multicolour numbered."""
+def checked_mesh(element: str, cells: tuple, tiles: tuple, porosity: float) -> tuple[tuple, tuple]:
+    """(cells, tiles) cut to the element's dimension; DatasetError for an unknown element, tiles
+    narrower than a cell or a porosity outside [0, 1)."""
     if element not in ELEMENTS:
         raise DatasetError(f"fem-mesh: element must be one of {', '.join(ELEMENTS)}, got {element!r}")
     dim, span, _, _ = ELEMENTS[element]
-    cells = (cells_x, cells_y, cells_z)[:dim]
-    tiles = (tile_x, tile_y, tile_z)[:dim]
+    cells, tiles = tuple(cells)[:dim], tuple(tiles)[:dim]
     if any(0 < t < span for t in tiles):
         raise DatasetError(f"fem-mesh: tiles of {element} must be 0 or at least {span} nodes wide, got {tiles}")
     if not 0.0 <= porosity < 1.0:
         raise DatasetError(f"fem-mesh: porosity must be in [0, 1), got {porosity}")
+    return cells, tiles
+
+
+def fem_mesh(element: str, dof: int, cells_x: int, cells_y: int, cells_z: int, tile_x: int, tile_y: int,
+             tile_z: int, porosity: float, seed: int) -> sp.csr_matrix:
+    """The SPD matrix of ``element`` on a (porous) box mesh with ``dof`` per node, block-multicolour numbered."""
+    cells, tiles = checked_mesh(element, (cells_x, cells_y, cells_z), (tile_x, tile_y, tile_z), porosity)
     coords, lo, hi, node_shape = mesh_nodes_and_pairs(element, cells, porosity, seed)
     position = node_order(element, coords, node_shape, tiles)
     return _assemble(position[lo], position[hi], len(coords), dof, np.random.default_rng(seed + 1))

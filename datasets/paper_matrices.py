@@ -201,6 +201,59 @@ BEYOND_BOUNDS: dict[str, tuple] = {
 }
 
 
+# Paper-size recipes (``--scale paper``): each Table A.1 fem-mesh stand-in's cells and tiles at the
+# matrix's own rows, found by `spbench datasets standin-search --paper-size NAME` (the box elongated
+# along its slow axis and the tile width searched for Table A.1's nonzeros per row and average
+# wavefront; docs/reproducing.md "SpTrSV stand-ins at the paper's sizes" lists what they measure).
+# Element, dofs, porosity and seed are the n/15 recipe's. Not listed: scaled to the real rows by
+# ``synthetic.scaled_params`` (the METIS-only matrices, natural order; bundle_adj).
+PAPER_SIZE: dict[str, tuple[tuple, tuple]] = {
+    "af_0_k101": ((1428, 87), (0, 0)),  # rows 503,008, nnz/row 18.4 (17.9), avg wavefront 78.4 (74)
+    "af_shell7": ((179, 700), (192, 192)),  # rows 504,720, nnz/row 18.4 (17.9), avg wavefront 133.4 (135)
+    "apache2": ((35, 35, 551), (0, 0, 0)),  # rows 715,392, nnz/row 3.9 (3.9), avg wavefront 1150.1 (1077)
+    "audikw_1": ((35, 17, 484), (192, 192, 192)),  # rows 942,840, nnz/row 38.7 (41.6), avg wavefront 196.2 (203)
+    "bmw7st_1": ((440, 52), (4, 0)),  # rows 140,238, nnz/row 27.1 (26.5), avg wavefront 185.5 (199)
+    "bmwcra_1": ((18, 18, 136), (24, 24, 24)),  # rows 148,371, nnz/row 38.0 (36.3), avg wavefront 203.5 (204)
+    "bone010": ((87, 22, 162), (4, 4, 0)),  # rows 989,736, nnz/row 39.4 (36.8), avg wavefront 453.2 (470)
+    "boneS01": ((28, 28, 49), (4, 4, 0)),  # rows 124,137, nnz/row 28.4 (26.9), avg wavefront 151.0 (156)
+    "boneS10": ((450, 108, 5), (96, 96, 96)),  # rows 882,024, nnz/row 31.3 (30.8), avg wavefront 407.8 (386)
+    "Bump_2911": ((20, 10, 4200), (4, 4, 0)),  # rows 2,911,293, nnz/row 21.4 (22.4), avg wavefront 229.5 (283)
+    "consph": ((30, 30, 28), (4, 4, 0)),  # rows 83,607, nnz/row 38.4 (36.6), avg wavefront 145.9 (139)
+    "Dubcova3": ((64, 253), (0, 0)),  # rows 146,680, nnz/row 12.9 (12.9), avg wavefront 45.4 (44)
+    "ecology2": ((500, 1995), (4, 0)),  # rows 999,996, nnz/row 3.0 (3.0), avg wavefront 499.2 (500)
+    "Emilia_923": ((28, 7, 1325), (0, 0, 0)),  # rows 922,896, nnz/row 21.1 (22.7), avg wavefront 226.0 (176)
+    "Fault_639": ((20, 5, 1689), (0, 0, 0)),  # rows 638,820, nnz/row 20.5 (22.9), avg wavefront 124.2 (143)
+    "Flan_1565": ((40, 20, 605), (4, 4, 0)),  # rows 1,565,298, nnz/row 39.0 (38.0), avg wavefront 208.7 (200)
+    "G3_circuit": ((629, 2516), (4, 0)),  # rows 1,585,710, nnz/row 3.0 (2.9), avg wavefront 628.3 (611)
+    "Geo_1438": ((31, 8, 1663), (4, 4, 0)),  # rows 1,437,696, nnz/row 21.3 (22.5), avg wavefront 282.2 (246)
+    "hood": ((535, 68), (16, 16)),  # rows 221,904, nnz/row 27.2 (24.9), avg wavefront 369.8 (365)
+    "Hook_1498": ((64, 1, 3840), (0, 0, 0)),  # rows 1,497,990, nnz/row 16.9 (20.8), avg wavefront 127.8 (95)
+    "inline_1": ((36, 17, 251), (64, 64, 64)),  # rows 503,496, nnz/row 38.7 (37.0), avg wavefront 289.9 (287)
+    "ldoor": ((283, 558), (4, 0)),  # rows 952,536, nnz/row 27.4 (24.9), avg wavefront 139.5 (141)
+    "msdoor": ((132, 520), (0, 0)),  # rows 415,758, nnz/row 27.3 (24.8), avg wavefront 59.1 (59)
+    "offshore": ((36, 2, 2339), (0, 0, 0)),  # rows 259,740, nnz/row 6.6 (8.7), avg wavefront 109.2 (75)
+    "parabolic_fem": ((725, 723), (2, 2)),  # rows 525,624, nnz/row 4.0 (4.0), avg wavefront 75089.1 (75117)
+    "PFlow_742": ((26, 3, 2292), (0, 0, 0)),  # rows 742,932, nnz/row 19.6 (25.5), avg wavefront 106.7 (118)
+    "Queen_4147": ((35, 35, 1066), (4, 4, 0)),  # rows 4,148,496, nnz/row 39.5 (40.2), avg wavefront 318.3 (342)
+    "s3dkt3m2": ((135, 132), (4, 0)),  # rows 90,440, nnz/row 22.8 (21.2), avg wavefront 63.2 (60)
+    "Serena": ((24, 12, 1426), (4, 4, 0)),  # rows 1,391,325, nnz/row 21.6 (23.7), avg wavefront 318.3 (298)
+    "shipsec1": ((219, 106), (64, 64)),  # rows 141,240, nnz/row 27.3 (28.2), avg wavefront 66.9 (67)
+    "StocF-1465": ((44, 11, 2712), (4, 4, 0)),  # rows 1,465,020, nnz/row 7.6 (7.7), avg wavefront 533.3 (487)
+    "thermal2": ((1108, 1106), (4, 0)),  # rows 1,227,663, nnz/row 4.0 (4.0), avg wavefront 1098.1 (991)
+}
+
+
+def paper_size_params(name: str) -> tuple[str, dict]:
+    """(family, parameters) of matrix ``name``'s stand-in at its real rows (``PAPER_SIZE``)."""
+    m = suitesparse_matrix(name)
+    if name in PAPER_SIZE:
+        cells, tiles = PAPER_SIZE[name]
+        axes = {**dict(zip(("cells_x", "cells_y", "cells_z"), cells)), **dict(zip(("tile_x", "tile_y", "tile_z"), tiles))}
+        return m.standin, synthetic.check_params(m.standin, {**m.standin_params, **axes})
+    factor = m.n / synthetic.get_generator(m.standin).rows(m.standin_params)
+    return m.standin, synthetic.scaled_params(m.standin, m.standin_params, factor)
+
+
 def suitesparse_matrix(name: str) -> SuiteSparseMatrix | None:
     """The registry entry of a SuiteSparse matrix: Table A.1 (``SUITESPARSE``) or ``METIS_ONLY``."""
     return SUITESPARSE.get(name) or METIS_ONLY.get(name)

@@ -50,7 +50,8 @@ def suitesparse_dir() -> Path:
 @dataclass(frozen=True)
 class LoadedMatrix(LoadedDataset):
     """A loaded data set: row name, ``real`` or ``synthetic``, sha256 identity, full matrix (CSR);
-    for a transformed one, ``symmetric``: whether the matrix before the transform was."""
+    for a transformed one, ``symmetric``: whether the matrix before the transform was. A
+    paper-size stand-in (``--scale paper``) is its lower triangle only, ``symmetric`` True."""
 
     matrix: sp.csr_matrix = field(compare=False, repr=False)
     symmetric: bool | None = None
@@ -82,14 +83,27 @@ class MatrixDataset(Dataset):
         """The matrix: generated, read from a file, or from the cache / a download / the stand-in.
         Repeated entries are summed, as Matrix Market defines them (``duplicates`` must be "sum").
 
-        Without a transform: the full symmetric matrix. With one: ``apply_transform``'s lower
+        Without a transform: the full symmetric matrix (a paper-size stand-in: its lower triangle,
+        already in the transform's order, ``paper_size``). With one: ``apply_transform``'s lower
         triangle (a fixed point of ``lower_triangle``, so callers taking the lower triangle of
         what ``load`` returns need not know), cached on disk for real matrices. ``progress(done
         bytes, total or None)`` follows a download.
         """
         if duplicates != "sum":
             raise ValueError(f"matrices sum repeated entries (Matrix Market's rule); got duplicates={duplicates!r}")
-        loaded = self._load_base(fetch=fetch, standin=standin, progress=progress)
+        if self.kind == "suitesparse" and self.params.get("standin_size") == "paper":
+            m = suitesparse_matrix(self.base)
+            if m is None:
+                raise _unknown(self.name, self.base)
+            why = []
+            real = _load_real(m, fetch=fetch, progress=progress, why=why)
+            if real is None:
+                if not standin:
+                    raise _not_cached(m, why[0] if why else "fetching is disabled")
+                return _paper_size_standin(self.name, m, self.transform)
+            loaded = real
+        else:
+            loaded = self._load_base(fetch=fetch, standin=standin, progress=progress)
         if self.transform is None:
             return loaded
         return _transformed(self.name, self.transform, loaded)
@@ -109,6 +123,14 @@ class MatrixDataset(Dataset):
         if self.kind == "suitesparse":
             return MatrixDataset(self.name, self.kind, {**self.params, "standin_scale": float(factor)},
                                  self.transform)
+        return self
+
+    def at_paper_size(self) -> "MatrixDataset":
+        """This data set at the paper's size (``--scale paper``): a SuiteSparse matrix keeps its
+        name and, when it falls back to a stand-in, gets the stand-in at its real rows
+        (``paper_size``); generated matrices and files are used as they are."""
+        if self.kind == "suitesparse":
+            return MatrixDataset(self.name, self.kind, {**self.params, "standin_size": "paper"}, self.transform)
         return self
 
     def _load_base(self, *, fetch: bool, standin: bool, progress) -> LoadedMatrix:
@@ -247,28 +269,51 @@ def fetch_suitesparse(name: str, *, base: str | None = None, timeout: float = 60
     return dest
 
 
-def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool, progress=None,
-                      standin_scale: float = 1.0) -> LoadedMatrix:
+def _load_real(m: SuiteSparseMatrix, *, fetch: bool, progress=None, why: list | None = None) -> LoadedMatrix | None:
+    """The real matrix from the cache or a download, None when neither has it (``why`` gets the reason)."""
     cached = _load_cached_npz(m)
     if cached is not None:
         return cached
-    reason = "fetching is disabled"
     if _source_file(m) is None and fetch:
         try:
             fetch_suitesparse(m.name, progress=progress)
         except DatasetError as exc:
-            reason = str(exc)
+            if why is not None:
+                why.append(str(exc))
     source = _source_file(m)
-    if source is not None:
-        return _parse_and_cache(m, source)
+    return _parse_and_cache(m, source) if source is not None else None
+
+
+def _paper_size_standin(name: str, m: SuiteSparseMatrix, transform: str | None) -> LoadedMatrix:
+    """``m``'s stand-in at its real rows, already in ``transform``'s order: the lower triangle."""
+    from .paper_size import paper_size_lower
+
+    try:
+        checksum, L = paper_size_lower(m, transform)
+    except DatasetError as exc:
+        raise DatasetError(f"{name}: {exc}") from None
+    return LoadedMatrix(name, "synthetic", checksum, L, True)
+
+
+def _not_cached(m: SuiteSparseMatrix, reason: str) -> DatasetError:
+    return DatasetError(f"{m.name}: not cached in {suitesparse_dir()} and could not be fetched ({reason}); "
+                        f"set 'fallback: standin' in the config to use its synthetic stand-in "
+                        f"{m.standin_label()}, or run 'spbench datasets fetch {m.name}' when online")
+
+
+def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool, progress=None,
+                      standin_scale: float = 1.0) -> LoadedMatrix:
+    why = []
+    real = _load_real(m, fetch=fetch, progress=progress, why=why)
+    if real is not None:
+        return real
+    reason = why[0] if why else "fetching is disabled"
     if standin:
         params = m.standin_params if standin_scale == 1.0 else synthetic.scaled_params(m.standin, m.standin_params,
                                                                                         standin_scale)
         A = synthetic.generate(m.standin, params)
         return LoadedMatrix(m.name, "synthetic", synthetic.checksum(m.standin, params), A)
-    raise DatasetError(f"{m.name}: not cached in {suitesparse_dir()} and could not be fetched ({reason}); "
-                       f"set 'fallback: standin' in the config to use its synthetic stand-in "
-                       f"{m.standin_label()}, or run 'spbench datasets fetch {m.name}' when online")
+    raise _not_cached(m, reason)
 
 
 def _known_names() -> list[str]:

@@ -117,3 +117,29 @@ def test_shipped_config_small_dry_run(name):
     full = CliRunner().invoke(main, ["run", str(CONFIGS / f"{name}.yaml"), "--dry-run"])
     assert result.output.splitlines()[-1].endswith("scale small")
     assert len(result.output.splitlines()) == len(full.output.splitlines())
+
+
+def test_paper_scale_keeps_points_and_puts_standins_at_the_paper_size(write_config):
+    full = load_config(write_config(SPTRSV))
+    paper = full.with_overrides(scale="paper")
+    assert paper.name == "s_paper" and paper.repeats == full.repeats and paper.runs == full.runs
+    assert _axes(expand(full)) == _axes(expand(paper))
+    flan = [d for d in paper.datasets if d.name == "Flan_1565"][0]
+    assert flan.params == {"standin_size": "paper"}
+    assert [d for d in paper.datasets if d.kind == "synthetic"] == [d for d in full.datasets if d.kind == "synthetic"]
+    for pf, pp in zip(expand(full), expand(paper)):
+        assert run_parameters(paper, pp)["scale"] == "paper"
+
+
+def test_paper_scale_is_refused_for_tucker(write_config):
+    with pytest.raises(ConfigError, match="scale: paper"):
+        load_config(write_config(TUCKER)).with_overrides(scale="paper")
+
+
+@pytest.mark.slow
+def test_paper_scale_dry_run_estimates_every_point():
+    result = CliRunner().invoke(main, ["run", str(CONFIGS / "sptrsv_suitesparse.yaml"), "--scale", "paper",
+                                       "--execution", "schedule", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "OVER" not in result.output
+    assert result.output.splitlines()[-1].endswith("scale paper")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from spbench.experiment import Algorithm, Experiment, RunError, choice
+from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, choice
 from spbench.row_schema import NUMBER, optional, required
 
 #: the fields SpTrSV rows add to the common ones (docs/design.md, "Results"): measured and simulated rows carry
@@ -51,9 +51,15 @@ class SptrsvExperiment(Experiment):
     #: `kernel`: auto = the schedule's own kernel; `bsp` runs a staleness-2 schedule on the BSP
     #: kernel, valid by sptrsv-elasticity Remark 2.3
     optional_axes = {"kernel": ("auto", "bsp", "ssp", "p2p")}
-    options = {"barrier": choice(("auto", "spin", "omp"), "auto", identity=True)}  # the BSP barrier
+    options = {"barrier": choice(("auto", "spin", "omp"), "auto", identity=True),  # the BSP barrier
+               # `execution: schedule`: seconds a superlinear scheduler (HDagg) may take per point; past
+               # them the row is a `timeout` (sptrsv-elasticity Fig. 6.2; matters at `--scale paper`)
+               "timeout": ConfigKey(600.0, "a number of seconds > 0",
+                                    lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and v > 0,
+                                    convert=float)}
     executions = ("measured", "simulate", "schedule")  # schedule: schedules only, no solve
     small_factor = 1 / 8
+    paper_scale = True  # `--scale paper`: every paper matrix's stand-in at the matrix's own rows
     compare_metrics = ("solve_time",)
     row_fields = ROW_FIELDS
 
@@ -80,6 +86,10 @@ class SptrsvExperiment(Experiment):
         elif axes.get("kernel") == "auto":
             axes = dict(axes, kernel=self.algorithms()[axes["algorithm"]].kernel)
         return axes
+
+    def paper_size_dataset(self, dataset):
+        """A paper matrix's stand-in at its real rows (``--scale paper``, ``MatrixDataset.at_paper_size``)."""
+        return dataset.at_paper_size()
 
     def resolve_dataset(self, entry):
         from spbench.datasets.registry import resolve
@@ -169,7 +179,7 @@ class SptrsvExperiment(Experiment):
         from spbench.sptrsv.dag import DAG
         from spbench.sptrsv.execute import prepare_lower
 
-        symmetric = loaded.symmetric if dataset.transform else is_symmetric(loaded.matrix)
+        symmetric = loaded.symmetric if loaded.symmetric is not None else is_symmetric(loaded.matrix)
         done = NON_SYMMETRIC_INPUT[dataset.transform] if dataset.transform else "its lower triangle is solved"
         warnings = () if symmetric is not False else (
             f"{dataset.params.get('path', dataset.name)}: the matrix is not symmetric; {done} "
@@ -188,7 +198,8 @@ class SptrsvExperiment(Experiment):
         params = config.params.get(axes["algorithm"], {})
         if config.execution == "schedule":
             from spbench.sptrsv.schedule_only import schedule_point
-            result = schedule_point(prepared.dag, axes["algorithm"], axes["cores"], params=params, **extra)
+            result = schedule_point(prepared.dag, axes["algorithm"], axes["cores"], params=params,
+                                    budget=config.timeout, **extra)
         elif config.execution == "simulate":
             from spbench.sptrsv.model import predict_point
             result = predict_point(prepared.lower, axes["algorithm"], axes["cores"], self.costs, params=params,

@@ -32,6 +32,11 @@ BASE_BYTES, BYTES_PER_ROW = 77e6, 36
 #: meshes), bundle-adjustment, the Kronecker-built stencils (lap2d-5pt and lap3d-27pt measured); others the largest
 BYTES_PER_NNZ = {"fem-mesh": 135, "bundle-adjustment": 106, "lap2d-5pt": 71, "lap2d-9pt": 71, "lap3d-7pt": 71,
                  "lap3d-27pt": 71}
+#: a paper-size fem-mesh stand-in (``--scale paper``): its lower triangle written directly (12 B per nonzero)
+#: plus the DAG and the schedules; Queen_4147's (163.8M lower nonzeros) peaked at 7.99 GB in
+#: `make schedule-sptrsv_suitesparse SCALE=full` (docs/reproducing.md), the law gives 8.09 GB
+PAPER_SIZE_FAMILY = "fem-mesh (paper size)"
+BYTES_PER_NNZ[PAPER_SIZE_FAMILY] = 48
 #: bytes per lower nonzero a cached transform adds (the larger of lap3d-27pt at 216,000 rows and a hex8
 #: fem-mesh at 28,611)
 TRANSFORM_BYTES_PER_NNZ = {"metis": 32, "ichol": 98}
@@ -115,6 +120,12 @@ def _base_size(dataset, config) -> MatrixSize | None:
         return None
     if is_cached(m.name) or config.fallback != "standin":
         return MatrixSize(m.n, m.nnz, f"{m.name}: Table A.1 sizes")
+    if dataset.params.get("standin_size") == "paper":
+        from spbench.datasets.paper_matrices import paper_size_params
+
+        family, params = paper_size_params(m.name)
+        family = PAPER_SIZE_FAMILY if family == "fem-mesh" else family
+        return MatrixSize(m.n, m.nnz, f"{m.name}'s paper-size stand-in at Table A.1 sizes", family)
     from spbench.datasets import synthetic
 
     scale = dataset.params.get("standin_scale", 1.0)
@@ -126,9 +137,15 @@ def _per_nnz(size: MatrixSize) -> int:
     return max(BYTES_PER_NNZ.values()) if size.family not in BYTES_PER_NNZ else BYTES_PER_NNZ[size.family]
 
 
+def _bytes_per_nnz(size: MatrixSize) -> int:
+    """B_f + B_t; a paper-size stand-in orders its node graph, so its transform adds no bytes per nonzero."""
+    extra = 0 if size.family == PAPER_SIZE_FAMILY else TRANSFORM_BYTES_PER_NNZ.get(size.transform, 0)
+    return _per_nnz(size) + extra
+
+
 def point_peak(size: MatrixSize) -> int:
     """Bytes of the process running a point on a matrix of ``size`` at its peak."""
-    per_nnz = _per_nnz(size) + TRANSFORM_BYTES_PER_NNZ.get(size.transform, 0)
+    per_nnz = _bytes_per_nnz(size)
     return int(BASE_BYTES + BYTES_PER_ROW * size.n + per_nnz * size.nnz)
 
 
@@ -141,6 +158,6 @@ def estimate_points(config, points) -> list[Estimate]:
 
 
 def _law(size: MatrixSize) -> str:
-    per_nnz = _per_nnz(size) + TRANSFORM_BYTES_PER_NNZ.get(size.transform, 0)
+    per_nnz = _bytes_per_nnz(size)
     return (f"{BASE_BYTES / 1e6:.0f} MB + {BYTES_PER_ROW} B x {size.n:,} rows + "
             f"{per_nnz} B x {size.nnz:,} lower nonzeros")

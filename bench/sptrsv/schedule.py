@@ -9,6 +9,10 @@ import scipy.sparse as sp
 from spbench.sptrsv.dag import DAG, check_lower
 
 
+class ScheduleTimeout(RuntimeError):
+    """A scheduler given a deadline (``deadline``, a ``time.monotonic()`` time) passed it."""
+
+
 class ScheduleError(ValueError):
     """A schedule that breaks Definition 2.1 (Eq. 2.5) or is malformed."""
 

@@ -8,11 +8,14 @@ no solve time.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import plan_schedule
-from spbench.sptrsv.schedule import Schedule
+from spbench.sptrsv.schedule import Schedule, ScheduleTimeout
+from spbench.sptrsv.schedulers import SUPERLINEAR
 
 
 def work_balance(schedule: Schedule, dag: DAG) -> dict:
@@ -31,14 +34,25 @@ def work_balance(schedule: Schedule, dag: DAG) -> dict:
             "work_speedup_bound": total / critical if critical else 1.0}
 
 
-def schedule_point(dag: DAG, algorithm: str, cores: int, kernel: str = "auto", params: dict | None = None) -> dict:
-    """One schedule-only row: the scheduler timed, its schedule validated, no solve."""
+def schedule_point(dag: DAG, algorithm: str, cores: int, kernel: str = "auto", params: dict | None = None,
+                   budget: float | None = None) -> dict:
+    """One schedule-only row: the scheduler timed, its schedule validated, no solve.
+
+    ``budget``: seconds a superlinear scheduler (``SUPERLINEAR``: HDagg) may take; past them the
+    row has status ``timeout`` and no schedule (sptrsv-elasticity Fig. 6.2: its time grows faster
+    than the nonzeros, so at the matrices' full sizes it is bounded per matrix)."""
     if algorithm == "serial":
         raise ValueError("execution 'schedule' has nothing to compute for algorithm 'serial' "
                          "(exclude it: {algorithm: serial, execution: schedule})")
     if cores < 1:
         raise ValueError(f"cores must be >= 1, got {cores}")
-    plan = plan_schedule(dag, algorithm, cores, kernel, "auto", params)
+    if budget is not None and algorithm in SUPERLINEAR:
+        params = {**(params or {}), "deadline": time.monotonic() + budget}
+    try:
+        plan = plan_schedule(dag, algorithm, cores, kernel, "auto", params)
+    except ScheduleTimeout:
+        return {"cores": int(cores), "n": dag.n, "nnz": dag.nnz, "wavefronts": dag.wavefronts, "status": "timeout",
+                "error": f"{algorithm}: no schedule within its budget of {budget:g} s (key 'timeout')"}
     return {
         "kernel": plan.kernel,
         "staleness": plan.staleness,

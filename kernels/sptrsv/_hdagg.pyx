@@ -9,6 +9,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport log2
 from libc.stdint cimport int32_t, int64_t
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 cnp.import_array()
 
@@ -137,7 +138,7 @@ cdef inline int32_t _find(int32_t[::1] uf, int32_t p) noexcept nogil:
 
 def glue(const int32_t[::1] level_ptr, const int32_t[::1] edge_ptr, const int32_t[::1] edge_src,
          const int32_t[::1] edge_dst, const int32_t[::1] pos_level, const double[::1] cost, int cores,
-         double threshold):
+         double threshold, double deadline=0.0):
     """Glue consecutive levels into windows and bin-pack each window, as the original's HDAGG().
 
     Groups are given by position p (level order, then group number): level l holds positions
@@ -151,6 +152,9 @@ def glue(const int32_t[::1] level_ptr, const int32_t[::1] edge_ptr, const int32_
     makes the sum NaN, which ends the window.  Packing: fewer components than cores, one per
     core; else a core takes components while its load is below (cost not yet placed) / (cores not
     yet filled), the last core takes the rest.  Returns (step, core) per position, int32.
+
+    ``deadline`` > 0: a CLOCK_MONOTONIC time (``time.monotonic()``) checked before every attempt;
+    past it the gluing stops and (None, None) is returned (a time budget for a superlinear run).
     """
     cdef Py_ssize_t n_pos = cost.shape[0]
     cdef int n_levels = <int>level_ptr.shape[0] - 1
@@ -172,9 +176,10 @@ def glue(const int32_t[::1] level_ptr, const int32_t[::1] edge_ptr, const int32_
     cdef Py_ssize_t k, p, n_parts, q
     cdef int32_t ra, rb
     cdef double total, per_core, placed, dkl, f
-    cdef bint done, accepted
+    cdef bint done, accepted, late = False
+    cdef timespec now
     with nogil:
-        while lb < n_levels:
+        while lb < n_levels and not late:
             ub = lb + 1
             computed = lb
             prev_ub = 0
@@ -184,6 +189,11 @@ def glue(const int32_t[::1] level_ptr, const int32_t[::1] edge_ptr, const int32_
             attempt = 0
             done = False
             while not done:
+                if deadline > 0.0:
+                    clock_gettime(CLOCK_MONOTONIC, &now)
+                    if now.tv_sec + 1e-9 * now.tv_nsec > deadline:
+                        late = True
+                        break
                 attempt += 1
                 width = level_ptr[ub] - level_ptr[ub - 1]
                 if ub - lb == 1 and width < cores:
@@ -260,4 +270,6 @@ def glue(const int32_t[::1] level_ptr, const int32_t[::1] edge_ptr, const int32_
                     done = True
             n_steps += 1
             lb = cand
+    if late:
+        return None, None
     return step_arr, core_arr

@@ -21,3 +21,19 @@ def test_a_matrix_without_a_fem_mesh_stand_in_is_one_line():
             "matrix whose stand-in is a fem mesh"]
     res = CliRunner().invoke(main, ["datasets", "standin-search"])
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_paper_size_search_finds_the_recorded_recipe():
+    from spbench.datasets.paper_matrices import PAPER_SIZE
+
+    res = CliRunner().invoke(main, ["datasets", "standin-search", "s3dkt3m2", "--paper-size", "--top", "1"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0].startswith("s3dkt3m2: quad4, 5 dofs, rows 90449, nnz/row 21.2, average wavefront 60")
+    cells, tiles = PAPER_SIZE["s3dkt3m2"]
+    assert f"{tuple(cells)}, {tuple(tiles)}" in lines[1]
+
+
+def test_paper_size_search_refuses_a_metis_only_matrix():
+    res = CliRunner().invoke(main, ["datasets", "standin-search", "cant", "--paper-size"])
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1 and "Table A.1" in res.output

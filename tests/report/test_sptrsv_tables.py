@@ -72,6 +72,35 @@ def test_barrier_reduction_geomean(mk):
     assert suite["paper (cores): ElasticDivide ×2"] == "13.48 (16)"
 
 
+def test_ratio_columns_and_the_wavefront_bound_check(mk, tmp_path):
+    from spbench.sptrsv.report.table6_1_barriers import bound_check, bound_summary, wavefront_bound, write_section
+
+    # Queen_4147: 342 per wavefront in Table A.1; Flan_1565: 200. n / wavefronts here: 342 (met), 600 (missed)
+    rows = pd.DataFrame([
+        mk("Queen_4147", "growlocal", 16, 1.0, n=3420, wavefronts=10, supersteps=1),   # 10 / 1 = 10
+        mk("Flan_1565", "growlocal", 16, 1.0, n=6000, wavefronts=10, supersteps=10),   # 1
+        mk("Queen_4147", "hdagg", 16, 1.0, n=3420, wavefronts=10, supersteps=5, status="timeout"),
+    ])
+    display = barrier_reduction_display(barrier_reduction(rows))
+    assert display.iloc[0]["ratio: GrowLocal"] == pytest.approx(round(math.sqrt(10) / 16.02, 2))
+    bound = wavefront_bound(rows).set_index("dataset")
+    assert bool(bound.at["Queen_4147", "meets_bound"]) and not bool(bound.at["Flan_1565", "meets_bound"])
+    assert bound.at["Flan_1565", "ratio"] == pytest.approx(3.0)
+    check = bound_check(rows, wavefront_bound(rows))
+    gl = check[check["algorithm"] == "GrowLocal"].iloc[0]
+    assert (gl["matrices"], gl["this run"], gl["ratio"]) == (1, 10.0, round(10 / 16.02, 2))
+    assert gl["within"] is False or gl["within"] == False  # noqa: E712 (0.62 of the paper's)
+    assert bound_summary(check) == ["GrowLocal within 1.25× of the paper on the matrices meeting the wavefront "
+                                    "bound: 0 of 1 cells."]
+    rows = pd.concat([rows, pd.DataFrame([mk("Queen_4147", "elastic_divide", 16, 1.0, kernel="ssp", n=3420,
+                                             wavefronts=10, supersteps=2)])], ignore_index=True)
+    assert len(bound_summary(bound_check(rows, wavefront_bound(rows)))) == 2
+    written, lines, _ = write_section(rows, tmp_path)
+    text = "\n".join(lines)
+    assert "Timeouts" in text and "Queen_4147 at 16 cores" in text
+    assert (tmp_path / "table_6_1_wavefront_bound.csv").is_file()
+
+
 # ---------------------------------------------------------------------------- Table 6.2
 
 def test_ssp_over_bsp_ratio(mk):

@@ -118,3 +118,18 @@ def test_schedule_execution_is_sptrsv_only(write_config, tmp_path):
     res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(tmp_path / "res")])
     assert res.exit_code == 2 and "'schedule'" in res.output
     assert not (tmp_path / "res").exists()
+
+
+def test_hdagg_past_its_budget_is_a_timeout_row(mesh_dag):
+    row = schedule_only.schedule_point(mesh_dag, "hdagg", 16, budget=1e-9)
+    assert row["status"] == "timeout" and "budget" in row["error"] and "supersteps" not in row
+    ok = schedule_only.schedule_point(mesh_dag, "hdagg", 16, budget=600.0)
+    assert ok["status"] == "ok" and ok["supersteps"] >= 1
+    # the budget binds the superlinear schedulers only
+    assert schedule_only.schedule_point(mesh_dag, "growlocal", 16, budget=1e-9)["status"] == "ok"
+
+
+def test_timeout_key_is_checked(write_config, tmp_path):
+    path = write_config(CFG + "timeout: -3\n")
+    result = CliRunner().invoke(main, ["run", str(path), "--execution", "schedule", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "timeout" in result.output and "Traceback" not in result.output

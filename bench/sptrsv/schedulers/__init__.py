@@ -25,6 +25,9 @@ SERIAL = Algorithm("serial", "Serial", "scheduler", {}, "serial")
 REGISTRY: dict[str, Algorithm] = {m.name: Algorithm(m.name, m.label, "scheduler", m.parameters, m.kernel)
                                   for m in MODULES}
 SCHEDULERS: dict[str, Callable[..., Schedule | TaskSchedule]] = {m.name: m.schedule for m in MODULES}
+#: schedulers whose time grows faster than the nonzeros (sptrsv-elasticity Fig. 6.2: HDagg); their
+#: ``schedule`` takes ``deadline`` and `execution: schedule` runs them under the key ``timeout``
+SUPERLINEAR: tuple = tuple(m.name for m in MODULES if getattr(m, "superlinear", False))
 #: each scheduler's declared parameters, name -> {key: Parameter} (the config layer checks ``params:``)
 PARAMETERS: dict[str, dict] = {name: alg.parameters for name, alg in REGISTRY.items()}
 

@@ -41,9 +41,10 @@ import numpy as np
 from spbench.kernels.sptrsv import _hdagg
 from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
-from spbench.sptrsv.schedule import Schedule
+from spbench.sptrsv.schedule import Schedule, ScheduleTimeout
 
 name = "hdagg"
+superlinear = True  # its gluing re-packs whole windows: `execution: schedule` gives it a time budget
 kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
 label = "HDagg"  # its name in the paper's figures and tables
 parameters = {
@@ -63,9 +64,11 @@ def _csr_by(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     return ptr, order
 
 
-def schedule(dag: DAG, cores: int, threshold: float = 0.003, grouping: str = "tree") -> Schedule:
+def schedule(dag: DAG, cores: int, threshold: float = 0.003, grouping: str = "tree",
+             deadline: float | None = None) -> Schedule:
     """Sparsified, tree-grouped DAG (or the rows themselves); glued level windows as supersteps,
-    components bin-packed."""
+    components bin-packed. ``deadline``: a ``time.monotonic()`` time past which the gluing stops
+    and ScheduleTimeout is raised (no schedule)."""
     if cores < 1:
         raise ValueError(f"cores must be >= 1, got {cores}")
     if not threshold >= 0:
@@ -95,6 +98,9 @@ def schedule(dag: DAG, cores: int, threshold: float = 0.003, grouping: str = "tr
     edge_ptr, by_level = _csr_by(glevel[dst], n_levels)
     pstep, pcore = _hdagg.glue(level_ptr, edge_ptr, np.ascontiguousarray(pos[src[by_level]]),
                                np.ascontiguousarray(pos[dst[by_level]]), np.ascontiguousarray(glevel[order]),
-                               np.ascontiguousarray(cost[order]), cores, float(threshold))
+                               np.ascontiguousarray(cost[order]), cores, float(threshold),
+                               float(deadline) if deadline is not None else 0.0)
+    if pstep is None:
+        raise ScheduleTimeout(f"HDagg passed its deadline while gluing {n_levels} levels")
     vpos = pos[group]
     return Schedule(core=pcore[vpos], superstep=pstep[vpos], n_cores=cores, staleness=1)
