@@ -11,8 +11,9 @@ The graph is built from the child's side and never materialised whole: each task
 (one scan of its rows' parents, deduplicated by the stamps) are reduced as soon as they are
 listed, thread by thread, each thread's tasks in level order. The reduction's tests, cheapest
 first: a parent of the thread's previous task (the stamps the previous task left, read while
-listing); a parent whose next task is also a parent (one stamp); a parent one level below (never
-implied); only then the children of the parent's rows, until one's task is a parent. No list is
+listing); a parent whose next task is also a parent (one stamp); only when a third thread exists
+and another parent lies above this one, the children of the parent's rows, until one's task is
+a parent. No list is
 transposed and no out-edge list is built: on the 2.4M-nonzero audikw_1 stand-in at 128 threads
 the 1.8M unreduced edges cost one scan of L's rows and about 1.4M stamp reads.
 
@@ -89,30 +90,35 @@ cdef Py_ssize_t reduce_parents(int32_t task, int32_t *parents, Py_ssize_t n_pare
                                const int32_t *task_level, const int32_t *task_core,
                                const int32_t *thr_ptr, Py_ssize_t n_tasks, const int32_t *task_begin,
                                const int32_t *task_end, const int32_t *order, const int32_t *child_ptr,
-                               const int32_t *child_idx, const int32_t *task_of_row, int32_t mark,
-                               const int32_t *stamp) noexcept nogil:
+                               const int32_t *child_idx, const int32_t *task_of_row, bint third,
+                               int32_t mark, const int32_t *stamp) noexcept nogil:
     """SpMP's approximate transitive reduction of one task's in-edges, in place; returns the kept.
 
     The edge a -> task is dropped when some k that a reaches in one step (a's next task on its
     thread, or a task of another thread owning a child of a's rows) is a parent of ``task`` in one
     step (one of its other-thread parents, stamped ``mark``, or the task before it on its thread):
     a -> k -> task implies it. Tested cheapest first: a parent of the previous task (``~a`` in
-    ``parents``: a -> previous); a's next task stamped; a one level below ``task`` (no k between
-    them: kept); else the children of a's rows are read until one's task is stamped. The kept
+    ``parents``: a -> previous); a's next task stamped; then a k of a third thread, only with
+    ``third`` (more than two threads) and when some parent lies above a (a k does): the children
+    of a's rows are read until one's task is stamped. The kept
     parents are left in ascending order. Only the unreduced graph is read, so every task is
     handled independently.
     """
     cdef Py_ssize_t a, e, r, kept = 0, q
     cdef int32_t src, nxt, lo, hi, other, row
-    cdef int32_t below = task_level[task] - 1
+    cdef int32_t top = -1  # the highest level of a parent: a k between a and task lies above a
     cdef bint implied
+    for a in range(n_parents):
+        src = parents[a] if parents[a] >= 0 else ~parents[a]
+        if task_level[src] > top:
+            top = task_level[src]
     for a in range(n_parents):
         src = parents[a]
         if src < 0:
             continue  # a -> the thread's previous task -> task
         nxt = src + 1
         implied = nxt < n_tasks and task_core[nxt] == task_core[src] and stamp[nxt] == mark
-        if not implied and task_level[src] < below:
+        if not implied and third and task_level[src] < top:
             lo = thr_ptr[task_core[src]]
             hi = thr_ptr[task_core[src] + 1]
             r = task_begin[src]
@@ -279,7 +285,7 @@ def level_task_graph(const int32_t[::1] parent_ptr, const int32_t[::1] parent_id
                                  st, ii + in_ptr[j])
                 if reduce:
                     m = reduce_parents(<int32_t>j, ii + in_ptr[j], m, tlev, tcore, tptr, n_tasks, tbeg, tend,
-                                       ordp, cp, ci, tor, <int32_t>(nt + j), st)
+                                       ordp, cp, ci, tor, P > 2, <int32_t>(nt + j), st)
                 in_len[j] = <int32_t>m
     # parent lists of the grid tasks
     cdef Py_ssize_t n_grid = <Py_ssize_t>max(n_levels, 1) * P
