@@ -4,10 +4,18 @@
 One call computes what SpMP's ``LevelSchedule::constructTaskGraph`` computes: the level sets of
 G_A, each level cut into one task per thread by the cost of its rows, the point-to-point task
 graph between threads and its approximate transitive reduction. The level sets are one O(nnz)
-pass; the cuts, the task graph's out-edges (one scan of L's columns) and the reduction run over
-OpenMP threads (``prange``), with per-thread stamp arrays allocated once, so the parallel loops
-allocate nothing. The in-edges the reduction reads are the out-edges transposed (a pass over the
-task edges, not a second scan of L's rows: half the graph's time on a 2.4M-nonzero stand-in).
+pass; the cuts, the task graph and the reduction run over OpenMP threads (``prange``), with
+per-thread stamp arrays allocated once, so the parallel loops allocate nothing.
+
+The graph is built from the child's side and never materialised whole: each task's in-edges
+(one scan of its rows' parents, deduplicated by the stamps) are reduced as soon as they are
+listed, thread by thread, each thread's tasks in level order. The reduction's tests, cheapest
+first: a parent of the thread's previous task (the stamps the previous task left, read while
+listing); a parent whose next task is also a parent (one stamp); only when a third thread exists
+and another parent lies above this one, the children of the parent's rows, until one's task is
+a parent. No list is
+transposed and no out-edge list is built: on the 2.4M-nonzero audikw_1 stand-in at 128 threads
+the 1.8M unreduced edges cost one scan of L's rows and about 1.4M stamp reads.
 
 Tasks are numbered as SpMP numbers them: thread by thread, each thread's non-empty tasks in
 level order, so a thread's next task is ``id + 1``. Every edge runs between tasks of different
@@ -56,53 +64,78 @@ cdef void cut_level(const int32_t *order, const int32_t *parent_ptr, const int32
         r += 1
 
 
-cdef Py_ssize_t distinct_tasks(const int32_t *order, const int32_t *row_ptr, const int32_t *row_idx,
-                               const int32_t *task_of_row, const int32_t *row_core, int32_t begin,
-                               int32_t end, int32_t core, int64_t mark, int64_t *stamp,
-                               int32_t *out) noexcept nogil:
-    """The distinct tasks of threads other than ``core`` owning a neighbour (``row_idx``) of the
-    rows order[begin:end], written to ``out``; returns how many. ``stamp`` (per thread) marks them."""
+cdef Py_ssize_t parent_tasks(const int32_t *order, const int32_t *parent_ptr, const int32_t *parent_idx,
+                             const int32_t *task_of_row, int32_t begin, int32_t end, int32_t lo, int32_t hi,
+                             int32_t mark, int32_t prev_mark, int32_t *stamp, int32_t *out) noexcept nogil:
+    """The distinct tasks outside ids [lo, hi) owning a parent of the rows order[begin:end], written
+    to ``out``; returns how many. ``stamp`` (per thread) marks them with ``mark``; a task found
+    holding ``prev_mark`` (a parent of the thread's previous task, marked just before) is written
+    as ``~task`` (negative)."""
     cdef Py_ssize_t k, e, m = 0
-    cdef int32_t row, other, nb
+    cdef int32_t row, other, was
     for k in range(begin, end):
         row = order[k]
-        for e in range(row_ptr[row], row_ptr[row + 1]):
-            nb = row_idx[e]
-            if row_core[nb] != core:
-                other = task_of_row[nb]
-                if stamp[other] != mark:
+        for e in range(parent_ptr[row], parent_ptr[row + 1]):
+            other = task_of_row[parent_idx[e]]
+            if other < lo or other >= hi:
+                was = stamp[other]
+                if was != mark:
                     stamp[other] = mark
-                    out[m] = other
+                    out[m] = ~other if was == prev_mark else other
                     m += 1
     return m
 
 
-cdef Py_ssize_t reduce_children(int32_t task, int32_t *children, Py_ssize_t n_children,
-                                const int64_t *inv_ptr, const int32_t *inv_idx, bint has_next,
-                                int64_t mark, int64_t *stamp) noexcept nogil:
-    """SpMP's approximate transitive reduction of one task's out-edges, in place; returns the kept.
+cdef Py_ssize_t reduce_parents(int32_t task, int32_t *parents, Py_ssize_t n_parents,
+                               const int32_t *task_level, const int32_t *task_core,
+                               const int32_t *thr_ptr, Py_ssize_t n_tasks, const int32_t *task_begin,
+                               const int32_t *task_end, const int32_t *order, const int32_t *child_ptr,
+                               const int32_t *child_idx, const int32_t *task_of_row, bint third,
+                               int32_t mark, const int32_t *stamp) noexcept nogil:
+    """SpMP's approximate transitive reduction of one task's in-edges, in place; returns the kept.
 
-    The edge task -> i is dropped when some k that ``task`` reaches in one step (a child, or the
-    thread's next task) is a parent of i (one of i's other-thread parents, or the task before i
-    on its thread): task -> k -> i implies it. Only the unreduced graph is read, so every task
-    is handled independently.
+    The edge a -> task is dropped when some k that a reaches in one step (a's next task on its
+    thread, or a task of another thread owning a child of a's rows) is a parent of ``task`` in one
+    step (one of its other-thread parents, stamped ``mark``, or the task before it on its thread):
+    a -> k -> task implies it. Tested cheapest first: a parent of the previous task (``~a`` in
+    ``parents``: a -> previous); a's next task stamped; then a k of a third thread, only with
+    ``third`` (more than two threads) and when some parent lies above a (a k does): the children
+    of a's rows are read until one's task is stamped. The kept
+    parents are left in ascending order. Only the unreduced graph is read, so every task is
+    handled independently.
     """
-    cdef Py_ssize_t a, e, kept = 0
-    cdef int32_t i
+    cdef Py_ssize_t a, e, r, kept = 0, q
+    cdef int32_t src, nxt, lo, hi, other, row
+    cdef int32_t top = -1  # the highest level of a parent: a k between a and task lies above a
     cdef bint implied
-    for a in range(n_children):
-        stamp[children[a]] = mark
-    if has_next:
-        stamp[task + 1] = mark
-    for a in range(n_children):
-        i = children[a]
-        implied = False
-        for e in range(inv_ptr[i], inv_ptr[i + 1]):
-            if stamp[inv_idx[e]] == mark:
-                implied = True
-                break
+    for a in range(n_parents):
+        src = parents[a] if parents[a] >= 0 else ~parents[a]
+        if task_level[src] > top:
+            top = task_level[src]
+    for a in range(n_parents):
+        src = parents[a]
+        if src < 0:
+            continue  # a -> the thread's previous task -> task
+        nxt = src + 1
+        implied = nxt < n_tasks and task_core[nxt] == task_core[src] and stamp[nxt] == mark
+        if not implied and third and task_level[src] < top:
+            lo = thr_ptr[task_core[src]]
+            hi = thr_ptr[task_core[src] + 1]
+            r = task_begin[src]
+            while r < task_end[src] and not implied:
+                row = order[r]
+                for e in range(child_ptr[row], child_ptr[row + 1]):
+                    other = task_of_row[child_idx[e]]
+                    if (other < lo or other >= hi) and stamp[other] == mark:
+                        implied = True
+                        break
+                r += 1
         if not implied:
-            children[kept] = i
+            q = kept  # insertion into the sorted kept prefix (a few entries)
+            while q > 0 and parents[q - 1] > src:
+                parents[q] = parents[q - 1]
+                q -= 1
+            parents[q] = src
             kept += 1
     return kept
 
@@ -172,22 +205,28 @@ def level_task_graph(const int32_t[::1] parent_ptr, const int32_t[::1] parent_id
     cdef Py_ssize_t n_tasks = 0
     cdef int p
     cdef int32_t start
+    thr_ptr_arr = np.zeros(P + 1, dtype=np.int32)  # thread p's tasks: ids thr_ptr[p]:thr_ptr[p + 1]
+    cdef int32_t[::1] thr_ptr = thr_ptr_arr
     with nogil:
         for p in range(P):
+            thr_ptr[p] = <int32_t>n_tasks
             for l in range(n_levels):
                 start = cut[l * P + p - 1] if p > 0 else level_ptr[l]
                 if cut[l * P + p] > start:
                     grid_task[l * P + p] = <int32_t>n_tasks
                     n_tasks += 1
+        thr_ptr[P] = <int32_t>n_tasks
     task_begin_arr = np.empty(n_tasks, dtype=np.int32)
     task_end_arr = np.empty(n_tasks, dtype=np.int32)
     task_core_arr = np.empty(n_tasks, dtype=np.int32)
     task_grid_arr = np.empty(n_tasks, dtype=np.int32)
+    task_level_arr = np.empty(n_tasks + 1, dtype=np.int32)
     task_of_row_arr = np.empty(n, dtype=np.int32)
     cdef int32_t[::1] task_begin = task_begin_arr
     cdef int32_t[::1] task_end = task_end_arr
     cdef int32_t[::1] task_core = task_core_arr
     cdef int32_t[::1] task_grid = task_grid_arr
+    cdef int32_t[::1] task_level = task_level_arr
     cdef int32_t[::1] task_of_row = task_of_row_arr
     cdef int32_t t
     with nogil:
@@ -199,97 +238,68 @@ def level_task_graph(const int32_t[::1] parent_ptr, const int32_t[::1] parent_id
                     task_end[t] = cut[l * P + p]
                     task_core[t] = p
                     task_grid[t] = <int32_t>(l * P + p)
+                    task_level[t] = <int32_t>l
                     for k in range(task_begin[t], task_end[t]):
                         task_of_row[order[k]] = t
                         core[order[k]] = p
-    # unreduced task graph: the distinct other-thread children of every task (out), in a buffer
-    # sized by its rows' child counts; with ``reduce`` also its transpose (in), each task's list
-    # led by the thread's previous task, then its parents from the highest level down: the
-    # parents that most often imply an edge, so the reduction's search mostly stops at the first
-    out_ptr_arr = np.zeros(n_tasks + 1, dtype=np.int64)
-    cdef int64_t[::1] out_ptr = out_ptr_arr
+    # the task graph, built from the child's side: a task's unreduced in-edges are the distinct
+    # other-thread tasks owning a parent of its rows (one scan of its rows' parents), written to
+    # a buffer sized by its rows' parent counts; no edge list is transposed. They are built and
+    # reduced thread by thread (the threads spread over OpenMP threads, each with its stamp
+    # array), each thread's tasks in level order, so the stamps a task leaves tell its successor
+    # which of its parents also reach the previous task
+    cdef Py_ssize_t m
+    cdef int32_t *st
+    in_ptr_arr = np.empty(n_tasks + 1, dtype=np.int64)
+    cdef int64_t[::1] in_ptr = in_ptr_arr
     with nogil:
+        in_ptr[0] = 0
         for t in range(n_tasks):
-            out_ptr[t + 1] = out_ptr[t]
+            in_ptr[t + 1] = in_ptr[t]
             for k in range(task_begin[t], task_end[t]):
-                out_ptr[t + 1] += child_ptr[order[k] + 1] - child_ptr[order[k]]
-    out_idx_arr = np.empty(out_ptr[n_tasks] + 1, dtype=np.int32)
-    out_len_arr = np.zeros(n_tasks + 1, dtype=np.int32)
-    stamp_arr = np.full((threads, max(n_tasks, 1)), -1, dtype=np.int64)
-    cdef int32_t[::1] out_idx = out_idx_arr
-    cdef int32_t[::1] out_len = out_len_arr
-    cdef int64_t[:, ::1] stamp = stamp_arr
+                in_ptr[t + 1] += parent_ptr[order[k] + 1] - parent_ptr[order[k]]
+    in_idx_arr = np.empty(in_ptr[n_tasks] + 1, dtype=np.int32)
+    in_len_arr = np.zeros(n_tasks + 1, dtype=np.int32)
+    stamp_arr = np.full((threads, max(n_tasks, 1)), -1, dtype=np.int32)
+    cdef int32_t[::1] in_idx = in_idx_arr
+    cdef int32_t[::1] in_len = in_len_arr
+    cdef int32_t[:, ::1] stamp = stamp_arr
     cdef int32_t *tor = &task_of_row[0] if n > 0 else NULL
-    cdef int32_t *rcore = &core[0] if n > 0 else NULL
+    cdef const int32_t *pi = &parent_idx[0] if parent_idx.shape[0] > 0 else NULL
     cdef const int32_t *ci = &child_idx[0] if child_idx.shape[0] > 0 else NULL
-    cdef int64_t *stamp0 = &stamp[0, 0]
+    cdef const int32_t *tcore = &task_core[0] if n_tasks > 0 else NULL
+    cdef const int32_t *tbeg = &task_begin[0] if n_tasks > 0 else NULL
+    cdef const int32_t *tend = &task_end[0] if n_tasks > 0 else NULL
+    cdef const int32_t *tlev = &task_level[0]
+    cdef const int32_t *tptr = &thr_ptr[0]
+    cdef int32_t *stamp0 = &stamp[0, 0]
     cdef Py_ssize_t width = stamp.shape[1]
-    cdef int32_t *oi = &out_idx[0]
+    cdef int32_t *ii = &in_idx[0]
+    cdef int32_t nt = <int32_t>n_tasks
     with nogil:
-        for j in prange(n_tasks, num_threads=threads, schedule="dynamic", chunksize=64):
-            out_len[j] = <int32_t>distinct_tasks(ordp, cp, ci, tor, rcore, task_begin[j], task_end[j],
-                                                 task_core[j], j, stamp0 + threadid() * width, oi + out_ptr[j])
-    cdef int64_t[::1] in_ptr, in_fill
-    cdef int32_t[::1] in_idx
-    cdef int64_t *ipp
-    cdef int32_t *iip
-    if reduce:
-        in_ptr_arr = np.zeros(n_tasks + 1, dtype=np.int64)
-        in_fill_arr = np.empty(n_tasks + 1, dtype=np.int64)
-        in_ptr = in_ptr_arr
-        in_fill = in_fill_arr
-        with nogil:
-            for j in range(n_tasks):
-                if j > 0 and task_core[j - 1] == task_core[j]:
-                    in_ptr[j + 1] += 1
-                for e in range(out_ptr[j], out_ptr[j] + out_len[j]):
-                    in_ptr[out_idx[e] + 1] += 1
-            for j in range(n_tasks):
-                in_ptr[j + 1] += in_ptr[j]
-            for j in range(n_tasks):
-                in_fill[j] = in_ptr[j]
-        in_idx_arr = np.empty(in_ptr_arr[n_tasks] + 1, dtype=np.int32)
-        in_idx = in_idx_arr
-        ipp = &in_ptr[0]
-        iip = &in_idx[0]
-        with nogil:
-            for j in range(n_tasks):
-                if j > 0 and task_core[j - 1] == task_core[j]:
-                    in_idx[in_fill[j]] = <int32_t>(j - 1)
-                    in_fill[j] += 1
-            for l in range(n_levels - 1, -1, -1):  # parents from the highest level down
-                for p in range(P):
-                    t = grid_task[l * P + p]
-                    if t >= 0:
-                        for e in range(out_ptr[t], out_ptr[t] + out_len[t]):
-                            k = out_idx[e]
-                            in_idx[in_fill[k]] = t
-                            in_fill[k] += 1
-            for j in prange(n_tasks, num_threads=threads, schedule="dynamic", chunksize=64):
-                out_len[j] = <int32_t>reduce_children(
-                    <int32_t>j, oi + out_ptr[j], out_len[j], ipp, iip,
-                    j + 1 < n_tasks and task_core[j + 1] == task_core[j], n_tasks + j,
-                    stamp0 + threadid() * width)
+        for p in prange(P, num_threads=threads, schedule="dynamic", chunksize=1):
+            st = stamp0 + threadid() * width
+            for j in range(thr_ptr[p], thr_ptr[p + 1]):
+                m = parent_tasks(ordp, pp, pi, tor, task_begin[j], task_end[j], thr_ptr[p], thr_ptr[p + 1],
+                                 <int32_t>(nt + j), <int32_t>(nt + j - 1) if reduce and j > thr_ptr[p] else -2,
+                                 st, ii + in_ptr[j])
+                if reduce:
+                    m = reduce_parents(<int32_t>j, ii + in_ptr[j], m, tlev, tcore, tptr, n_tasks, tbeg, tend,
+                                       ordp, cp, ci, tor, P > 2, <int32_t>(nt + j), st)
+                in_len[j] = <int32_t>m
     # parent lists of the grid tasks
     cdef Py_ssize_t n_grid = <Py_ssize_t>max(n_levels, 1) * P
     res_ptr_arr = np.zeros(n_grid + 1, dtype=np.int32)
     cdef int32_t[::1] res_ptr = res_ptr_arr
-    cdef int64_t total = 0
     with nogil:
         for j in range(n_tasks):
-            total += out_len[j]
-            for e in range(out_ptr[j], out_ptr[j] + out_len[j]):
-                res_ptr[task_grid[out_idx[e]] + 1] += 1
+            res_ptr[task_grid[j] + 1] = in_len[j]
         for k in range(n_grid):
             res_ptr[k + 1] += res_ptr[k]
-    res_idx_arr = np.empty(total, dtype=np.int32)
-    fill_arr = res_ptr_arr[:-1].copy()
+    res_idx_arr = np.empty(res_ptr[n_grid], dtype=np.int32)
     cdef int32_t[::1] res_idx = res_idx_arr
-    cdef int32_t[::1] fill = fill_arr
     with nogil:
-        for j in range(n_tasks):
-            for e in range(out_ptr[j], out_ptr[j] + out_len[j]):
-                k = task_grid[out_idx[e]]
-                res_idx[fill[k]] = task_grid[j]
-                fill[k] += 1
+        for j in prange(n_tasks, num_threads=threads, schedule="static"):
+            for e in range(in_len[j]):
+                res_idx[res_ptr[task_grid[j]] + e] = task_grid[in_idx[in_ptr[j] + e]]
     return level_arr, core_arr, res_ptr_arr, res_idx_arr

@@ -148,6 +148,30 @@ def test_equals_spmp_rules(random_lower, laplacian_2d, cores, reduce):
         assert _edges(tasks) == edges
 
 
+@pytest.mark.parametrize("cores", [32, 64, 128])
+def test_equals_spmp_rules_at_many_cores_and_any_thread_count(random_lower, laplacian_2d, cores):
+    """At up to 128 cores (most tasks hold a row or two, most unreduced edges are implied) the
+    kernel's cuts and reduced graph are SpMP's rules on 1, 2 and 3 OpenMP threads, array for array."""
+    from spbench.kernels.sptrsv import _spmp
+
+    for L in _cases(random_lower, laplacian_2d) + [random_lower(1500, density=0.02, seed=11),
+                                                   prepare_lower(laplacian_2d(30))]:
+        dag = DAG(L)
+        core, edges = _spmp_by_the_rules(dag, cores)
+        first = None
+        for threads in (1, 2, 3):
+            got = _spmp.level_task_graph(dag.parent_ptr, dag.parent_idx, dag.child_ptr, dag.child_idx,
+                                         cores, True, threads)
+            np.testing.assert_array_equal(got[0], dag.levels())
+            np.testing.assert_array_equal(got[1], core)
+            child = np.repeat(np.arange(len(got[2]) - 1), np.diff(got[2]))
+            assert set(zip(child.tolist(), got[3].tolist())) == edges
+            if first is None:
+                first = got
+            for a, b in zip(got, first):
+                np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("cores", [2, 5])
 def test_levels_are_the_wavefront_schedules(random_lower, laplacian_2d, cores):
     """Old and new SpMP share the level grid: the wavefront schedule's supersteps, row for row."""
