@@ -40,7 +40,7 @@ from .tensor_store import StoreWriter, read_header, store_path_for
 __all__ = ["convert_tns", "block_size_for", "MIN_MEMORY_MB"]
 
 MIN_MEMORY_MB = 128
-_RESERVE_MB = 64     # the parser's threads and allocator arenas, whatever the block size
+_RESERVE_MB = 80     # the parser's threads and allocator arenas, whatever the block size
 _PARSE_CHUNK = 1 << 20   # pyarrow's unit of parallel parsing inside a block
 
 _ODD_SPACE = re.compile(rb"[ \t\r\f\v]+")
