@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from spbench.atomic_files import atomic_output
 
 from . import synthetic
 from .errors import DatasetError
@@ -75,11 +76,8 @@ def _node_order(grid, transform: str, checksum: str) -> np.ndarray:
     del G, indptr, indices
     position = np.empty(grid.nodes, dtype=np.int64)
     position[perm] = np.arange(grid.nodes)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(f"{path.name}.{os.getpid()}.part")
-    with open(part, "wb") as fh:
-        np.save(fh, position)
-    os.replace(part, path)
+    with atomic_output(path) as tmp:
+        np.save(tmp, position)
     return position
 
 

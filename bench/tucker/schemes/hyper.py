@@ -58,7 +58,7 @@ def partition_cache_dir() -> Path:
 
 
 #: the partitioner's peak bytes per nonzero and per nonzero and block (default-like presets, k = 32 on
-#: 600k-nonzero stand-ins within 5-17%), and per pin with large_k (k = 512 on the same: within 0-43%,
+#: 600k-nonzero stand-ins within 0-18%), and per pin with large_k (k = 512 on the same: within 0-43%,
 #: never under); `spbench bench preflight --configs` on a HyperG-only copy of tucker_hyper.yaml
 PARTITION_BYTES_PER_NNZ, PARTITION_BYTES_PER_NNZ_PART, LARGE_K_BYTES_PER_PIN = 580, 5, 247
 
