@@ -17,7 +17,8 @@ def fake_driver(tmp_path, steps=3):
     fake = tmp_path / "hdagg_ref"
     fake.write_text('#!/bin/sh\nhead -1 "$1" | grep -q "^%%MatrixMarket matrix coordinate real general$" || exit 3\n'
                     'printf "# n=1 nnz=1\\nwavefront\\t1\\t9\\t0.001\\t0\\n"\n'
-                    f'for v in hdagg_tree hdagg_tree_bfs hdagg spmp; do printf "$v\\t$2\\t{steps}\\t0.5\\t7\\n"; done\n')
+                    f'for v in hdagg_tree hdagg_tree_bfs hdagg spmp spmp_solve; do printf "$v\\t$2\\t{steps}\\t0.5\\t7\\n"; '
+                    'done\n')
     fake.chmod(0o755)
     return fake
 
@@ -27,6 +28,28 @@ def test_matrix_market_file_is_column_major_with_rows_ascending(tmp_path):
     lines = write_lower_mtx(L, tmp_path / "m.mtx").read_text().splitlines()
     assert lines[:2] == ["%%MatrixMarket matrix coordinate real general", "3 3 6"]
     assert lines[2:] == ["1 1 1", "2 1 1", "3 1 1", "2 2 1", "3 2 1", "3 3 1"]
+
+
+def test_matrix_market_file_with_values_holds_them_exactly(tmp_path):
+    import scipy.io
+
+    L = prepare_lower(sp.csr_matrix(np.array([[4.0, 0, 0], [1 / 3, 4, 0], [-2e-300, np.pi, 4]])))
+    back = scipy.io.mmread(write_lower_mtx(L, tmp_path / "m.mtx", values=True)).tocsr()
+    assert (back != L).nnz == 0
+
+
+def test_solve_times_at_the_core_counts_this_machine_has(tmp_path):
+    out = tmp_path / "r"
+    res = CliRunner().invoke(main, ["bench", "sptrsv-refs", "--hdagg", str(fake_driver(tmp_path)), "--sets",
+                                    "generators", "--scale", "0.01", "--cores", "1,128", "--solve-repeats", "3",
+                                    "--out", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    df = load_rows(out)
+    one, many = df[df["cores"] == 1], df[df["cores"] == 128]
+    assert (one["ref_spmp_solve_time"] == 0.5).all() and (one["ref_spmp_solve_wrong"] == 7).all()
+    assert (one["spmp_solve_time"] > 0).all() and (one["spmp_residual"] < 1e-12).all()
+    assert many["spmp_solve_time"].isna().all() and many["ref_spmp_solve_time"].isna().all()
+    assert "solve ms orig / ours" in res.stdout and "| 500.000 / " in res.stdout
 
 
 def test_driver_lines_parsed_and_a_bad_line_refused():

@@ -117,7 +117,7 @@ def _refs(o: dict, run) -> list[dict]:
 
     with tempfile.TemporaryDirectory(prefix="spbench-sptrsv-refs-") as work:
         return side_by_side(o["binary"], o["sets"], o["cores"], o["scale"], o["timeout"], CONFIGS, Path(work),
-                            run.say)
+                            run.say, o["solve_repeats"])
 
 
 BENCHMARKS = (
@@ -156,7 +156,10 @@ BENCHMARKS = (
                Option("--scale", "float", 1.0, "Synthetic matrices and stand-ins at about this times their rows.",
                       minimum=0, open_minimum=True),
                Option("--timeout", "float", 600.0, "Seconds the original code may take per matrix and core count "
-                      "(past it: a timeout row).", minimum=1)),
+                      "(past it: a timeout row).", minimum=1),
+               Option("--solve-repeats", "int", 0, "Also time SpMP's point-to-point solve, the original's (built "
+                      "with SPMP_SRC) and ours, this many times at each core count this machine has (0: schedules "
+                      "only).", minimum=0)),
               _refs, "spbench.sptrsv.benchmarks.reference_schedules:refs_table", "sptrsv", check=_reference_driver),
     Benchmark("sptrsv-model", "Measured against predicted SpTrSV solves on lap2d-5pt or a config's data sets (the "
                               "calibration's validation).",

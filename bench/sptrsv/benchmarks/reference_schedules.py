@@ -23,6 +23,8 @@ REFERENCE_FIELDS = {"hdagg_tree": "ref_supersteps", "hdagg_tree_bfs": "ref_super
 #: the driver's schedulers that also print a scheduling time and a count → the row fields they go to
 REFERENCE_EXTRAS = {"hdagg_tree": ("ref_schedule_time", "ref_groups"),
                     "spmp": ("ref_spmp_schedule_time", "ref_spmp_p2p")}
+#: the original's SpMP solve (HDagg-benchmark's executor): its median time and its rows off the serial solve
+REFERENCE_SOLVE = ("spmp_solve", "ref_spmp_solve_time", "ref_spmp_solve_wrong")
 #: the driver's point-to-point schedulers: their threads wait busily, so they run only at core
 #: counts this machine has
 REFERENCE_P2P = ("spmp",)
@@ -37,19 +39,23 @@ class ReferenceFailed(RuntimeError):
     """The driver exited non-zero, printed no line for a scheduler, or ran past its time limit."""
 
 
-def write_lower_mtx(L: sp.csr_matrix, path: Path) -> Path:
-    """L's pattern as Matrix Market, entries column by column, rows ascending (the order the
-    original's reader needs: it builds CSC pointers from consecutive column indices), values 1."""
+def write_lower_mtx(L: sp.csr_matrix, path: Path, values: bool = False) -> Path:
+    """L as Matrix Market, entries column by column, rows ascending (the order the original's
+    reader needs: it builds CSC pointers from consecutive column indices); values 1 (the pattern
+    is all a schedule reads) unless ``values``, then L's own, exactly (for the solve)."""
+    from spbench.atomic_files import atomic_output
+
     C = L.tocsc()
     C.sort_indices()
     n = C.shape[0]
     cols = np.repeat(np.arange(1, n + 1, dtype=np.int64), np.diff(C.indptr))
-    part = Path(str(path) + ".part")
-    with open(part, "w") as out:
+    with atomic_output(path) as tmp, open(tmp, "w") as out:
         out.write("%%MatrixMarket matrix coordinate real general\n")
         out.write(f"{n} {n} {C.nnz}\n")
-        np.savetxt(out, np.column_stack([C.indices.astype(np.int64) + 1, cols]), fmt="%d %d 1")
-    part.replace(path)
+        if values:
+            np.savetxt(out, np.column_stack([C.indices + 1, cols, C.data]).astype(object), fmt="%d %d %.17g")
+        else:
+            np.savetxt(out, np.column_stack([C.indices.astype(np.int64) + 1, cols]), fmt="%d %d 1")
     return Path(path)
 
 
@@ -66,11 +72,12 @@ def parse_driver(text: str) -> dict:
     return found
 
 
-def run_driver(binary: str, mtx: Path, cores: int, only: list[str], threads: int, timeout: float) -> dict:
+def run_driver(binary: str, mtx: Path, cores: int, only: list[str], threads: int, timeout: float,
+               extra: list[str] = ()) -> dict:
     """One driver process at one core count (SpMP's thread pool cannot grow within a process)."""
     try:
-        done = subprocess.run([binary, str(mtx), str(cores), "--only", ",".join(only), "--threads", str(threads)],
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run([binary, str(mtx), str(cores), "--only", ",".join(only), "--threads", str(threads),
+                               *extra], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise ReferenceFailed(f"past {timeout:g} s") from None
     if done.returncode != 0:
@@ -90,13 +97,29 @@ def _timed(fn):
     return value, time.perf_counter() - start
 
 
+def _solve_fields(binary: str, mtx: Path, L: sp.csr_matrix, dag, cores: int, repeats: int, timeout: float) -> dict:
+    """SpMP's point-to-point solve of L x = 1 at ``cores`` threads: ours (`solve_point`, its
+    backward error) and the original's (the driver, the rows it got wrong), median of ``repeats``."""
+    from spbench.sptrsv.execute import solve_point
+
+    ours = solve_point(L, "spmp", cores, repeats=repeats, dag=dag)
+    fields = {"spmp_solve_time": ours["solve_time"], "spmp_residual": ours["residual"]}
+    name, time_field, wrong_field = REFERENCE_SOLVE
+    try:
+        line = run_driver(binary, mtx, cores, [name], cores, timeout, ["--repeats", str(repeats)])[(name, cores)]
+    except (ReferenceFailed, KeyError) as exc:
+        return {**fields, "ref_spmp_solve_error": _failure(exc)["error"]}
+    return {**fields, time_field: line[1], wrong_field: line[2]}
+
+
 def compare_matrix(binary: str, name: str, L: sp.csr_matrix, cores: list[int], machine_cores: int,
-                   work: Path, timeout: float) -> list[dict]:
-    """Rows for one matrix: per core count, the original's schedules beside ours."""
+                   work: Path, timeout: float, solve_repeats: int = 0) -> list[dict]:
+    """Rows for one matrix: per core count, the original's schedules beside ours; with
+    ``solve_repeats``, also SpMP's solve, the original's and ours, at the core counts this machine has."""
     from spbench.sptrsv.dag import DAG
     from spbench.sptrsv.schedulers import growlocal, hdagg, spmp
 
-    mtx = write_lower_mtx(L, work / "matrix.mtx")
+    mtx = write_lower_mtx(L, work / "matrix.mtx", values=solve_repeats > 0)
     dag = DAG(L)
     try:
         wave = run_driver(binary, mtx, 1, ["wavefront"], 1, timeout)[("wavefront", 1)][0]
@@ -126,6 +149,8 @@ def compare_matrix(binary: str, name: str, L: sp.csr_matrix, cores: list[int], m
                 time_field, extra_field = REFERENCE_EXTRAS[driver_name]
                 row[time_field], row[extra_field] = seconds, extra
         row["equal"] = row["ref_supersteps"] == row["supersteps"] and row["ref_supersteps_flat"] == row["supersteps_flat"]
+        if solve_repeats and c <= machine_cores:
+            row.update(_solve_fields(binary, mtx, L, dag, c, solve_repeats, timeout))
         rows.append(row)
     return rows
 
@@ -144,7 +169,7 @@ def dataset_entries(sets: list[str], configs_dir: Path) -> list:
 
 
 def side_by_side(binary: str, sets: list[str], cores: list[int], scale: float, timeout: float, configs_dir: Path,
-                 work: Path, say) -> list[dict]:
+                 work: Path, say, solve_repeats: int = 0) -> list[dict]:
     """Every matrix of ``sets`` (stand-ins where the real matrix is not cached, ``scale`` × their
     rows) at every core count; a matrix that cannot be loaded is one error row."""
     from spbench.datasets.registry import resolve
@@ -164,7 +189,7 @@ def side_by_side(binary: str, sets: list[str], cores: list[int], scale: float, t
                          "error": f"{type(exc).__name__}: {exc}"})
             continue
         say(f"{loaded.name}: n {L.shape[0]:,}, nnz {L.nnz:,}")
-        rows += compare_matrix(binary, loaded.name, L, cores, usable_cores(), work, timeout)
+        rows += compare_matrix(binary, loaded.name, L, cores, usable_cores(), work, timeout, solve_repeats)
     return rows
 
 
@@ -190,4 +215,16 @@ def refs_table(rows: list[dict]) -> str:
             f"{num(r['ref_spmp_levels'])} / {r['spmp_levels']} | {num(r.get('ref_spmp_p2p'))} / {r['spmp_p2p']} | "
             f"{num(r.get('ref_spmp_schedule_time'), '.4f')} / {r['spmp_schedule_time']:.4f} | "
             f"{num(r.get('growlocal_schedule_time'), '.4f')} |")
+    solved = [r for r in rows if r.get("spmp_solve_time") is not None]
+    if solved:
+        lines += ["", "SpMP's point-to-point solve of L x = 1, median of the timed solves:", "",
+                  "| matrix | nnz | P | solve ms orig / ours | ours / orig | orig rows off serial | our backward error |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in solved:
+            ref = r.get("ref_spmp_solve_time")
+            lines.append(
+                f"| {r['dataset']} | {r['nnz']:,} | {r['cores']} | "
+                f"{'-' if ref is None else format(ref * 1e3, '.3f')} / {r['spmp_solve_time'] * 1e3:.3f} | "
+                f"{'-' if not ref else format(r['spmp_solve_time'] / ref, '.2f')} | "
+                f"{r.get('ref_spmp_solve_wrong', r.get('ref_spmp_solve_error', '-'))} | {r['spmp_residual']:.1e} |")
     return "\n".join(lines)

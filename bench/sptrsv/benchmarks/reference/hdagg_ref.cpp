@@ -9,7 +9,11 @@
 // scheduler: wavefront (HDagg's level sets), hdagg (HDAGG on the ungrouped DAG), hdagg_tree
 // (partial sparsification, tree-based grouping, HDAGG, ungrouping: the demo's "LL Tree HDAGG"),
 // hdagg_tree_bfs (the same with the BFS grouping), spmp (constructTaskGraph with transitive
-// reduction: supersteps = its levels, extra = the point-to-point parents it keeps).  seconds is
+// reduction: supersteps = its levels, extra = the point-to-point parents it keeps), spmp_solve
+// (that schedule's point-to-point solve of L x = 1 as HDagg-benchmark's demo runs it,
+// SpTrsv_LL_SpMP::fused_code, on the file's values: seconds = the median of --repeats timed solves
+// after 2 untimed ones, extra = the rows whose x differs from a serial solve's by more than
+// 1e-10 relative; the schedule is built outside the clock).  seconds is
 // the scheduling time measured like the demo's build_set (wall clock around the same calls);
 // scheduling runs with `cores` OpenMP threads, as the demo sets them before each schedule, or
 // for HDagg with --threads N (its schedule does not depend on the thread count; SpMP's does,
@@ -17,7 +21,9 @@
 // With --dump PREFIX, hdagg_tree also writes PREFIX.<cores>.txt: the superstep of every row.
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -114,10 +120,9 @@ Result hdagg_tree(CSC *L, CSR *Lr, int cores, bool bfs, const char *dump) {
 }
 
 #ifdef SPMP
-// SpMP's task graph from the full symmetric pattern, as the demo's SpTrsv_LL_SpMP::build_set.
-Result spmp(CSR *full, int cores) {
-  Result r;
-  SpMP::CSR A;
+// The full symmetric matrix in SpMP's CSR, with its diagonal pointers, as the demo's
+// Convert_LBCCSR_to_SpMP fills them.
+void copy_to_spmp(CSR *full, SpMP::CSR &A) {
   A.alloc(full->n, full->nnz, true);
   A.n = full->n;
   std::copy(full->p, full->p + full->n + 1, A.rowptr);
@@ -130,6 +135,13 @@ Result spmp(CSR *full, int cores) {
         A.idiag[i] = 1 / A.values[j];
         A.diag[i] = A.values[j];
       }
+}
+
+// SpMP's task graph from the full symmetric pattern, as the demo's SpTrsv_LL_SpMP::build_set.
+Result spmp(CSR *full, int cores) {
+  Result r;
+  SpMP::CSR A;
+  copy_to_spmp(full, A);
   double t0 = now();
   int *symRowPtr = nullptr, *symColIdx = nullptr, *symDiagPtr = nullptr, *symExtPtr = nullptr;
   bool symmetric = SpMP::getSymmetricNnzPattern(&A, &symRowPtr, &symDiagPtr, &symExtPtr, &symColIdx);
@@ -151,6 +163,67 @@ Result spmp(CSR *full, int cores) {
     for (int task = bounds[tid]; task < bounds[tid + 1]; ++task) r.extra += schedule.nparentsForward[task];
   return r;
 }
+
+// The demo's SpMP executor (SpTrsv_LL_SpMP::fused_code): each thread runs its tasks in order,
+// spinning on its parents' finished flags; rows through threadContToOrigPerm, L in CSR with the
+// diagonal last in each row. Timed like the demo: the whole parallel region, flags reset inside.
+Result spmp_solve(CSR *full, CSR *Lr, int cores, int repeats) {
+  Result r;
+  SpMP::CSR A;
+  copy_to_spmp(full, A);
+  SpMP::LevelSchedule schedule;
+  schedule.constructTaskGraph(A);
+  const int n = (int)Lr->n;
+  const int *Lp = Lr->p, *Li = Lr->i;
+  const double *Lx = Lr->x;
+  const int *perm = schedule.threadContToOrigPerm;
+  std::vector<double> ref(n), x(n);
+  for (int row = 0; row < n; ++row) {
+    double sum = 1.0;
+    for (int j = Lp[row]; j < Lp[row + 1] - 1; j++) sum -= Lx[j] * ref[Li[j]];
+    ref[row] = sum / Lx[Lp[row + 1] - 1];
+  }
+  std::vector<double> times;
+  for (int rep = 0; rep < 2 + repeats; ++rep) {
+    std::fill(x.begin(), x.end(), 1.0);
+    double *xp = x.data();
+    double t0 = now();
+#pragma omp parallel
+    {
+      int nthreads = omp_get_num_threads();
+      int tid = omp_get_thread_num();
+      const int ntasks = schedule.ntasks;
+      const short *nparents = schedule.nparentsForward;
+      const std::vector<int> &threadBoundaries = schedule.threadBoundaries;
+      const std::vector<int> &taskBoundaries = schedule.taskBoundaries;
+      int nPerThread = (ntasks + nthreads - 1) / nthreads;
+      int nBegin = std::min(nPerThread * tid, ntasks);
+      int nEnd = std::min(nBegin + nPerThread, ntasks);
+      volatile int *taskFinished = schedule.taskFinished;
+      int **parents = schedule.parentsForward;
+      memset((char *)(taskFinished + nBegin), 0, (nEnd - nBegin) * sizeof(int));
+      synk::Barrier::getInstance()->wait(tid);
+      for (int task = threadBoundaries[tid]; task < threadBoundaries[tid + 1]; ++task) {
+        SPMP_LEVEL_SCHEDULE_WAIT;
+        for (int c = taskBoundaries[task]; c < taskBoundaries[task + 1]; ++c) {
+          int row = perm[c];
+          for (int j = Lp[row]; j < Lp[row + 1] - 1; j++) xp[row] -= Lx[j] * xp[Li[j]];
+          xp[row] /= Lx[Lp[row + 1] - 1];
+        }
+        SPMP_LEVEL_SCHEDULE_NOTIFY;
+      }
+    }
+    double t = now() - t0;
+    if (rep >= 2) times.push_back(t);
+  }
+  std::sort(times.begin(), times.end());
+  size_t m = times.size();
+  r.seconds = m % 2 ? times[m / 2] : 0.5 * (times[m / 2 - 1] + times[m / 2]);
+  r.supersteps = (int)schedule.levIndices.size() - 1;
+  for (int i = 0; i < n; ++i)
+    if (!(std::abs(x[i] - ref[i]) <= 1e-10 * std::max(1.0, std::abs(ref[i])))) r.extra++;
+  return r;
+}
 #endif
 
 void print(const char *name, int cores, const Result &r) {
@@ -162,7 +235,7 @@ void print(const char *name, int cores, const Result &r) {
 
 int main(int argc, char *argv[]) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s MATRIX.mtx CORES[,CORES...] [--only NAME[,NAME...]] [--threads N] [--dump PREFIX]\n",
+    std::fprintf(stderr, "usage: %s MATRIX.mtx CORES[,CORES...] [--only NAME[,NAME...]] [--threads N] [--dump PREFIX] [--repeats N]\n",
                  argv[0]);
     return 2;
   }
@@ -181,11 +254,12 @@ int main(int argc, char *argv[]) {
   }
   std::string only = "wavefront,hdagg,hdagg_tree,hdagg_tree_bfs,spmp";
   const char *dump = nullptr;
-  int threads = 0;
+  int threads = 0, repeats = 100;
   for (int a = 3; a < argc; a += 2) {
     if (a + 1 < argc && std::strcmp(argv[a], "--only") == 0) only = argv[a + 1];
     else if (a + 1 < argc && std::strcmp(argv[a], "--dump") == 0) dump = argv[a + 1];
     else if (a + 1 < argc && std::strcmp(argv[a], "--threads") == 0 && std::atoi(argv[a + 1]) > 0) threads = std::atoi(argv[a + 1]);
+    else if (a + 1 < argc && std::strcmp(argv[a], "--repeats") == 0 && std::atoi(argv[a + 1]) > 0) repeats = std::atoi(argv[a + 1]);
     else {
       std::fprintf(stderr, "%s: unknown or incomplete option '%s'\n", argv[0], argv[a]);
       return 2;
@@ -214,6 +288,7 @@ int main(int argc, char *argv[]) {
 #ifdef SPMP
     omp_set_num_threads(c);
     if (wanted("spmp")) print("spmp", c, spmp(full, c));
+    if (wanted("spmp_solve")) print("spmp_solve", c, spmp_solve(full, Lr, c, repeats));
 #endif
   }
   delete full;
