@@ -13,7 +13,8 @@ listed, thread by thread, each thread's tasks in level order. The reduction's te
 first: a parent of the thread's previous task (the stamps the previous task left, read while
 listing); a parent whose next task is also a parent (one stamp); only when a third thread exists
 and another parent lies above this one, the children of the parent's rows, until one's task is
-a parent. No list is
+a parent. Listing is branch-free (whether a parent row is on another thread does not predict),
+and a parent task's level, thread and rows are one record. No list is
 transposed and no out-edge list is built: on the 2.4M-nonzero audikw_1 stand-in at 128 threads
 the 1.8M unreduced edges cost one scan of L's rows and about 1.4M stamp reads.
 
@@ -25,7 +26,7 @@ import numpy as np
 
 cimport numpy as cnp
 from cython.parallel cimport prange, threadid
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t
 
 cnp.import_array()
 
@@ -72,61 +73,66 @@ cdef Py_ssize_t parent_tasks(const int32_t *order, const int32_t *parent_ptr, co
     holding ``prev_mark`` (a parent of the thread's previous task, marked just before) is written
     as ``~task`` (negative)."""
     cdef Py_ssize_t k, e, m = 0
-    cdef int32_t row, other, was
+    cdef int32_t row, other, was, keep
+    cdef uint32_t width = <uint32_t>(hi - lo)
     for k in range(begin, end):
         row = order[k]
         for e in range(parent_ptr[row], parent_ptr[row + 1]):
+            # branch-free: whether a row's parent is on another thread is not predictable
             other = task_of_row[parent_idx[e]]
-            if other < lo or other >= hi:
-                was = stamp[other]
-                if was != mark:
-                    stamp[other] = mark
-                    out[m] = ~other if was == prev_mark else other
-                    m += 1
+            was = stamp[other]
+            keep = (<uint32_t>(other - lo) >= width) & (was != mark)
+            stamp[other] = mark if keep else was
+            out[m] = other ^ -(was == prev_mark)  # ~other when a parent of the previous task
+            m += keep
     return m
 
 
-cdef Py_ssize_t reduce_parents(int32_t task, int32_t *parents, Py_ssize_t n_parents,
-                               const int32_t *task_level, const int32_t *task_core,
-                               const int32_t *thr_ptr, Py_ssize_t n_tasks, const int32_t *task_begin,
-                               const int32_t *task_end, const int32_t *order, const int32_t *child_ptr,
-                               const int32_t *child_idx, const int32_t *task_of_row, bint third,
-                               int32_t mark, const int32_t *stamp) noexcept nogil:
+cdef enum:
+    INFO = 8  # int32 fields per task in ``info``: level, thread's first task, thread's end, first row, row end
+
+cdef Py_ssize_t reduce_parents(int32_t *parents, Py_ssize_t n_parents, const int32_t *info,
+                               const int32_t *order, const int32_t *child_ptr, const int32_t *child_idx,
+                               const int32_t *task_of_row, bint third, int32_t mark,
+                               const int32_t *stamp) noexcept nogil:
     """SpMP's approximate transitive reduction of one task's in-edges, in place; returns the kept.
 
     The edge a -> task is dropped when some k that a reaches in one step (a's next task on its
-    thread, or a task of another thread owning a child of a's rows) is a parent of ``task`` in one
+    thread, or a task of another thread owning a child of a's rows) is a parent of the task in one
     step (one of its other-thread parents, stamped ``mark``, or the task before it on its thread):
     a -> k -> task implies it. Tested cheapest first: a parent of the previous task (``~a`` in
     ``parents``: a -> previous); a's next task stamped; then a k of a third thread, only with
     ``third`` (more than two threads) and when some parent lies above a (a k does): the children
-    of a's rows are read until one's task is stamped. The kept
-    parents are left in ascending order. Only the unreduced graph is read, so every task is
-    handled independently.
+    of a's rows are read until one's task is stamped. The kept parents are left in ascending
+    order. Only the unreduced graph is read, so every task is handled independently. What is read
+    of a parent a is its one 32-byte ``info`` record, not five arrays.
     """
     cdef Py_ssize_t a, e, r, kept = 0, q
-    cdef int32_t src, nxt, lo, hi, other, row
+    cdef int32_t src, nxt, lo, hi, other, row, r_end
     cdef int32_t top = -1  # the highest level of a parent: a k between a and task lies above a
+    cdef const int32_t *ti
     cdef bint implied
     for a in range(n_parents):
         src = parents[a] if parents[a] >= 0 else ~parents[a]
-        if task_level[src] > top:
-            top = task_level[src]
+        if info[<Py_ssize_t>src * INFO] > top:
+            top = info[<Py_ssize_t>src * INFO]
     for a in range(n_parents):
         src = parents[a]
         if src < 0:
             continue  # a -> the thread's previous task -> task
+        ti = info + <Py_ssize_t>src * INFO
         nxt = src + 1
-        implied = nxt < n_tasks and task_core[nxt] == task_core[src] and stamp[nxt] == mark
-        if not implied and third and task_level[src] < top:
-            lo = thr_ptr[task_core[src]]
-            hi = thr_ptr[task_core[src] + 1]
-            r = task_begin[src]
-            while r < task_end[src] and not implied:
+        implied = nxt < ti[2] and stamp[nxt] == mark
+        if not implied and third and ti[0] < top:
+            lo = ti[1]
+            hi = ti[2]
+            r = ti[3]
+            r_end = ti[4]
+            while r < r_end and not implied:
                 row = order[r]
                 for e in range(child_ptr[row], child_ptr[row + 1]):
                     other = task_of_row[child_idx[e]]
-                    if (other < lo or other >= hi) and stamp[other] == mark:
+                    if (<uint32_t>(other - lo) >= <uint32_t>(hi - lo)) & (stamp[other] == mark):
                         implied = True
                         break
                 r += 1
@@ -242,6 +248,16 @@ def level_task_graph(const int32_t[::1] parent_ptr, const int32_t[::1] parent_id
                     for k in range(task_begin[t], task_end[t]):
                         task_of_row[order[k]] = t
                         core[order[k]] = p
+    info_arr = np.zeros(<Py_ssize_t>max(n_tasks, 1) * INFO, dtype=np.int32)
+    cdef int32_t[::1] info = info_arr
+    cdef int32_t *inf = &info[0]
+    with nogil:
+        for t in range(n_tasks):
+            inf[<Py_ssize_t>t * INFO] = task_level[t]
+            inf[<Py_ssize_t>t * INFO + 1] = thr_ptr[task_core[t]]
+            inf[<Py_ssize_t>t * INFO + 2] = thr_ptr[task_core[t] + 1]
+            inf[<Py_ssize_t>t * INFO + 3] = task_begin[t]
+            inf[<Py_ssize_t>t * INFO + 4] = task_end[t]
     # the task graph, built from the child's side: a task's unreduced in-edges are the distinct
     # other-thread tasks owning a parent of its rows (one scan of its rows' parents), written to
     # a buffer sized by its rows' parent counts; no edge list is transposed. They are built and
@@ -267,11 +283,6 @@ def level_task_graph(const int32_t[::1] parent_ptr, const int32_t[::1] parent_id
     cdef int32_t *tor = &task_of_row[0] if n > 0 else NULL
     cdef const int32_t *pi = &parent_idx[0] if parent_idx.shape[0] > 0 else NULL
     cdef const int32_t *ci = &child_idx[0] if child_idx.shape[0] > 0 else NULL
-    cdef const int32_t *tcore = &task_core[0] if n_tasks > 0 else NULL
-    cdef const int32_t *tbeg = &task_begin[0] if n_tasks > 0 else NULL
-    cdef const int32_t *tend = &task_end[0] if n_tasks > 0 else NULL
-    cdef const int32_t *tlev = &task_level[0]
-    cdef const int32_t *tptr = &thr_ptr[0]
     cdef int32_t *stamp0 = &stamp[0, 0]
     cdef Py_ssize_t width = stamp.shape[1]
     cdef int32_t *ii = &in_idx[0]
@@ -284,8 +295,7 @@ def level_task_graph(const int32_t[::1] parent_ptr, const int32_t[::1] parent_id
                                  <int32_t>(nt + j), <int32_t>(nt + j - 1) if reduce and j > thr_ptr[p] else -2,
                                  st, ii + in_ptr[j])
                 if reduce:
-                    m = reduce_parents(<int32_t>j, ii + in_ptr[j], m, tlev, tcore, tptr, n_tasks, tbeg, tend,
-                                       ordp, cp, ci, tor, P > 2, <int32_t>(nt + j), st)
+                    m = reduce_parents(ii + in_ptr[j], m, inf, ordp, cp, ci, tor, P > 2, <int32_t>(nt + j), st)
                 in_len[j] = <int32_t>m
     # parent lists of the grid tasks
     cdef Py_ssize_t n_grid = <Py_ssize_t>max(n_levels, 1) * P
