@@ -15,7 +15,8 @@ from spbench.sptrsv.benchmarks.reference_schedules import ReferenceFailed, parse
 def fake_driver(tmp_path, steps=3):
     """Prints the driver's lines for the core count it is given, ``steps`` supersteps for HDagg."""
     fake = tmp_path / "hdagg_ref"
-    fake.write_text('#!/bin/sh\nhead -1 "$1" | grep -q "^%%MatrixMarket matrix coordinate real general$" || exit 3\n'
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "calls"}\n'
+                    'head -1 "$1" | grep -q "^%%MatrixMarket matrix coordinate real general$" || exit 3\n'
                     'printf "# n=1 nnz=1\\nwavefront\\t1\\t9\\t0.001\\t0\\n"\n'
                     f'for v in hdagg_tree hdagg_tree_bfs hdagg spmp spmp_solve; do printf "$v\\t$2\\t{steps}\\t0.5\\t7\\n"; '
                     'done\n')
@@ -50,6 +51,8 @@ def test_solve_times_at_the_core_counts_this_machine_has(tmp_path):
     assert (one["spmp_solve_time"] > 0).all() and (one["spmp_residual"] < 1e-12).all()
     assert many["spmp_solve_time"].isna().all() and many["ref_spmp_solve_time"].isna().all()
     assert "solve ms orig / ours" in res.stdout and "| 500.000 / " in res.stdout
+    # the original's solve ran in 3 rounds per matrix, interleaved with ours
+    assert (tmp_path / "calls").read_text().count("spmp_solve") == 3 * len(one)
 
 
 def test_driver_lines_parsed_and_a_bad_line_refused():

@@ -158,8 +158,8 @@ BENCHMARKS = (
                Option("--timeout", "float", 600.0, "Seconds the original code may take per matrix and core count "
                       "(past it: a timeout row).", minimum=1),
                Option("--solve-repeats", "int", 0, "Also time SpMP's point-to-point solve, the original's (built "
-                      "with SPMP_SRC) and ours, this many times at each core count this machine has (0: schedules "
-                      "only).", minimum=0)),
+                      "with SPMP_SRC) and ours, this many times in each of 3 interleaved rounds, at each core count "
+                      "this machine has (0: schedules only).", minimum=0)),
               _refs, "spbench.sptrsv.benchmarks.reference_schedules:refs_table", "sptrsv", check=_reference_driver),
     Benchmark("sptrsv-model", "Measured against predicted SpTrSV solves on lap2d-5pt or a config's data sets (the "
                               "calibration's validation).",
