@@ -80,6 +80,17 @@ def test_rows_beside_ours_table_and_profile(tmp_path):
     assert res.stdout.strip() in (plots / "r" / "sptrsv-refs.md").read_text()
 
 
+def test_schedule_repeats_reach_the_driver(tmp_path):
+    out = tmp_path / "r"
+    res = CliRunner().invoke(main, ["bench", "sptrsv-refs", "--hdagg", str(fake_driver(tmp_path)), "--sets",
+                                    "generators", "--scale", "0.01", "--cores", "2", "--schedule-repeats", "3",
+                                    "--out", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    schedule_calls = [c for c in (tmp_path / "calls").read_text().splitlines() if "hdagg_tree" in c]
+    assert len(schedule_calls) == 8 and all(c.endswith("--schedule-repeats 3") for c in schedule_calls)
+    assert (load_rows(out)["spmp_schedule_time"] > 0).all()
+
+
 def test_failing_driver_is_an_error_row(tmp_path):
     fake = tmp_path / "hdagg_ref"
     fake.write_text("#!/bin/sh\necho boom >&2\nexit 1\n")

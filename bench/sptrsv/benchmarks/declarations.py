@@ -117,7 +117,7 @@ def _refs(o: dict, run) -> list[dict]:
 
     with tempfile.TemporaryDirectory(prefix="spbench-sptrsv-refs-") as work:
         return side_by_side(o["binary"], o["sets"], o["cores"], o["scale"], o["timeout"], CONFIGS, Path(work),
-                            run.say, o["solve_repeats"])
+                            run.say, o["solve_repeats"], o["schedule_repeats"])
 
 
 BENCHMARKS = (
@@ -159,7 +159,9 @@ BENCHMARKS = (
                       "(past it: a timeout row).", minimum=1),
                Option("--solve-repeats", "int", 0, "Also time SpMP's point-to-point solve, the original's (built "
                       "with SPMP_SRC) and ours, this many times in each of 3 interleaved rounds, at each core count "
-                      "this machine has (0: schedules only).", minimum=0)),
+                      "this machine has (0: schedules only).", minimum=0),
+               Option("--schedule-repeats", "int", 1, "Scheduling times are the median of this many calls, the "
+                      "original's and ours.", minimum=1)),
               _refs, "spbench.sptrsv.benchmarks.reference_schedules:refs_table", "sptrsv", check=_reference_driver),
     Benchmark("sptrsv-model", "Measured against predicted SpTrSV solves on lap2d-5pt or a config's data sets (the "
                               "calibration's validation).",

@@ -91,10 +91,14 @@ def _failure(exc: Exception) -> dict:
     return {"status": "timeout" if text.startswith("past ") else "error", "error": text}
 
 
-def _timed(fn):
-    start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start
+def _timed(fn, repeats: int = 1):
+    """fn's value (from its last call) and the median of ``repeats`` calls' seconds."""
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        value = fn()
+        seconds.append(time.perf_counter() - start)
+    return value, float(np.median(seconds))
 
 
 #: rounds of the solve comparison: ours then the original's, each round a median of the repeats
@@ -126,9 +130,10 @@ def _solve_fields(binary: str, mtx: Path, L: sp.csr_matrix, dag, cores: int, rep
 
 
 def compare_matrix(binary: str, name: str, L: sp.csr_matrix, cores: list[int], machine_cores: int,
-                   work: Path, timeout: float, solve_repeats: int = 0) -> list[dict]:
-    """Rows for one matrix: per core count, the original's schedules beside ours; with
-    ``solve_repeats``, also SpMP's solve, the original's and ours, at the core counts this machine has."""
+                   work: Path, timeout: float, solve_repeats: int = 0, schedule_repeats: int = 1) -> list[dict]:
+    """Rows for one matrix: per core count, the original's schedules beside ours (scheduling times
+    the median of ``schedule_repeats`` calls, both sides); with ``solve_repeats``, also SpMP's
+    solve, the original's and ours, at the core counts this machine has."""
     from spbench.sptrsv.dag import DAG
     from spbench.sptrsv.schedulers import growlocal, hdagg, spmp
 
@@ -142,15 +147,17 @@ def compare_matrix(binary: str, name: str, L: sp.csr_matrix, cores: list[int], m
     for c in cores:
         row = {"item": f"{name} P={c}", "dataset": name, "n": dag.n, "nnz": dag.nnz, "cores": c,
                "wavefronts": dag.wavefronts, "ref_wavefronts": wave}
-        ours, row["schedule_time"] = _timed(lambda: hdagg.schedule(dag, c))
+        ours, row["schedule_time"] = _timed(lambda: hdagg.schedule(dag, c), schedule_repeats)
         row["supersteps"] = int(ours.n_supersteps)
         row["supersteps_flat"] = int(hdagg.schedule(dag, c, grouping="none").n_supersteps)
-        tasks, row["spmp_schedule_time"] = _timed(lambda: spmp.schedule(dag, c))
+        tasks, row["spmp_schedule_time"] = _timed(lambda: spmp.schedule(dag, c), schedule_repeats)
         row["spmp_levels"], row["spmp_p2p"] = int(tasks.n_supersteps), int(tasks.parent_idx.size)
-        _, row["growlocal_schedule_time"] = _timed(lambda: growlocal.schedule(dag, c))  # the speed SpMP must beat
+        _, row["growlocal_schedule_time"] = _timed(lambda: growlocal.schedule(dag, c),  # the speed SpMP must beat
+                                                   schedule_repeats)
         only = [name for name in REFERENCE_FIELDS if name not in REFERENCE_P2P or c <= machine_cores]
         try:
-            found = run_driver(binary, mtx, c, only, min(c, machine_cores), timeout)
+            found = run_driver(binary, mtx, c, only, min(c, machine_cores), timeout,
+                               ["--schedule-repeats", str(schedule_repeats)])
         except ReferenceFailed as exc:
             rows.append({**row, **_failure(exc)})
             continue
@@ -182,7 +189,7 @@ def dataset_entries(sets: list[str], configs_dir: Path) -> list:
 
 
 def side_by_side(binary: str, sets: list[str], cores: list[int], scale: float, timeout: float, configs_dir: Path,
-                 work: Path, say, solve_repeats: int = 0) -> list[dict]:
+                 work: Path, say, solve_repeats: int = 0, schedule_repeats: int = 1) -> list[dict]:
     """Every matrix of ``sets`` (stand-ins where the real matrix is not cached, ``scale`` × their
     rows) at every core count; a matrix that cannot be loaded is one error row."""
     from spbench.datasets.registry import resolve
@@ -202,7 +209,8 @@ def side_by_side(binary: str, sets: list[str], cores: list[int], scale: float, t
                          "error": f"{type(exc).__name__}: {exc}"})
             continue
         say(f"{loaded.name}: n {L.shape[0]:,}, nnz {L.nnz:,}")
-        rows += compare_matrix(binary, loaded.name, L, cores, usable_cores(), work, timeout, solve_repeats)
+        rows += compare_matrix(binary, loaded.name, L, cores, usable_cores(), work, timeout, solve_repeats,
+                               schedule_repeats)
     return rows
 
 

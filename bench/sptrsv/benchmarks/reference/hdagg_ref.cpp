@@ -14,7 +14,8 @@
 // SpTrsv_LL_SpMP::fused_code, on the file's values: seconds = the median of --repeats timed solves
 // after 2 untimed ones, extra = the rows whose x differs from a serial solve's by more than
 // 1e-10 relative; the schedule is built outside the clock).  seconds is
-// the scheduling time measured like the demo's build_set (wall clock around the same calls);
+// the scheduling time measured like the demo's build_set (wall clock around the same calls; with
+// --schedule-repeats N, the median of N calls);
 // scheduling runs with `cores` OpenMP threads, as the demo sets them before each schedule, or
 // for HDagg with --threads N (its schedule does not depend on the thread count; SpMP's does,
 // so SpMP always runs with `cores` threads).
@@ -226,6 +227,19 @@ Result spmp_solve(CSR *full, CSR *Lr, int cores, int repeats) {
 }
 #endif
 
+// Runs a schedule `n` times; its counts from the last run, its seconds the median of the n.
+template <class F> Result median_of(int n, F schedule) {
+  std::vector<double> seconds;
+  Result r;
+  for (int i = 0; i < n; ++i) {
+    r = schedule();
+    seconds.push_back(r.seconds);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  r.seconds = n % 2 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]);
+  return r;
+}
+
 void print(const char *name, int cores, const Result &r) {
   std::printf("%s\t%d\t%d\t%.9f\t%ld\n", name, cores, r.supersteps, r.seconds, r.extra);
   std::fflush(stdout);
@@ -235,7 +249,7 @@ void print(const char *name, int cores, const Result &r) {
 
 int main(int argc, char *argv[]) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s MATRIX.mtx CORES[,CORES...] [--only NAME[,NAME...]] [--threads N] [--dump PREFIX] [--repeats N]\n",
+    std::fprintf(stderr, "usage: %s MATRIX.mtx CORES[,CORES...] [--only NAME[,NAME...]] [--threads N] [--dump PREFIX] [--repeats N] [--schedule-repeats N]\n",
                  argv[0]);
     return 2;
   }
@@ -254,12 +268,13 @@ int main(int argc, char *argv[]) {
   }
   std::string only = "wavefront,hdagg,hdagg_tree,hdagg_tree_bfs,spmp";
   const char *dump = nullptr;
-  int threads = 0, repeats = 100;
+  int threads = 0, repeats = 100, sched_repeats = 1;
   for (int a = 3; a < argc; a += 2) {
     if (a + 1 < argc && std::strcmp(argv[a], "--only") == 0) only = argv[a + 1];
     else if (a + 1 < argc && std::strcmp(argv[a], "--dump") == 0) dump = argv[a + 1];
     else if (a + 1 < argc && std::strcmp(argv[a], "--threads") == 0 && std::atoi(argv[a + 1]) > 0) threads = std::atoi(argv[a + 1]);
     else if (a + 1 < argc && std::strcmp(argv[a], "--repeats") == 0 && std::atoi(argv[a + 1]) > 0) repeats = std::atoi(argv[a + 1]);
+    else if (a + 1 < argc && std::strcmp(argv[a], "--schedule-repeats") == 0 && std::atoi(argv[a + 1]) > 0) sched_repeats = std::atoi(argv[a + 1]);
     else {
       std::fprintf(stderr, "%s: unknown or incomplete option '%s'\n", argv[0], argv[a]);
       return 2;
@@ -279,15 +294,15 @@ int main(int argc, char *argv[]) {
   CSR *full = sym_lib::csc_to_csr(full_csc);
   std::printf("# n=%zu nnz=%zu\n", L->n, L->nnz);
 
-  if (wanted("wavefront")) print("wavefront", 1, wavefront(L));
+  if (wanted("wavefront")) print("wavefront", 1, median_of(sched_repeats, [&] { return wavefront(L); }));
   for (int c : cores) {
     omp_set_num_threads(threads > 0 ? threads : c);
-    if (wanted("hdagg")) print("hdagg", c, hdagg_flat(L, Lr, c));
-    if (wanted("hdagg_tree")) print("hdagg_tree", c, hdagg_tree(L, Lr, c, false, dump));
-    if (wanted("hdagg_tree_bfs")) print("hdagg_tree_bfs", c, hdagg_tree(L, Lr, c, true, nullptr));
+    if (wanted("hdagg")) print("hdagg", c, median_of(sched_repeats, [&] { return hdagg_flat(L, Lr, c); }));
+    if (wanted("hdagg_tree")) print("hdagg_tree", c, median_of(sched_repeats, [&] { return hdagg_tree(L, Lr, c, false, dump); }));
+    if (wanted("hdagg_tree_bfs")) print("hdagg_tree_bfs", c, median_of(sched_repeats, [&] { return hdagg_tree(L, Lr, c, true, nullptr); }));
 #ifdef SPMP
     omp_set_num_threads(c);
-    if (wanted("spmp")) print("spmp", c, spmp(full, c));
+    if (wanted("spmp")) print("spmp", c, median_of(sched_repeats, [&] { return spmp(full, c); }));
     if (wanted("spmp_solve")) print("spmp_solve", c, spmp_solve(full, Lr, c, repeats));
 #endif
   }
