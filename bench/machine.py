@@ -10,6 +10,7 @@ import platform
 import socket
 import subprocess
 import sys
+from contextlib import contextmanager
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -34,6 +35,36 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+@contextmanager
+def unpinned_for_children():
+    """While inside, the calling thread may run on every CPU any thread of this process may.
+
+    With OMP_PROC_BIND/OMP_PLACES libgomp pins the main thread to one place, and a child process
+    inherits its spawner's mask: a multi-threaded child (an original code run beside ours) would
+    put all its threads on that one core. Spawn it inside this, and its own OpenMP binds it as
+    ours was (the same environment); the thread's own mask is restored after.
+    """
+    try:
+        mine = os.sched_getaffinity(0)
+    except AttributeError:  # not Linux: no masks to widen
+        yield
+        return
+    every = set(mine)
+    for tid in os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ():
+        try:
+            every |= os.sched_getaffinity(int(tid))
+        except OSError:  # a thread that ended meanwhile
+            pass
+    if every == mine:
+        yield
+        return
+    os.sched_setaffinity(0, every)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, mine)
 
 
 def usable_cores() -> int:

@@ -83,3 +83,22 @@ def test_bound_threads_still_count_all_cores():
                          timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "ok"
+
+
+@pytest.mark.skipif(PARALLEL < 2, reason="needs OpenMP and 2 cores")
+def test_children_spawned_unpinned_get_every_core_back():
+    """Bound threads pin the main thread to one core, which a child process would inherit; spawned
+    inside ``unpinned_for_children`` (an original code run beside ours) it gets all the cores."""
+    code = ("import subprocess, sys, scipy.sparse as sp; from spbench.sptrsv.execute import solve_point; "
+            "from spbench.machine import unpinned_for_children; "
+            "solve_point(sp.eye(4, format='csr'), 'wavefront', 2, repeats=1); "
+            "count = [sys.executable, '-c', 'import os; print(len(os.sched_getaffinity(0)))']; "
+            "pinned = subprocess.run(count, capture_output=True, text=True).stdout.strip()\n"
+            "with unpinned_for_children():\n"
+            "    free = subprocess.run(count, capture_output=True, text=True).stdout.strip()\n"
+            "import os; print(pinned, free, len(os.sched_getaffinity(0)))")
+    env = {**os.environ, "OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    pinned, free, after = map(int, res.stdout.split())
+    assert pinned == 1 and free >= 2 and after == 1

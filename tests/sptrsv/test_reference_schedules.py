@@ -24,6 +24,15 @@ def fake_driver(tmp_path, steps=3):
     return fake
 
 
+def run_on_generators(tmp_path, *args):
+    """`spbench bench sptrsv-refs` with the stand-in driver on the generators at 1% of their rows."""
+    out = tmp_path / "r"
+    res = CliRunner().invoke(main, ["bench", "sptrsv-refs", "--hdagg", str(fake_driver(tmp_path)), "--sets",
+                                    "generators", "--scale", "0.01", *args, "--out", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    return res, load_rows(out)
+
+
 def test_matrix_market_file_is_column_major_with_rows_ascending(tmp_path):
     L = prepare_lower(sp.csr_matrix(np.array([[4.0, 0, 0], [1, 4, 0], [1, 1, 4]])))
     lines = write_lower_mtx(L, tmp_path / "m.mtx").read_text().splitlines()
@@ -40,12 +49,7 @@ def test_matrix_market_file_with_values_holds_them_exactly(tmp_path):
 
 
 def test_solve_times_at_the_core_counts_this_machine_has(tmp_path):
-    out = tmp_path / "r"
-    res = CliRunner().invoke(main, ["bench", "sptrsv-refs", "--hdagg", str(fake_driver(tmp_path)), "--sets",
-                                    "generators", "--scale", "0.01", "--cores", "1,128", "--solve-repeats", "3",
-                                    "--out", str(out), "-q"])
-    assert res.exit_code == 0, res.output
-    df = load_rows(out)
+    res, df = run_on_generators(tmp_path, "--cores", "1,128", "--solve-repeats", "3")
     one, many = df[df["cores"] == 1], df[df["cores"] == 128]
     assert (one["ref_spmp_solve_time"] == 0.5).all() and (one["ref_spmp_solve_wrong"] == 7).all()
     assert (one["spmp_solve_time"] > 0).all() and (one["spmp_residual"] < 1e-12).all()
@@ -62,11 +66,8 @@ def test_driver_lines_parsed_and_a_bad_line_refused():
 
 
 def test_rows_beside_ours_table_and_profile(tmp_path):
+    res, df = run_on_generators(tmp_path, "--cores", "2,128")
     out = tmp_path / "r"
-    res = CliRunner().invoke(main, ["bench", "sptrsv-refs", "--hdagg", str(fake_driver(tmp_path)), "--sets",
-                                    "generators", "--scale", "0.01", "--cores", "2,128", "--out", str(out), "-q"])
-    assert res.exit_code == 0, res.output
-    df = load_rows(out)
     assert len(df) == 16 and set(df["cores"]) == {2, 128} and (df["ref_supersteps"] == 3).all()
     assert (df["ref_wavefronts"] == 9).all() and (df["ref_schedule_time"] == 0.5).all()
     assert (df["equal"] == ((df["supersteps"] == 3) & (df["supersteps_flat"] == 3))).all()
@@ -81,14 +82,10 @@ def test_rows_beside_ours_table_and_profile(tmp_path):
 
 
 def test_schedule_repeats_reach_the_driver(tmp_path):
-    out = tmp_path / "r"
-    res = CliRunner().invoke(main, ["bench", "sptrsv-refs", "--hdagg", str(fake_driver(tmp_path)), "--sets",
-                                    "generators", "--scale", "0.01", "--cores", "2", "--schedule-repeats", "3",
-                                    "--out", str(out), "-q"])
-    assert res.exit_code == 0, res.output
+    _, df = run_on_generators(tmp_path, "--cores", "2", "--schedule-repeats", "3")
     schedule_calls = [c for c in (tmp_path / "calls").read_text().splitlines() if "hdagg_tree" in c]
     assert len(schedule_calls) == 8 and all(c.endswith("--schedule-repeats 3") for c in schedule_calls)
-    assert (load_rows(out)["spmp_schedule_time"] > 0).all()
+    assert (df["spmp_schedule_time"] > 0).all()
 
 
 def test_failing_driver_is_an_error_row(tmp_path):

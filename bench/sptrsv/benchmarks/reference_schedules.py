@@ -74,10 +74,14 @@ def parse_driver(text: str) -> dict:
 
 def run_driver(binary: str, mtx: Path, cores: int, only: list[str], threads: int, timeout: float,
                extra: list[str] = ()) -> dict:
-    """One driver process at one core count (SpMP's thread pool cannot grow within a process)."""
+    """One driver process at one core count (SpMP's thread pool cannot grow within a process),
+    free to use every core this process's threads may (see ``unpinned_for_children``)."""
+    from spbench.machine import unpinned_for_children
+
     try:
-        done = subprocess.run([binary, str(mtx), str(cores), "--only", ",".join(only), "--threads", str(threads),
-                               *extra], capture_output=True, text=True, timeout=timeout)
+        with unpinned_for_children():
+            done = subprocess.run([binary, str(mtx), str(cores), "--only", ",".join(only), "--threads", str(threads),
+                                   *extra], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise ReferenceFailed(f"past {timeout:g} s") from None
     if done.returncode != 0:
