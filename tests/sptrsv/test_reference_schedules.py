@@ -81,6 +81,20 @@ def test_rows_beside_ours_table_and_profile(tmp_path):
     assert res.stdout.strip() in (plots / "r" / "sptrsv-refs.md").read_text()
 
 
+def test_a_wrong_solve_of_ours_makes_the_row_invalid(tmp_path, monkeypatch):
+    from spbench.sptrsv import execute
+
+    real = execute.solve_point
+    monkeypatch.setattr(execute, "solve_point", lambda *a, **k: {**real(*a, **k), "residual": 1.0})
+    out = tmp_path / "r"
+    res = CliRunner().invoke(main, ["bench", "sptrsv-refs", "--hdagg", str(fake_driver(tmp_path)), "--sets",
+                                    "generators", "--scale", "0.01", "--cores", "1", "--solve-repeats", "2",
+                                    "--out", str(out), "-q"])
+    df = load_rows(out)
+    assert set(df["status"]) == {"invalid"} and df["error"].str.contains("backward error 1.0e+00", regex=False).all()
+    assert res.exit_code != 0
+
+
 def test_schedule_repeats_reach_the_driver(tmp_path):
     _, df = run_on_generators(tmp_path, "--cores", "2", "--schedule-repeats", "3")
     schedule_calls = [c for c in (tmp_path / "calls").read_text().splitlines() if "hdagg_tree" in c]

@@ -114,7 +114,7 @@ def _solve_fields(binary: str, mtx: Path, L: sp.csr_matrix, dag, cores: int, rep
     backward error) and the original's (the driver, the rows it got wrong), in ``SOLVE_ROUNDS``
     interleaved rounds of ``repeats`` solves; each side's time is the median of its round medians
     (a whole call on this kind of machine is now and then several times slower)."""
-    from spbench.sptrsv.execute import solve_point
+    from spbench.sptrsv.execute import RESIDUAL_TOL, solve_point
 
     name, time_field, wrong_field = REFERENCE_SOLVE
     ours, theirs, wrong, residual = [], [], 0, 0.0
@@ -129,8 +129,11 @@ def _solve_fields(binary: str, mtx: Path, L: sp.csr_matrix, dag, cores: int, rep
                     "ref_spmp_solve_error": _failure(exc)["error"]}
         theirs.append(line[1])
         wrong = max(wrong, line[2])
-    return {"spmp_solve_time": float(np.median(ours)), "spmp_residual": residual,
-            time_field: float(np.median(theirs)), wrong_field: wrong}
+    fields = {"spmp_solve_time": float(np.median(ours)), "spmp_residual": residual,
+              time_field: float(np.median(theirs)), wrong_field: wrong}
+    if residual > RESIDUAL_TOL:  # a wrong solve of ours is no time to compare
+        fields.update(status="invalid", error=f"our SpMP solve's backward error {residual:.1e} > {RESIDUAL_TOL:g}")
+    return fields
 
 
 def compare_matrix(binary: str, name: str, L: sp.csr_matrix, cores: list[int], machine_cores: int,
