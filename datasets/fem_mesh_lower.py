@@ -92,6 +92,15 @@ def lower(grid: MeshGrid, position: np.ndarray, dof: int, with_values: bool = Tr
     return out
 
 
+def node_wavefronts(grid: MeshGrid, position: np.ndarray) -> tuple[int, int]:
+    """(wavefronts, strictly lower node pairs) of the node graph numbered by ``position``: with dense
+    dof blocks numbered node by node the dof-level wavefronts are exactly dof x these (what the
+    stand-in searches score)."""
+    from spbench.kernels.sptrsv import _dag
+
+    L = lower(grid, position, 1, with_values=False)
+    return int(_dag.levels(L.indptr, L.indices).max()) + 1, int(L.nnz - grid.nodes)
+
 def node_graph(grid: MeshGrid) -> tuple[np.ndarray, np.ndarray]:
     """The symmetric node adjacency (CSR indptr, indices; no diagonal) in node-number order, what
     METIS and AMD order (dense dof blocks: ordering the node graph and expanding each node to its

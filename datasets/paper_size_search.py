@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from .fem_mesh import ELEMENTS
-from .fem_mesh_lower import lower, mesh_grid, tile_position
+from .fem_mesh_lower import mesh_grid, node_wavefronts, tile_position
 from .paper_matrices import SUITESPARSE
 
 #: the box's elongation, searched up from 1 and down from 1/2: the natural order's wavefronts
@@ -37,14 +37,6 @@ ELONGATIONS = ((1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), (1 / 2
 #: wavefronts 3.4x, the 3,828 of 4-wide columns 13.5x, of 6-wide ones 4.9x)
 COLUMN = 4
 TILES = (0, 256, 192, 128, 96, 64, 48, 32, 24, 16, 12, 8, 6, 4, 3, 2, 1)
-
-
-def node_wavefronts(grid, position) -> tuple[int, int]:
-    """(node wavefronts, strictly lower node pairs) of the node graph in ``position`` order."""
-    from spbench.kernels.sptrsv import _dag
-
-    L = lower(grid, position, 1, with_values=False)
-    return int(_dag.levels(L.indptr, L.indices).max()) + 1, int(L.nnz - grid.nodes)
 
 
 def cells_for(element: str, base_cells: tuple, nodes: float, elongation: float) -> tuple:

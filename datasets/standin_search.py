@@ -13,25 +13,13 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
-import scipy.sparse as sp
-
-from .fem_mesh import ELEMENTS, mesh_nodes_and_pairs, node_order
+from .fem_mesh import ELEMENTS
+from .fem_mesh_lower import mesh_grid, node_wavefronts, tile_position
 from .paper_matrices import METIS_ONLY, SUITESPARSE
 
 ASPECTS = {3: [(1, 1, 1), (2, 1, 1), (4, 2, 1), (8, 4, 1), (16, 4, 1), (16, 2, 1), (32, 2, 1), (40, 1, 1)],
            2: [(1, 1), (2, 1), (4, 1), (8, 1)]}
 TILES = [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 64]
-
-
-def node_wavefronts(lo: np.ndarray, hi: np.ndarray, nodes: int) -> int:
-    """Wavefronts of the lower triangle of the node graph with edges (lo, hi) in the given numbering."""
-    from spbench.kernels.sptrsv import _dag
-
-    a, b = np.minimum(lo, hi), np.maximum(lo, hi)
-    strict = sp.csr_matrix((np.ones(a.size, dtype=np.int8), (b, a)), shape=(nodes, nodes))
-    strict.sort_indices()
-    return int(_dag.levels(strict.indptr.astype(np.int32), strict.indices.astype(np.int32)).max()) + 1
 
 
 def search(name: str) -> list[tuple]:
@@ -46,12 +34,14 @@ def search(name: str) -> list[tuple]:
     for aspect in ASPECTS[dim] if wave else ASPECTS[dim][:1]:
         side = (rows / dof / math.prod(aspect)) ** (1 / dim)
         cells = tuple(max(1, round((side * a - 1) / span)) for a in aspect)
-        coords, lo, hi, shape = mesh_nodes_and_pairs(element, cells, porosity, p["seed"])
-        nodes = len(coords)
-        got_rows, got_per_row = nodes * dof, (nodes * dof * (dof + 1) / 2 + lo.size * dof * dof) / (nodes * dof)
+        grid = mesh_grid(element, cells, porosity, p["seed"])
+        nodes = grid.nodes
+        got_rows = nodes * dof
 
         def evaluate(tiles):
-            avg = nodes / node_wavefronts(*(node_order(element, coords, shape, tuple(tiles))[[lo, hi]]), nodes)
+            fronts, pairs = node_wavefronts(grid, tile_position(grid, tuple(tiles)))
+            avg = nodes / fronts
+            got_per_row = (nodes * dof * (dof + 1) / 2 + pairs * dof * dof) / (nodes * dof)
             score = abs(math.log(got_rows / rows)) + abs(math.log(got_per_row / per_row))
             score += abs(math.log(avg / wave)) if wave else 0.0
             found.append((round(score, 3), cells, tuple(tiles), got_rows, round(got_per_row, 1), round(avg, 1)))

@@ -28,15 +28,16 @@ __all__ = ["MatrixSize", "matrix_size", "point_peak", "estimate_points"]
 #: the law's terms: the process (interpreter, numpy, scipy, the kernels) and bytes per row; the process
 #: was 139 MB while the row store imported pandas (every run loaded it), 77 MB since it does not
 BASE_BYTES, BYTES_PER_ROW = 77e6, 36
-#: bytes per lower nonzero while the matrix is made, by generator family: fem-mesh (hex8, tet4, quad4, fd7
-#: meshes), bundle-adjustment, the Kronecker-built stencils (lap2d-5pt and lap3d-27pt measured); others the largest
-BYTES_PER_NNZ = {"fem-mesh": 135, "bundle-adjustment": 106, "lap2d-5pt": 71, "lap2d-9pt": 71, "lap3d-7pt": 71,
-                 "lap3d-27pt": 71}
-#: a paper-size fem-mesh stand-in (``--scale paper``): its lower triangle written directly (12 B per nonzero)
-#: plus the DAG and the schedules; Queen_4147's (163.8M lower nonzeros) peaked at 7.99 GB in
-#: `make schedule-sptrsv_suitesparse SCALE=full` (docs/reproducing.md), the law gives 8.09 GB
+#: the family of a paper-size fem-mesh stand-in (``--scale paper``): its lower triangle written directly
+#: (12 B per nonzero) plus the DAG and the schedules, 48 B per nonzero; Queen_4147's (163.8M lower
+#: nonzeros) peaked at 7.99 GB in `make schedule-sptrsv_suitesparse SCALE=full` (docs/reproducing.md),
+#: the law gives 8.09 GB
 PAPER_SIZE_FAMILY = "fem-mesh (paper size)"
-BYTES_PER_NNZ[PAPER_SIZE_FAMILY] = 48
+#: bytes per lower nonzero while the matrix is made, by generator family: fem-mesh (hex8, tet4, quad4, fd7
+#: meshes), bundle-adjustment, the Kronecker-built stencils (lap2d-5pt and lap3d-27pt measured), the
+#: paper-size stand-ins; others the largest
+BYTES_PER_NNZ = {"fem-mesh": 135, "bundle-adjustment": 106, "lap2d-5pt": 71, "lap2d-9pt": 71, "lap3d-7pt": 71,
+                 "lap3d-27pt": 71, PAPER_SIZE_FAMILY: 48}
 #: bytes per lower nonzero a cached transform adds (the larger of lap3d-27pt at 216,000 rows and a hex8
 #: fem-mesh at 28,611)
 TRANSFORM_BYTES_PER_NNZ = {"metis": 32, "ichol": 98}
