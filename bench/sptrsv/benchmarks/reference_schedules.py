@@ -11,11 +11,12 @@ scheduling time, beside ours (and GrowLocal's scheduling time, the speed SpMP's 
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from spbench.timing import interleaved_medians, median_time
 
 #: the driver's scheduler names → the row fields their supersteps go to
 REFERENCE_FIELDS = {"hdagg_tree": "ref_supersteps", "hdagg_tree_bfs": "ref_supersteps_bfs",
@@ -97,12 +98,13 @@ def _failure(exc: Exception) -> dict:
 
 def _timed(fn, repeats: int = 1):
     """fn's value (from its last call) and the median of ``repeats`` calls' seconds."""
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = fn()
-        seconds.append(time.perf_counter() - start)
-    return value, float(np.median(seconds))
+    last = [None]
+
+    def call():
+        last[0] = fn()
+
+    seconds = median_time(call, repeats, warmup=0)
+    return last[0], seconds
 
 
 #: rounds of the solve comparison: ours then the original's, each round a median of the repeats
@@ -117,20 +119,26 @@ def _solve_fields(binary: str, mtx: Path, L: sp.csr_matrix, dag, cores: int, rep
     from spbench.sptrsv.execute import RESIDUAL_TOL, solve_point
 
     name, time_field, wrong_field = REFERENCE_SOLVE
-    ours, theirs, wrong, residual = [], [], 0, 0.0
-    for _ in range(SOLVE_ROUNDS):
+    seen = {"ours": [], "residual": 0.0, "wrong": 0}
+
+    def ours() -> float:
         point = solve_point(L, "spmp", cores, repeats=repeats, dag=dag)
-        ours.append(point["solve_time"])
-        residual = max(residual, point["residual"])
-        try:
-            line = run_driver(binary, mtx, cores, [name], cores, timeout, ["--repeats", str(repeats)])[(name, cores)]
-        except (ReferenceFailed, KeyError) as exc:
-            return {"spmp_solve_time": float(np.median(ours)), "spmp_residual": residual,
-                    "ref_spmp_solve_error": _failure(exc)["error"]}
-        theirs.append(line[1])
-        wrong = max(wrong, line[2])
-    fields = {"spmp_solve_time": float(np.median(ours)), "spmp_residual": residual,
-              time_field: float(np.median(theirs)), wrong_field: wrong}
+        seen["ours"].append(point["solve_time"])
+        seen["residual"] = max(seen["residual"], point["residual"])
+        return point["solve_time"]
+
+    def theirs() -> float:
+        line = run_driver(binary, mtx, cores, [name], cores, timeout, ["--repeats", str(repeats)])[(name, cores)]
+        seen["wrong"] = max(seen["wrong"], line[2])
+        return line[1]
+
+    try:
+        mine, ref = interleaved_medians([ours, theirs], SOLVE_ROUNDS, warmup=0)
+    except (ReferenceFailed, KeyError) as exc:
+        return {"spmp_solve_time": float(np.median(seen["ours"])), "spmp_residual": seen["residual"],
+                "ref_spmp_solve_error": _failure(exc)["error"]}
+    residual = seen["residual"]
+    fields = {"spmp_solve_time": mine, "spmp_residual": residual, time_field: ref, wrong_field: seen["wrong"]}
     if residual > RESIDUAL_TOL:  # a wrong solve of ours is no time to compare
         fields.update(status="invalid", error=f"our SpMP solve's backward error {residual:.1e} > {RESIDUAL_TOL:g}")
     return fields
