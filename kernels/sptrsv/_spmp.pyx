@@ -13,8 +13,7 @@ listed, thread by thread, each thread's tasks in level order. The reduction's te
 first: a parent of the thread's previous task (the stamps the previous task left, read while
 listing); a parent whose next task is also a parent (one stamp); only when a third thread exists
 and another parent lies above this one, the children of the parent's rows, until one's task is
-a parent. Listing is branch-free (whether a parent row is on another thread does not predict),
-and a parent task's level, thread and rows are one record. No list is
+a parent. A parent task's level, thread and rows are one record. No list is
 transposed and no out-edge list is built: on the 2.4M-nonzero audikw_1 stand-in at 128 threads
 the 1.8M unreduced edges cost one scan of L's rows and about 1.4M stamp reads.
 
@@ -73,18 +72,17 @@ cdef Py_ssize_t parent_tasks(const int32_t *order, const int32_t *parent_ptr, co
     holding ``prev_mark`` (a parent of the thread's previous task, marked just before) is written
     as ``~task`` (negative)."""
     cdef Py_ssize_t k, e, m = 0
-    cdef int32_t row, other, was, keep
-    cdef uint32_t width = <uint32_t>(hi - lo)
+    cdef int32_t row, other, was
     for k in range(begin, end):
         row = order[k]
         for e in range(parent_ptr[row], parent_ptr[row + 1]):
-            # branch-free: whether a row's parent is on another thread is not predictable
             other = task_of_row[parent_idx[e]]
-            was = stamp[other]
-            keep = (<uint32_t>(other - lo) >= width) & (was != mark)
-            stamp[other] = mark if keep else was
-            out[m] = other ^ -(was == prev_mark)  # ~other when a parent of the previous task
-            m += keep
+            if <uint32_t>(other - lo) >= <uint32_t>(hi - lo):  # on another thread
+                was = stamp[other]
+                if was != mark:
+                    stamp[other] = mark
+                    out[m] = ~other if was == prev_mark else other
+                    m += 1
     return m
 
 
