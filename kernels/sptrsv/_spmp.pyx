@@ -12,8 +12,8 @@ The graph is built from the child's side and never materialised whole: each task
 listed, thread by thread, each thread's tasks in level order. The reduction's tests, cheapest
 first: a parent of the thread's previous task (the stamps the previous task left, read while
 listing); a parent whose next task is also a parent (one stamp); only when a third thread exists
-and another parent lies above this one, the children of the parent's rows, until one's task is
-a parent. A parent task's level, thread and rows are one record. No list is
+and the parent lies below the level under the task's, the children of the parent's rows, until
+one's task is a parent. A parent task's level, thread and rows are one record. No list is
 transposed and no out-edge list is built: on the 2.4M-nonzero audikw_1 stand-in at 128 threads
 the 1.8M unreduced edges cost one scan of L's rows and about 1.4M stamp reads.
 
@@ -95,7 +95,7 @@ cdef enum:
 cdef Py_ssize_t reduce_parents(int32_t *parents, Py_ssize_t n_parents, const int32_t *info,
                                const int32_t *order, const int32_t *child_ptr, const int32_t *child_idx,
                                const int32_t *task_of_row, bint third, int32_t mark,
-                               const int32_t *stamp) noexcept nogil:
+                               const int32_t *stamp, int32_t level) noexcept nogil:
     """SpMP's approximate transitive reduction of one task's in-edges, in place; returns the kept.
 
     The edge a -> task is dropped when some k that a reaches in one step (a's next task on its
@@ -103,7 +103,8 @@ cdef Py_ssize_t reduce_parents(int32_t *parents, Py_ssize_t n_parents, const int
     step (one of its other-thread parents, stamped ``mark``, or the task before it on its thread):
     a -> k -> task implies it. Tested cheapest first: a parent of the previous task (``~a`` in
     ``parents``: a -> previous); a's next task stamped; then a k of a third thread, only with
-    ``third`` (more than two threads) and when some parent lies above a (a k does): the children
+    ``third`` (more than two threads) and when a lies below the level under the task's (``level``,
+    the task's: a k, a child of a and a parent of the task, lies strictly between): the children
     of a's rows are read until one's task is stamped. The cheap tests run over all parents
     first; the third-thread test then goes over those left, with the next ones' child lists
     prefetched (a task's rows lie anywhere in L). The kept parents are left in ascending
@@ -112,14 +113,10 @@ cdef Py_ssize_t reduce_parents(int32_t *parents, Py_ssize_t n_parents, const int
     """
     cdef Py_ssize_t a, e, r, kept = 0, q, n_left = 0, i
     cdef int32_t src, nxt, lo, hi, other, row, r_end
-    cdef int32_t top = -1  # the highest level of a parent: a k between a and task lies above a
+    cdef int32_t top = level - 1  # a k between a parent and the task lies at most here
     cdef const int32_t *ti
     cdef const int32_t *tn
     cdef bint implied
-    for a in range(n_parents):
-        src = parents[a] if parents[a] >= 0 else ~parents[a]
-        if info[<Py_ssize_t>src * INFO] > top:
-            top = info[<Py_ssize_t>src * INFO]
     for a in range(n_parents):
         src = parents[a]
         if src < 0:
@@ -328,7 +325,8 @@ def level_task_graph(const int32_t[::1] parent_ptr, const int32_t[::1] parent_id
                                  <int32_t>(nt + j), <int32_t>(nt + j - 1) if reduce and j > thr_ptr[p] else -2,
                                  st, ii + in_ptr[j])
                 if reduce:
-                    m = reduce_parents(ii + in_ptr[j], m, inf, ordp, cp, ci, tor, P > 2, <int32_t>(nt + j), st)
+                    m = reduce_parents(ii + in_ptr[j], m, inf, ordp, cp, ci, tor, P > 2, <int32_t>(nt + j), st,
+                                       inf[<Py_ssize_t>j * INFO])
                 in_len[j] = <int32_t>m
     # parent lists of the grid tasks
     cdef Py_ssize_t n_grid = <Py_ssize_t>max(n_levels, 1) * P
