@@ -176,15 +176,20 @@ def mpi_info() -> dict:
     return {"library": lines[0] if lines else None, "standard": lines[1] if len(lines) > 1 else None}
 
 
+#: the environment that decides how OpenMP threads run, recorded with every result: the binding
+#: steadies measured solves, the wait policy removes idle threads' spinning (docs/performance.md)
+OPENMP_ENVIRONMENT = ("OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+
+
 def openmp_info() -> dict:
-    """Whether kernels were built with OpenMP and how many threads a parallel region gets."""
+    """Whether kernels were built with OpenMP, how many threads a parallel region gets, and the
+    OpenMP environment (``OPENMP_ENVIRONMENT``; unset ones as None)."""
     try:
         from spbench.kernels import _build_info
     except ImportError as exc:
         return {"enabled": False, "threads": None, "error": f"kernels not built: {exc}"}
     return {"enabled": _build_info.openmp_enabled(), "threads": _build_info.max_threads(),
-            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
-            "OMP_PROC_BIND": os.environ.get("OMP_PROC_BIND"), "OMP_PLACES": os.environ.get("OMP_PLACES")}
+            **{name: os.environ.get(name) for name in OPENMP_ENVIRONMENT}}
 
 
 @lru_cache(maxsize=1)

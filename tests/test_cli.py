@@ -1,5 +1,6 @@
 """The CLI end to end: version, info, dry-run, run + profile on a tiny sweep."""
 import json
+import os
 import subprocess
 
 import pytest
@@ -26,11 +27,15 @@ def test_version():
 
 
 def test_info_reports_machine_and_mpi_without_initializing_it(spbench_cmd):
-    res = subprocess.run([*spbench_cmd, "info", "--json"], capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "OMP_WAIT_POLICY": "passive"}
+    env.pop("GOMP_SPINCOUNT", None)
+    res = subprocess.run([*spbench_cmd, "info", "--json"], capture_output=True, text=True, timeout=120, env=env)
     assert res.returncode == 0, res.stderr
     facts = json.loads(res.stdout)
     assert facts["cores"] >= 1 and facts["cpu"]
     assert facts["openmp"]["threads"] >= 1
+    # the wait policy decides whether idle threads spin, so a result records it
+    assert facts["openmp"]["OMP_WAIT_POLICY"] == "passive" and facts["openmp"]["GOMP_SPINCOUNT"] is None
     assert "MPICH" in (facts["mpi"]["library"] or "") or facts["mpi"].get("error")
     assert set(facts["versions"]) >= {"python", "numpy", "scipy", "cython", "mpi4py"}
     assert "sha" in facts["git"]
