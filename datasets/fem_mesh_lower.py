@@ -101,6 +101,7 @@ def node_wavefronts(grid: MeshGrid, position: np.ndarray) -> tuple[int, int]:
     L = lower(grid, position, 1, with_values=False)
     return int(_dag.levels(L.indptr, L.indices).max()) + 1, int(L.nnz - grid.nodes)
 
+
 def node_graph(grid: MeshGrid) -> tuple[np.ndarray, np.ndarray]:
     """The symmetric node adjacency (CSR indptr, indices; no diagonal) in node-number order, what
     METIS and AMD order (dense dof blocks: ordering the node graph and expanding each node to its

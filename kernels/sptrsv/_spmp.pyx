@@ -15,7 +15,7 @@ listing); a parent whose next task is also a parent (one stamp); only when a thi
 and the parent lies below the level under the task's, the children of the parent's rows, until
 one's task is a parent. A parent task's level, thread and rows are one record. No list is
 transposed and no out-edge list is built: on the 2.4M-nonzero audikw_1 stand-in at 128 threads
-the 1.8M unreduced edges cost one scan of L's rows and about 1.4M stamp reads.
+the 1.8M unreduced edges (``reduce=False``) cost one scan of L's rows.
 
 Tasks are numbered as SpMP numbers them: thread by thread, each thread's non-empty tasks in
 level order, so a thread's next task is ``id + 1``. Every edge runs between tasks of different

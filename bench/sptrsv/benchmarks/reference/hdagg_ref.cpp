@@ -120,6 +120,13 @@ Result hdagg_tree(CSC *L, CSR *Lr, int cores, bool bfs, const char *dump) {
   return r;
 }
 
+// The median of some timings (the middle two's mean for an even count).
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t m = v.size();
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
 #ifdef SPMP
 // The full symmetric matrix in SpMP's CSR, with its diagonal pointers, as the demo's
 // Convert_LBCCSR_to_SpMP fills them.
@@ -217,9 +224,7 @@ Result spmp_solve(CSR *full, CSR *Lr, int cores, int repeats) {
     double t = now() - t0;
     if (rep >= 2) times.push_back(t);
   }
-  std::sort(times.begin(), times.end());
-  size_t m = times.size();
-  r.seconds = m % 2 ? times[m / 2] : 0.5 * (times[m / 2 - 1] + times[m / 2]);
+  r.seconds = median(times);
   r.supersteps = (int)schedule.levIndices.size() - 1;
   for (int i = 0; i < n; ++i)
     if (!(std::abs(x[i] - ref[i]) <= 1e-10 * std::max(1.0, std::abs(ref[i])))) r.extra++;
@@ -235,8 +240,7 @@ template <class F> Result median_of(int n, F schedule) {
     r = schedule();
     seconds.push_back(r.seconds);
   }
-  std::sort(seconds.begin(), seconds.end());
-  r.seconds = n % 2 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]);
+  r.seconds = median(seconds);
   return r;
 }
 
