@@ -101,7 +101,8 @@ def main():
 @click.option("--machine", "machine_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="simulate: model with this machine profile, a file `spbench calibrate` wrote (maybe on another "
                    "machine; overrides the config's costs).")
-@click.option("--resume/--fresh", default=True, help="Skip stored runs (default) or start over.")
+@click.option("--resume/--fresh", default=True, help="Skip stored runs (default), or run every point again: a "
+              "stored row stays until its point's new row replaces it; rows of other settings move to runs/superseded/.")
 @click.option("--dry-run", is_flag=True, help="Print the points (marking those already stored) with each one's "
               "estimated peak memory and the disk its stores still take, and exit.")
 @click.option("--no-preflight", is_flag=True, help="Run even when a point's estimated peak memory exceeds the "
@@ -172,7 +173,8 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
         click.echo(f"\nspbench: {'terminated' if terminated else 'interrupted'}; stored runs are kept in {out}, "
-                   f"rerun the same command to resume", err=True)
+                   + ("rerun the same command to resume" if resume else
+                      "those not run again yet as they were; rerun without --fresh to resume"), err=True)
         sys.exit(128 + signal.SIGTERM if terminated else 130)
     finally:
         signal.signal(signal.SIGTERM, previous)

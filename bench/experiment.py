@@ -33,13 +33,15 @@ def _same(value):
 @dataclass(frozen=True)
 class ConfigKey:
     """One of an experiment's own top-level config keys (its `spbench run` flag mirrors it):
-    default, what a valid value looks like, and whether it is part of a run's identity (run_id)."""
+    default, what a valid value looks like, whether it is part of a run's identity (run_id) and
+    whether it changes a timed run's numbers (a sweep setting of measured rows, :func:`spbench.sweep.sweep_settings`)."""
 
     default: object
     expected: str
     accepts: Callable[[object], bool]
     identity: bool = False  # a different value is a different run (hashed into run_id)
     convert: Callable[[object], object] = _same
+    timing: bool = False  # changes a timed run's numbers, not what it computes (an MPI launcher)
 
 
 def _is_int(value) -> bool:

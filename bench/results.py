@@ -52,13 +52,30 @@ class ResultStore:
         self.shard = shard
         self.checked = checked
 
-    def fresh(self) -> None:
-        """Forget every stored run (the `--fresh` flag)."""
-        if self.runs.exists():
-            shutil.rmtree(self.runs)
-        meta = self.root / "meta.json"
-        if meta.exists():
-            meta.unlink()
+    def fresh(self) -> int:
+        """Start over (`spbench bench --fresh`): every stored row moves to runs/superseded/ (kept,
+        out of the report) and meta.json goes; return how many rows moved."""
+        frags = sorted(self.runs.glob("*.json")) if self.runs.is_dir() else []
+        self.supersede(frags)
+        (self.root / "meta.json").unlink(missing_ok=True)
+        return len(frags)
+
+    def supersede(self, frags) -> Path:
+        """Move each fragment of ``frags`` to runs/superseded/ (kept, out of the report; one moved
+        meanwhile by a shard of the same sweep is passed over); return that folder."""
+        return self._set_aside(frags, "superseded")
+
+    def _set_aside(self, frags, folder: str) -> Path:
+        target = self.runs / folder
+        for frag in frags:
+            try:
+                target.mkdir(exist_ok=True)
+                frag.replace(target / frag.name)
+            except FileNotFoundError:
+                continue
+            except OSError as err:
+                raise WriteFailed.from_os_error(target / frag.name, err) from None
+        return target
 
     @property
     def jobs(self) -> Path:
@@ -144,12 +161,7 @@ class ResultStore:
             try:
                 read_row(frag)
             except CorruptRow as exc:
-                target = self.runs / "corrupt" / frag.name
-                try:
-                    target.parent.mkdir(exist_ok=True)
-                    frag.replace(target)
-                except OSError as err:
-                    raise WriteFailed.from_os_error(target, err) from None
+                target = self._set_aside([frag], "corrupt") / frag.name
                 said.append(f"{exc}; moved to {target} (a point it held runs again)")
             except ValueError:  # a row of another schema version: not this sweep's to move
                 continue
@@ -217,11 +229,12 @@ class ResultStore:
             return None
 
     def record_writer(self, sweep: str, config: dict, *, created: dict | None = None, fields: dict | None = None,
-                      appended: dict | None = None) -> dict | None:
+                      merged: dict | None = None, appended: dict | None = None) -> dict | None:
         """Record in meta.json, under its lock, who writes here now (sweeps and benchmarks alike):
         made on the first write with the sweep's name, this machine's facts and ``created`` (keys
         kept from then on); a machine other than the recorded one (host, cpu, cores) appended to
-        ``other_machines``, not hidden; ``config`` and ``fields`` set; each entry of ``appended``
+        ``other_machines``, not hidden; ``config`` and ``fields`` set; each mapping of ``merged``
+        (key -> mapping) merged into the mapping at its key; each entry of ``appended``
         (key -> entry) appended to its list; stamped ``created_at``/``updated_at``. Returns the
         recorded machine when it is another one (the caller says so), else None."""
         from spbench import machine
@@ -239,6 +252,8 @@ class ResultStore:
                     meta.setdefault("other_machines", []).append({"at": now, "machine": facts})
                     other = old
             meta.update({"config": config, **(fields or {})})
+            for key, entries in (merged or {}).items():
+                meta[key] = {**(meta.get(key) if isinstance(meta.get(key), dict) else {}), **entries}
             for key, entry in (appended or {}).items():
                 meta.setdefault(key, []).append({"at": now, **entry})
             meta["updated_at"] = now

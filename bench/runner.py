@@ -36,7 +36,8 @@ from .machine_load import LoadWatch
 from .point_process import run_apart
 from .results import FINAL_STATUSES, ResultStore
 from .shard import Shard, slurm_provenance
-from .sweep import SCHEMA_VERSION, Point, expand, run_id, run_parameters
+from .sweep import SCHEMA_VERSION, Point, expand, run_id, run_parameters, sweep_settings
+from . import sweep_folder
 
 
 def _fmt_duration(seconds: float) -> str:
@@ -140,10 +141,12 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
     if check_resources:
         preflight.check(experiment.estimate_points(config, points), config.source)
     store = ResultStore(out_dir, shard=shard.tag if shard else None)
+    sweep_folder.check_one_sweep(store.root, config.name, config.experiment)  # before the lock makes a folder
     progress = Progress(total=len(points), quiet=quiet, stream=stream)
     summary = SweepSummary(total=len(points))
     with store.lock(wait=wait, on_wait=lambda text: print(f"spbench: {text}", file=stream or sys.stderr,
                                                           flush=True)):
+        sweep_folder.check_one_sweep(store.root, config.name, config.experiment)  # a sweep that wrote meanwhile
         with conversion_progress.reporting(stream, enabled=not quiet):   # a .tns converted on first use
             loaded = load_datasets(experiment, config, points, stream=stream)
         try:
@@ -156,24 +159,27 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
 
 def _sweep_loaded(experiment, config: Config, store: ResultStore, loaded, progress: Progress,
                   summary: SweepSummary, *, fresh: bool, shard: Shard | None, stream) -> None:
-    """The locked part of :func:`run_sweep` once every data set has loaded: run and store what is
-    not stored yet, counting into ``summary``."""
-    if fresh:
-        store.fresh()
+    """The locked part of :func:`run_sweep` once every data set has loaded: refuse stored rows of
+    other settings (unless ``fresh``), move its points' outdated rows aside, then run and store
+    what is not stored yet, counting into ``summary``. With ``fresh`` every point runs again and
+    each stored row of the same settings stays until its point's new row replaces it."""
+    version = code_version(config.experiment)
+    settings = sweep_settings(config, experiment.calibration)
+    wanted = {_identity(p.dataset.name, p.repeat, config.execution, p.axes): rid
+              for p, rid in _run_ids(config, loaded.points(), loaded.checksum, version, settings)}
+    _supersede_up_front(store, config, settings, wanted, fresh=fresh, summary=summary, stream=stream)
     store.clean_stale()
     for line in store.set_aside_corrupt():
         print(f"spbench: warning: {line}", file=stream or sys.stderr, flush=True)
-    _write_meta(store, config, calibration=experiment.calibration, shard=shard)
+    _write_meta(store, config, settings, calibration=experiment.calibration, shard=shard)
     watch = LoadWatch()  # measured times are costs only on a quiet machine: meta.json says how quiet
-    stored = store.done()
-    version = code_version(config.experiment)
-    wanted: dict = {}  # point identity -> the run_id it has now
-    base = {**_base_row(config, version), "shard": shard.label if shard else None, **slurm_provenance()}
+    stored = {} if fresh else store.done()
+    base = {**_base_row(config, version), "shard": shard.label if shard else None, **slurm_provenance(),
+            "settings": settings}
     for ds_points in loaded.groups():
         prepared = loaded.take(ds_points[0].dataset)
         pending = []
-        for point, rid in _run_ids(config, ds_points, prepared, version):
-            wanted[_identity(point.dataset.name, point.repeat, config.execution, point.axes)] = rid
+        for point, rid in _run_ids(config, ds_points, lambda _: prepared.checksum, version, settings):
             if stored.get(rid) in FINAL_STATUSES:
                 summary.skipped += 1
                 progress.skip(point)
@@ -186,10 +192,26 @@ def _sweep_loaded(experiment, config: Config, store: ResultStore, loaded, progre
             _count(summary, row)
     if config.execution == "measured":
         store.update_meta(load=watch.figures())
-    summary.superseded = _move_superseded(store, wanted)
-    if summary.superseded:
-        progress.note(f"moved {summary.superseded} rows of an older code/data version to "
-                      f"{store.runs / 'superseded'}")
+
+
+def _supersede_up_front(store: ResultStore, config: Config, settings: dict, wanted: dict, *, fresh: bool,
+                        summary: SweepSummary, stream) -> None:
+    """Before the first point runs (:mod:`.sweep_folder`): rows of other settings refused in one
+    line (RunError), or with ``fresh`` moved aside as a whole; the sweep's points' rows of older
+    code or data, or of repeats it no longer runs, moved aside. Each move is said on stderr with
+    where the rows are (also with --quiet: they leave the profile)."""
+    execution = _row_execution(config.execution)
+    found = sweep_folder.plan(store.runs, execution, settings, wanted, config.runs, _identity)
+    if found.conflicts and not fresh:
+        raise RunError(sweep_folder.conflict_message(store.root, execution, found.conflicts, settings))
+    say = lambda text: print(f"spbench: {text}", file=stream or sys.stderr, flush=True)  # noqa: E731
+    for rows, why in ((found.conflicts, "made with other settings"),
+                      (found.stale, "of an older code/data version or a repeat this sweep no longer runs"),
+                      (found.legacy, "written before rows recorded their settings")):
+        if rows:
+            where = store.supersede([frag for frag, _ in rows])
+            summary.superseded += len(rows)
+            say(f"moved {len(rows)} rows {why} to {where} (kept there, left out of the profile)")
 
 
 def _base_row(config: Config, version: str) -> dict:
@@ -200,10 +222,10 @@ def _base_row(config: Config, version: str) -> dict:
             "host": machine.machine_facts(with_mpi=False)["host"], "code_version": version}
 
 
-def _run_ids(config: Config, points, prepared, version: str):
-    """(point, run_id) of each point of one prepared data set."""
+def _run_ids(config: Config, points, checksum, version: str, settings: dict):
+    """(point, run_id) of each point; ``checksum(dataset name)`` is its data set's checksum."""
     for point in points:
-        yield point, run_id(run_parameters(config, point), prepared.checksum, version)
+        yield point, run_id(run_parameters(config, point, settings), checksum(point.dataset.name), version)
 
 
 def _run_pending(experiment, config: Config, store: ResultStore, progress: Progress, prepared, pending):
@@ -257,8 +279,17 @@ class LoadedDatasets:
     loaded again when their points run, so a sweep holds one data set at a time (a measured sweep
     in passes loads each data set again in each pass)."""
 
-    def __init__(self, experiment, config: Config, groups: list, first):
+    def __init__(self, experiment, config: Config, groups: list, first, checksums: dict):
         self._experiment, self._config, self._groups, self._first = experiment, config, groups, first
+        self._checksums = checksums
+
+    def checksum(self, name: str) -> str:
+        """The checksum data set ``name`` had when it was loaded before the sweep."""
+        return self._checksums[name]
+
+    def points(self) -> list:
+        """Every point of the sweep, in its order."""
+        return [p for group in self._groups for p in group]
 
     def groups(self):
         """The sweep's points cut where the data set changes, in the sweep's order (one group per
@@ -277,18 +308,18 @@ def load_datasets(experiment, config: Config, points, *, stream=None) -> LoadedD
     """Load every data set of ``points`` (RunError naming the first that fails) and print each one's
     warnings (say, a non-symmetric matrix) on stderr, also with --quiet."""
     groups = [list(run) for _, run in itertools.groupby(points, key=lambda p: p.dataset.name)]
-    first, loaded = None, set()
+    first, checksums = None, {}
     for ds_points in groups:
         name = ds_points[0].dataset.name
-        if name in loaded:
+        if name in checksums:
             continue
-        loaded.add(name)
         prepared = _prepare(experiment, ds_points[0].dataset, config)
+        checksums[name] = prepared.checksum
         for warning in getattr(prepared, "warnings", ()):
             print(f"spbench: warning: {warning}", file=stream or sys.stderr, flush=True)
         if first is None:
             first = (name, prepared)
-    return LoadedDatasets(experiment, config, groups, first)
+    return LoadedDatasets(experiment, config, groups, first, checksums)
 
 
 def _prepare(experiment, dataset, config: Config):
@@ -308,13 +339,11 @@ def stored_points(config: Config, points, out_dir) -> set:
     if not stored:
         return set()
     experiment = get_experiment(config.experiment)
+    experiment.check_points(config, points)  # the calibration simulated points use is a setting
     version = code_version(config.experiment)
+    settings = sweep_settings(config, experiment.calibration)
     loaded = load_datasets(experiment, config, points)
-    found = set()
-    for ds_points in loaded.groups():
-        prepared = loaded.take(ds_points[0].dataset)
-        found |= {point for point, rid in _run_ids(config, ds_points, prepared, version) if rid in stored}
-    return found
+    return {point for point, rid in _run_ids(config, points, loaded.checksum, version, settings) if rid in stored}
 
 
 def estimate_points(config: Config, points) -> list:
@@ -341,36 +370,18 @@ def _identity(dataset: str, repeat: int, execution: str, axes: dict) -> tuple:
     return (dataset, int(repeat), execution, tuple(sorted((k, str(v)) for k, v in axes.items())))
 
 
-def _move_superseded(store: ResultStore, wanted: dict) -> int:
-    """A stored row of a point this sweep has just run under a different run_id (its code or data
-    changed) goes to runs/superseded/; rows of other points (another execution, a data set no
-    longer listed) stay."""
-    moved = 0
-    axis_names = {k for key in wanted for k, _ in key[3]}
-    for frag in store.runs.glob("*.json") if store.runs.is_dir() else []:
-        try:
-            row = json.loads(frag.read_text())
-        except json.JSONDecodeError:
-            continue
-        key = _identity(row.get("dataset"), row.get("repeat", 0), row.get("execution", ""),
-                        {k: row.get(k) for k in axis_names if k in row})
-        if key in wanted and wanted[key] != frag.stem:
-            target = store.runs / "superseded" / frag.name
-            target.parent.mkdir(exist_ok=True)
-            frag.replace(target)
-            moved += 1
-    return moved
-
-
-def _write_meta(store: ResultStore, config: Config, calibration: dict | None = None,
+def _write_meta(store: ResultStore, config: Config, settings: dict, calibration: dict | None = None,
                 shard: Shard | None = None) -> None:
-    """meta.json (:meth:`ResultStore.record_writer`): machine, versions, git state, the config (and
-    the cost-model calibration simulated rows used); a different machine is recorded, not hidden,
+    """meta.json (:meth:`ResultStore.record_writer`): machine, versions, git state, the config, the
+    settings of each execution's rows (``settings``: execution -> :func:`spbench.sweep.sweep_settings`)
+    and the cost-model calibration simulated rows used; a different machine is recorded, not hidden,
     and said on stderr. Each Slurm job (or array task) that wrote here is listed under ``slurm_jobs``."""
     job = slurm_provenance()
+    execution = _row_execution(config.execution)
     other = store.record_writer(
-        config.name, config.raw, created={"config_file": config.source},
-        fields={"calibration": calibration} if calibration is not None else None,
+        config.name, config.raw, created={"config_file": config.source, "experiment": config.experiment},
+        fields={"calibration": calibration} if execution == "simulated" else None,
+        merged={"settings": {execution: settings}},
         appended={"slurm_jobs": {"shard": shard.label if shard else None, **job}} if job["slurm_job_id"] else None)
     if other is not None:
         print(f"spbench: warning: {store.root} holds rows from another machine "

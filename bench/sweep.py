@@ -82,8 +82,48 @@ def expand(config: Config) -> list[Point]:
     return [Point(dataset=ds, values=values, repeat=rep) for ds, values in sites for rep in range(config.runs)]
 
 
-def run_parameters(config: Config, point: Point) -> dict:
-    """The canonical parameters that define a run (what its run_id hashes, besides data and code)."""
+#: environment variables that change a timed row's numbers without changing what it computes:
+#: thread binding (sptrsv-elasticity §5.1 pins threads) and what idle OpenMP threads do
+TIMING_ENVIRONMENT = ("OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+
+
+def sweep_settings(config: Config, calibration: dict | None = None, environ=None) -> dict:
+    """Everything besides a point's own values that changes the numbers of a sweep's rows, as one
+    flat mapping of JSON scalars (stored in every row and in meta.json; a rerun whose settings
+    differ from the stored rows' is refused or, with ``--fresh``, replaces them as a whole): the
+    timed runs per point, the seed, the scale, every algorithm's parameters and the experiment's
+    keys that change a run; timed executions add the keys that change timings (an MPI launcher)
+    and the thread binding and wait policy of the environment; simulated ones the content hash of
+    the cost model's calibration (None when it models none)."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    experiment = get_experiment(config.experiment)
+    axes = {axis for axis, _ in config.sweep}
+    timed = config.execution in TIMED_EXECUTIONS or config.execution == "schedule"
+    settings = {"repeats": config.repeats, "seed": config.seed, "scale": config.scale,
+                "params": json.dumps(config.params, sort_keys=True, default=str)}
+    for key, decl in experiment.options.items():
+        if key not in axes and (decl.identity or (timed and decl.timing)):
+            settings[key] = config.options[key]
+    if timed:
+        settings.update({name: environ.get(name) for name in TIMING_ENVIRONMENT})
+    else:
+        settings["calibration"] = calibration_digest(calibration)
+    return json.loads(json.dumps(settings, default=str))
+
+
+def calibration_digest(calibration: dict | None) -> str | None:
+    """A calibration as a row's setting: the hash of its content and when it was measured."""
+    if calibration is None:
+        return None
+    blob = json.dumps(calibration, sort_keys=True, default=str).encode()
+    return f"{hashlib.sha256(blob).hexdigest()[:12]} (measured {calibration.get('created', '?')})"
+
+
+def run_parameters(config: Config, point: Point, settings: dict | None = None) -> dict:
+    """The canonical parameters that define a run (what its run_id hashes, besides data and code);
+    with the sweep's ``settings`` (:func:`sweep_settings`), those too."""
     axes = point.axes
     params = {
         "experiment": config.experiment,
@@ -101,6 +141,8 @@ def run_parameters(config: Config, point: Point) -> dict:
     params.update({key: config.options[key] for key, decl in declared.items() if decl.identity and key not in axes})
     if config.scale != "full":  # only when not full, so full runs keep their run_ids
         params["scale"] = config.scale
+    if settings is not None:
+        params["settings"] = settings
     return params
 
 

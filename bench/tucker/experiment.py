@@ -34,6 +34,8 @@ INITS = ("random", "hosvd")
 #: `lanczos:` paper = 2K_n steps, Q_n = 4K_n queries, no restart (tucker-lite §7.1); converged =
 #: restarted until the K_n leading triplets reach relative residual 1e-8
 LANCZOS = ("paper", "converged")
+#: the fewest modes a Tucker tensor has (one mode has no Tucker model; two is a matrix's SVD)
+MIN_MODES = 2
 #: `ttm:` the local TTM kernel: csf = compressed sparse fibers (tucker-lite §8's future work),
 #: paper = Appendix A's element-wise form; also a sweep axis
 TTM = ("csf", "paper")
@@ -84,6 +86,7 @@ class PreparedTensor:
     sizes: list | None = None                   # per mode, the slice sizes (:attr:`slice_sizes`)
     ks: tuple = ()                              # the config's K values (the CSF prefixes the model reads)
     warnings: tuple = ()                        # one-line notes the runner prints before the sweep
+    unfit: str | None = None                    # why HOOI cannot fit its values (row_status): rows invalid
 
     @property
     def tensor(self):
@@ -136,9 +139,10 @@ class TuckerExperiment(Experiment):
     optional_axes = {"ttm": TTM}
     options = {
         "launcher": ConfigKey("", "a command template containing {ranks} (e.g. 'srun -n {ranks}')",
-                              lambda v: isinstance(v, str) and "{ranks}" in v),  # "" = the mpiexec beside Python
+                              lambda v: isinstance(v, str) and "{ranks}" in v,  # "" = the mpiexec beside Python
+                              timing=True),
         "timeout": ConfigKey(3600.0, "a number of seconds > 0", _seconds, convert=float),  # per MPI job
-        "oversubscribe": ConfigKey(False, "true or false", lambda v: isinstance(v, bool)),  # correctness runs
+        "oversubscribe": ConfigKey(False, "true or false", lambda v: isinstance(v, bool), timing=True),  # correctness
         "invocations": positive_int(1, identity=True),  # HOOI invocations per run (the paper's tables: 1)
         "init": choice(INITS, "random", identity=True),
         "lanczos": choice(LANCZOS, "paper", identity=True),
@@ -258,19 +262,26 @@ class TuckerExperiment(Experiment):
         return run_mpi_batch
 
     def prepare(self, dataset, config) -> PreparedTensor:
-        """The data set's store (converted on first use), with warnings for summed duplicates and
-        for a K of the sweep above a mode's length."""
+        """The data set's store (converted on first use), with warnings for summed duplicates, for
+        a K of the sweep above a mode's length and for values HOOI cannot fit (all zero, or
+        overflowing: its rows are invalid); a tensor of one mode is refused (no Tucker model)."""
         from spbench.datasets.tensor_registry import summed_duplicates_note
+        from spbench.tucker.row_status import unfit_reason, unfit_warning, value_summary
 
         loaded = dataset.load(fetch=True, standin=config.fallback == "standin", duplicates=config.duplicates)
         header = loaded.header
+        if header.nmodes < MIN_MODES:
+            raise ValueError(f"a tensor of {header.nmodes} mode (one index column per line): Tucker needs "
+                             f"at least {MIN_MODES} modes")
+        summary = value_summary(loaded.store)
         ks = sorted({int(k) for axis, values in config.sweep if axis == "K" for k in values} |   # the config's K values
                     {int(item["K"]) for item in config.include if "K" in item and
                      item.get("dataset", dataset.name) == dataset.name})
         notes = (summed_duplicates_note(dataset.params.get("path", dataset.name), header),
-                 k_above_lengths(dataset.name, header.dims, ks))
+                 k_above_lengths(dataset.name, header.dims, ks),
+                 unfit_warning(dataset.params.get("path", dataset.name), summary))
         return PreparedTensor(loaded=loaded, checksum=loaded.checksum, source=loaded.source, label=loaded.label,
-                              warnings=tuple(n for n in notes if n), ks=tuple(ks))
+                              warnings=tuple(n for n in notes if n), ks=tuple(ks), unfit=unfit_reason(summary))
 
     def _counts(self, prepared: PreparedTensor, scheme: str, ranks: int, seed: int, params: dict) -> DistributionCounts:
         """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K:
@@ -357,7 +368,10 @@ class TuckerExperiment(Experiment):
 
     def run(self, point, prepared: PreparedTensor, config) -> dict:
         """A simulated point: exact metrics, the serial distribution time, modelled HOOI times when
-        a calibration exists."""
+        a calibration exists; invalid, with the reason, for a tensor HOOI cannot fit (the metrics
+        still given), a violated Theorem 6.1 or a time that is not a finite number."""
+        from spbench.tucker.row_status import nonfinite_reason
+
         axes = point.axes
         row = self.exact_metrics(point, prepared, config)
         times = {"hooi_time": None, "ttm_time": None, "svd_time": None, "comm_time": None, "other_time": None}
@@ -378,9 +392,11 @@ class TuckerExperiment(Experiment):
                                      f"{sum(m['queries'] for m in predicted['modes'])} queries)")
         slack = row.get("lite_bound_slack")
         broken = slack is not None and min(slack.values()) < 0
+        reason = (prepared.unfit or (f"Theorem 6.1 violated: slack {slack}" if broken else None)
+                  or nonfinite_reason({**times, "dist_time": row["serial_dist_time"]}))
         return {
-            "status": "invalid" if broken else "ok",
-            "error": f"Theorem 6.1 violated: slack {slack}" if broken else None,
+            "status": "invalid" if reason else "ok",
+            "error": reason,
             "dataset_label": prepared.label,
             "ranks": int(axes["ranks"]),
             "K": int(axes["K"]),
