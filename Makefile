@@ -19,9 +19,14 @@ ICHOL_HINT := spbench: iChol data sets disabled (no SuiteSparse): run apt-get in
 #   SCALE=small      quick pass (`--scale small`: smaller stand-ins, <= 10 repeats; results/<name>_small/)
 #   LAUNCHER='srun -n {ranks}'   Tucker MPI launcher (`--launcher`), with EXECUTION=measured
 #   EXECUTION=measured|simulate  override the configs' execution
-SCALE     ?=
-LAUNCHER  ?=
-EXECUTION ?=
+#   CALIBRATION=FILE model simulated Tucker times with this calibration (`spbench calibrate` wrote it) instead of
+#                    this machine's, which is then neither measured nor needed
+#   FORCE=1          keep a Tucker calibration measured on a busy machine (every report it feeds says so)
+SCALE       ?=
+LAUNCHER    ?=
+EXECUTION   ?=
+CALIBRATION ?=
+FORCE       ?=
 SUFFIX    := $(if $(filter small,$(SCALE)),_small)
 RUN_FLAGS := $(if $(SCALE),--scale $(SCALE)) $(if $(EXECUTION),--execution $(EXECUTION))
 TUCKER_CONFIGS := tucker_32 tucker_512 tucker_k20 tucker_hyper tucker_big tucker_scaling
@@ -161,12 +166,22 @@ bench-tucker-model: install
 
 # Simulated Tucker rows get modelled HOOI times (Figs. 10, 11, 14-16) from this machine's Tucker
 # calibration: made once when missing (`--quick` with SCALE=small).
+# CALIBRATION=FILE uses that file instead; FORCE=1 keeps one measured on a busy machine.
+CALIBRATE_REFUSED := make: the Tucker calibration was refused (above); FORCE=1 keeps one measured on a busy machine \
+	(its reports say so), CALIBRATION=FILE models with a calibration you already have
 tucker-calibration: install
-	@$(PY) -c "import sys; from spbench.tucker.calibration.calibrate import default_calibration_path as p; sys.exit(0 if p().exists() else 1)" \
-	  || $(SPBENCH) calibrate --experiment tucker $(if $(filter small,$(SCALE)),--quick)
+	@if [ -n "$(CALIBRATION)" ]; then \
+	  test -f "$(CALIBRATION)" || { echo "make: CALIBRATION=$(CALIBRATION): no such file (expected a calibration spbench calibrate wrote)"; exit 2; }; \
+	elif ! $(PY) -c "import sys; from spbench.tucker.calibration.calibrate import default_calibration_path as p; sys.exit(0 if p().exists() else 1)"; then \
+	  echo "$(SPBENCH) calibrate --experiment tucker $(if $(filter small,$(SCALE)),--quick) $(if $(FORCE),--force)"; \
+	  $(SPBENCH) calibrate --experiment tucker $(if $(filter small,$(SCALE)),--quick) $(if $(FORCE),--force) \
+	    || { rc=$$?; echo "$(CALIBRATE_REFUSED)" >&2; exit $$rc; }; \
+	fi
 
+TUCKER_CALIBRATION_FLAGS := $(if $(CALIBRATION),$(if $(filter measured,$(EXECUTION)),,--machine "$(CALIBRATION)"))
 $(addprefix run-,$(TUCKER_CONFIGS)): run-%: install tucker-calibration
-	$(SPBENCH) run configs/$*.yaml --out $(RESULTS)/$*$(SUFFIX) $(RUN_FLAGS) $(if $(LAUNCHER),--launcher "$(LAUNCHER)")
+	$(SPBENCH) run configs/$*.yaml --out $(RESULTS)/$*$(SUFFIX) $(RUN_FLAGS) $(if $(LAUNCHER),--launcher "$(LAUNCHER)") \
+	  $(TUCKER_CALIBRATION_FLAGS)
 	$(SPBENCH) profile $(RESULTS)/$*$(SUFFIX) --out $(PLOTS)
 
 $(addprefix run-,$(SPTRSV_CONFIGS)): run-%: install

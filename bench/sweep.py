@@ -110,7 +110,18 @@ def sweep_settings(config: Config, calibration: dict | None = None, environ=None
         settings.update({name: environ.get(name) for name in TIMING_ENVIRONMENT})
     else:
         settings["calibration"] = calibration_digest(calibration)
+        settings["calibration_forced"] = calibration_forced(calibration)
     return json.loads(json.dumps(settings, default=str))
+
+
+def calibration_forced(calibration: dict | None) -> str | None:
+    """Why a calibration was kept only with `spbench calibrate --force` (measured on a busy
+    machine, or a term that cannot be right), None when it was not: every report it feeds says so."""
+    terms = (calibration or {}).get("terms") or {}
+    load = terms.get("load") if isinstance(terms.get("load"), dict) else {}
+    reasons = ([f"measured on a busy machine ({load.get('reason') or 'load above the quiet limit'})"]
+               if load.get("busy") else []) + ([str(terms["implausible"])] if terms.get("implausible") else [])
+    return "; ".join(reasons) or None
 
 
 def calibration_digest(calibration: dict | None) -> str | None:

@@ -204,3 +204,17 @@ def test_fresh_with_other_settings_interrupted_keeps_the_old_rows_findable(write
     superseded = out / "runs" / "superseded"
     assert {r["run_id"] for r in _rows(superseded)} == old and f"to {superseded}" in err
     assert all(r["settings"]["barrier"] == "omp" for r in _rows(out / "runs"))
+
+
+def test_a_forced_calibration_is_said_in_every_report_it_feeds(write_config, tmp_path):
+    path = _calibration(tmp_path / "busy.json", 1e-9)
+    envelope = json.loads(path.read_text())
+    envelope["terms"]["load"] = {"busy": True, "reason": "other processes used 1.3 cores"}
+    path.write_text(json.dumps(envelope))
+    cfg, out = write_config(CFG.replace("repeats: 2", "execution: simulate")), tmp_path / "out"
+    assert _run(cfg, out, "--machine", str(path)).exit_code == 0
+    assert all("busy machine" in r["settings"]["calibration_forced"] for r in _rows(out / "runs"))
+    res = CliRunner().invoke(main, ["profile", str(out), "--out", str(tmp_path / "plots")])
+    assert res.exit_code == 0, res.output
+    report = (tmp_path / "plots" / "out" / "REPORT.md").read_text()
+    assert "calibration kept with `spbench calibrate --force`" in report and "other processes used 1.3 cores" in report

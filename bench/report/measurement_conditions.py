@@ -1,7 +1,8 @@
 """What a report must say about how its rows were obtained: measured rows taken on a busy machine
 (the row's ``load``, :mod:`spbench.machine_load`) or with more threads/ranks than cores
-(``oversubscribed``), and simulated rows whose costs a calibration did not measure but its
-extrapolation law supplied (``model_extrapolated``, ``model_law``).  One section for every
+(``oversubscribed``), simulated rows whose costs a calibration did not measure but its
+extrapolation law supplied (``model_extrapolated``, ``model_law``), and simulated rows modelled
+with a calibration kept only with --force (their ``settings``).  One section for every
 experiment's REPORT.md, and the shading that marks extrapolated core counts in a figure."""
 from __future__ import annotations
 
@@ -52,9 +53,24 @@ def conditions_section(df: pd.DataFrame, size_column: str = "cores") -> list[str
                      f"{', '.join(map(str, sizes))}): the calibration did not measure these counts; "
                      f"the synchronisation costs come from the law {' / '.join(laws) or 'held constant'} "
                      "(shaded in the figures).")
+    forced = _forced_calibrations(df)
+    if forced:
+        lines.append(f"- **Modelled with a calibration kept with `spbench calibrate --force`** "
+                     f"({sum(forced.values())} simulated rows): {'; '.join(sorted(forced))}. Its costs may "
+                     f"include time slices of other processes; calibrate again on a quiet machine.")
     if not lines:
         return []
     return ["## Measurement conditions", "", *lines, ""]
+
+
+def _forced_calibrations(df: pd.DataFrame) -> dict:
+    """Why the calibrations of simulated rows were kept only with --force (the rows' settings) -> rows."""
+    found: dict = {}
+    for settings in df["settings"] if "settings" in df.columns else ():
+        reason = settings.get("calibration_forced") if isinstance(settings, dict) else None
+        if reason:
+            found[reason] = found.get(reason, 0) + 1
+    return found
 
 
 def extrapolated_from(rows: pd.DataFrame, size_column: str = "cores") -> tuple[float, str] | None:
