@@ -1,6 +1,7 @@
 """Measured SpTrSV runs: schedule, validate, reorder, time the kernel (sptrsv-elasticity §5.1)."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -40,6 +41,18 @@ def backward_error(L: sp.csr_matrix, x: np.ndarray, b: np.ndarray) -> float:
     norm_L = np.abs(L).sum(axis=1).max()
     denom = norm_L * np.abs(x).max() + np.abs(b).max()
     return float(r / denom) if denom > 0 else float(r)
+
+
+def solve_status(residual: float, solve_time: float) -> tuple[str, str | None]:
+    """(status, reason) of a measured solve: invalid when its backward error or median time is
+    not a finite number (values beyond double precision) or the error exceeds RESIDUAL_TOL."""
+    if not math.isfinite(residual):
+        return "invalid", f"non-finite backward error ({residual}): the solve overflowed double precision"
+    if not math.isfinite(solve_time):
+        return "invalid", f"non-finite solve time ({solve_time})"
+    if residual > RESIDUAL_TOL:
+        return "invalid", f"backward error {residual:.1e} > {RESIDUAL_TOL:g}"
+    return "ok", None
 
 
 def _barrier_name(barrier: str) -> str:
@@ -188,7 +201,9 @@ def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str 
         x = np.empty(n)
         x[perm] = x_perm
     solve_times = times[WARMUP_RUNS:]
-    residual = backward_error(L, x, b)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing solve is said in its status
+        residual = backward_error(L, x, b)
+    status, error = solve_status(residual, float(np.median(solve_times)))
     return {
         "kernel": kernel_name,
         "staleness": staleness,
@@ -201,6 +216,7 @@ def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str 
         "solve_time": float(np.median(solve_times)),
         "solve_times": [float(t) for t in solve_times],
         "residual": residual,
-        "status": "ok" if residual <= RESIDUAL_TOL else "invalid",
+        "status": status,
+        **({"error": error} if error else {}),   # an ok row's error is the runner's None
         "barrier": barrier_name,
     }

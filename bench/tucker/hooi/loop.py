@@ -16,7 +16,9 @@ Per invocation, for every mode n in turn (Gauss–Seidel order):
    for the next TTMs (:mod:`.mode_plan`).
 
 Core after each invocation: G_(N) = F_Nᵀ Z_N through the y·Z path with K_N columns; fit =
-1 − √(‖T‖² − ‖G‖²)/‖T‖ with ‖T‖² by an Allreduce.
+1 − √(‖T‖² − ‖G‖²)/‖T‖ with ‖T‖² by an Allreduce (nan for a zero tensor: 0/0). A tensor whose
+‖T‖² overflows double precision is refused before the start (:class:`NormOverflow`, on every
+rank alike): its Lanczos norms would be inf and its SVD fail.
 
 Memory per rank (§7.3): beside the trees and the factors, one mode's Z_n and its Lanczos basis.
 F_n is read by neither mode n's TTM nor its SVD, so it is dropped before the TTM and rebuilt
@@ -40,6 +42,7 @@ part of the partition: ``fm_time`` (the factor transfers' messages, within ``com
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -53,8 +56,10 @@ from spbench.tucker.mpi.collectives import LocalComm, allreduce
 from spbench.datasets.sparse_tensor import SparseTensor
 from spbench.tucker.hooi.ttm import TTM_KINDS, fold, khat, ttm_scratch_len
 from spbench.tucker.hooi.ttm import ttm as local_ttm
+from spbench.tucker.row_status import OVERFLOW
 
-__all__ = ["hooi", "hooi_distributed", "HOOIResult", "Oracle", "tucker_fit", "gather_factors", "PARTITION"]
+__all__ = ["hooi", "hooi_distributed", "HOOIResult", "Oracle", "tucker_fit", "gather_factors", "PARTITION",
+           "NormOverflow"]
 
 
 #: the components that partition ``hooi_time`` (module docstring)
@@ -173,16 +178,21 @@ class HOOIResult:
     core_words: int = 0
     words_sent_recv: int = 0    # this rank
     plans: list = field(default_factory=list)
+    norm: float | None = None   # ‖T‖ (inf: its squares overflow; 0: a zero tensor, the fit nan)
 
     @property
     def fit(self) -> float:
         return self.fits[-1]
 
 
+class NormOverflow(ArithmeticError):
+    """‖T‖² is not a finite double: HOOI's norms overflow, so it cannot run on these values."""
+
+
 def tucker_fit(norm_t: float, norm_g: float) -> float:
-    """1 − √(‖T‖² − ‖G‖²)/‖T‖ (clamped at 0 inside the root)."""
+    """1 − √(‖T‖² − ‖G‖²)/‖T‖ (clamped at 0 inside the root); nan for a zero tensor (0/0)."""
     if norm_t == 0:
-        return 1.0
+        return math.nan
     return float(1.0 - np.sqrt(max(norm_t ** 2 - norm_g ** 2, 0.0)) / norm_t)
 
 
@@ -286,6 +296,8 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
         lt, plans = build_plans(comm, dt, ttm, K, release=release, threads=threads)
         scratch = np.empty((threads, max(ttm_scratch_len(K, n) for n in range(N))))
         norm_t = float(np.sqrt(allreduce(comm, np.array([local_sq]))[0]))
+        if not math.isfinite(norm_t):            # the same sum on every rank: all raise
+            raise NormOverflow(f"{OVERFLOW} (‖T‖² = {norm_t ** 2})")
         times["plan_time"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         if release:
@@ -352,7 +364,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
     tot = lambda xs: [int(v) for v in allreduce(comm, np.array(xs, dtype=np.int64))]  # noqa: E731
     return HOOIResult(F, lt.factor_ids, [pl.own_ids for pl in plans], core, fits, times, queries, restarts,
                       resid, sigmas, tot(words), tot(fm_words), [0] * N, int(comm.allreduce(core_words)),
-                      int(moved), plans)
+                      int(moved), plans, norm_t)
 
 
 def gather_factors(comm, dims, result: HOOIResult, root: int = 0):

@@ -6,7 +6,10 @@ results folder's job folder, and launches `{launcher} python -m mpi4py -m spbenc
 SPEC` (:mod:`.job_process`: the job dies with the sweep). Rank 0 stores each finished run's row
 through the results folder's :class:`spbench.results.ResultStore` and reports progress
 (:mod:`.job_progress`); a run that fails is its own error row (:mod:`.task_loop`); a run without
-a row after the job is recorded `error` (with the job's last error line) or `timeout`.
+a row after the job is recorded `error` (with the job's last error line) or `timeout`. A job whose
+MPI world is not the ranks asked for (each process's rank 0 reports its world size; a launcher of
+another MPI starts one-rank processes) leaves an error row per run naming the launcher and both
+sizes, as does a stored row of other ranks: never an ok row under another rank count's point.
 """
 from __future__ import annotations
 
@@ -35,6 +38,14 @@ def default_launcher() -> str:
 def launcher_command(template: str | None, ranks: int) -> list[str]:
     """The launcher's words for ``ranks`` ranks: ``template`` (config key ``launcher``) or the default."""
     return shlex.split((template or default_launcher()).format(ranks=ranks))
+
+
+def wrong_world(launcher: str | None, ranks: int, sizes: list) -> str:
+    """The error of a job asked for ``ranks`` ranks whose started processes had the MPI world
+    sizes ``sizes`` (one per world, as each world's rank 0 reported it)."""
+    size = "/".join(str(s) for s in sorted(set(sizes)))
+    return (f"the launcher {launcher or default_launcher()!r} started {sum(sizes)} MPI process(es) of world size "
+            f"{size}, expected {ranks} rank{'s' if ranks != 1 else ''}: it is not mpi4py's MPI (see docs/cluster.md)")
 
 
 def mpi_module_command(module: str, args, ranks: int, launcher: str | None = None) -> list[str]:
@@ -70,11 +81,21 @@ def run_mpi_batch(pending, prepared, config, store, progress):
             load = LoadWatch()  # the job's ranks are waited-for children: their CPU counts as ours
             outcome = _launch(config, ranks, prepared.store, store, [task for _, task in work], watch)
             job_load = load.figures()
+            wrong = watch.wrong_world(config.launcher, ranks)
+            if wrong is not None and watch.finished:   # their finish was printed as the job reported it
+                progress.note(f"MPI job: {wrong}; the runs it finished are stored as errors")
             retry = []
             for i, (point, task) in enumerate(work):
                 run_id = task["row"]["run_id"]
-                if store.fragment(run_id).exists() and not watch.unsettled(i, outcome):
+                if wrong is not None:
+                    row = dict(task["row"], status="error", error=wrong)
+                    store.write_row(row)
+                elif store.fragment(run_id).exists() and not watch.unsettled(i, outcome):
                     row = store.update_row(run_id, load=job_load)
+                    if isinstance(row.get("ranks"), int) and row["ranks"] != ranks:  # its world went unreported
+                        row = dict(task["row"], status="error",
+                                   error=wrong_world(config.launcher, ranks, [row["ranks"]]))
+                        store.write_row(row)
                 elif i not in watch.started and outcome.returncode not in (0, None) and not outcome.timed_out \
                         and watch.started:
                     retry.append((point, task))  # the job died in an earlier task: run this one again
@@ -122,6 +143,7 @@ class JobWatch:
         self.started: dict = {}   # task index -> when its start was reported
         self.finished: set = set()
         self.reported: dict = {}  # task index -> (status, error) of a reported failure
+        self.worlds: list = []    # the MPI world size each started world's rank 0 reported
         self._said = -DETAIL_SECONDS  # when the last invocation line was printed
         self._reader = None
 
@@ -131,10 +153,13 @@ class JobWatch:
 
     def poll(self) -> None:
         for event in self._reader.events() if self._reader is not None else ():
+            kind = event.get("event")
+            if kind == "world" and isinstance(event.get("size"), int):
+                self.worlds.append(event["size"])
+                continue
             i = event.get("task")
             if not isinstance(i, int) or not 0 <= i < len(self.work):
                 continue
-            kind = event.get("event")
             if kind == "start" and i not in self.started:
                 self.started[i] = self.progress.begin(self.work[i][0])
             elif kind == "invocation" and i in self.started:
@@ -150,6 +175,13 @@ class JobWatch:
                 if event.get("status", "ok") != "ok":
                     self.reported[i] = (event["status"], event.get("error") or "failed in the MPI job")
                 self.progress.end(self.started[i], event.get("status", "ok"), event.get("error"))
+
+    def wrong_world(self, launcher: str | None, ranks: int) -> str | None:
+        """The error of a job whose started processes were not one world of ``ranks`` ranks (as
+        their reports say: other sizes, or several worlds each running every task)."""
+        if self.worlds and self.worlds != [ranks]:
+            return wrong_world(launcher, ranks, self.worlds)
+        return None
 
     def unsettled(self, i: int, outcome) -> bool:
         """Whether task ``i``'s stored row cannot be trusted: the job failed while the task ran
@@ -171,7 +203,8 @@ class JobWatch:
 
 def _launch(config, ranks: int, tensor_dir: Path, store, tasks: list, watch):
     """Run one worker job over ``tasks``; its spec, progress and log live in the results folder's
-    job folder while it runs (the worker removes the spec once read, this process the rest)."""
+    job folder while it runs (the worker removes the spec once read, unless its world is not the
+    one asked for; this process the rest)."""
     from spbench.tucker.mpi.job_process import run_job
 
     store.runs.mkdir(parents=True, exist_ok=True)
@@ -182,7 +215,8 @@ def _launch(config, ranks: int, tensor_dir: Path, store, tasks: list, watch):
     try:
         with os.fdopen(fd, "w") as fh:
             json.dump({"tensor_dir": str(tensor_dir), "results": str(store.root), "threads": 1,
-                       "progress": str(files[1]), "tasks": tasks}, fh)
+                       "progress": str(files[1]), "ranks": ranks, "launcher": config.launcher or default_launcher(),
+                       "tasks": tasks}, fh)
         cmd = mpi_module_command("spbench.tucker.mpi.worker", [spec], ranks, config.launcher)
         watch.follow(files[1])
         return run_job(cmd, dict(os.environ, OMP_NUM_THREADS="1"), timeout=config.timeout, log=files[2],

@@ -3,7 +3,8 @@
 An exception in one task (a scheme's bad parameter, a grid that does not fit P) is caught on every
 rank; the ranks then agree on the outcome with a non-blocking Allreduce on a duplicate of the
 communicator (so it never matches a collective of the task). When every rank arrives, rank 0
-writes the task's error row with the first failing rank's message and the loop goes on. A rank
+writes the task's error row with the first failing rank's message and the loop goes on (a task
+that ends with a row of another status, ``invalid``, reports that status and its reason). A rank
 that failed alone while the others wait in a collective of the task cannot be joined: after
 ``grace`` seconds it writes the row itself and aborts the job; the launcher then runs the
 remaining tasks in a new job (:mod:`.launch`).
@@ -45,7 +46,8 @@ def _everyone_arrived(control, failed: bool, grace: float) -> bool:
 
 
 def run_tasks(comm, tasks: list, run_one, *, write_error_row, report, grace: float = GRACE_SECONDS) -> int:
-    """Run ``run_one(task, progress)`` for every task; return how many failed.
+    """Run ``run_one(task, progress)`` for every task; return how many failed. What ``run_one``
+    returns on rank 0, when a row, gives the status (and error) its finish reports.
 
     ``write_error_row(task, message)`` stores a failed task's row; ``report(event, **fields)``
     tells the launcher (rank 0 reports start, the invocations and finish; a rank failing alone
@@ -56,9 +58,9 @@ def run_tasks(comm, tasks: list, run_one, *, write_error_row, report, grace: flo
         root = comm.rank == 0
         if root:
             report("start", task=i, scheme=task.get("scheme"), K=task.get("K"))
-        error = None
+        error, row = None, None
         try:
-            run_one(task, (lambda event, **fields: report(event, task=i, **fields)) if root else None)
+            row = run_one(task, (lambda event, **fields: report(event, task=i, **fields)) if root else None)
         except Exception as exc:  # noqa: BLE001 - any failure of a task is that task's row
             error = _message(exc)
         if not _everyone_arrived(control, error is not None, grace):
@@ -77,6 +79,8 @@ def run_tasks(comm, tasks: list, run_one, *, write_error_row, report, grace: flo
             message = first if same else f"rank {rank}: {first}"
             write_error_row(task, message)
             report("finish", task=i, status="error", error=message)
+        elif isinstance(row, dict) and row.get("status", "ok") != "ok":
+            report("finish", task=i, status=row["status"], error=row.get("error"))
         else:
             report("finish", task=i, status="ok")
     control.Free()

@@ -24,9 +24,13 @@ CoarseG distribution warms the allocator first (spec key ``warmup``, default tru
 ``runs/<run_id>.factors.npz`` with the gathered factor matrices and the core: tests). Schemes
 registered by plugins (:mod:`spbench.plugins`, ``$SPBENCH_PLUGINS``) are loaded first, as in the
 process that launched the job.
-A task's exception is that task's error row and the next task runs (:mod:`.task_loop`); spec
-key ``progress``: the file rank 0 reports each task's start, invocations and finish to
-(:mod:`.job_progress`); the spec file is removed once every rank has read it.
+A task's exception is that task's error row and the next task runs (:mod:`.task_loop`); a fit,
+time or residual that is not finite makes the row ``invalid`` with the reason
+(:mod:`spbench.tucker.row_status`). Spec key ``progress``: the file rank 0 reports its world size,
+each task's start, invocations and finish to (:mod:`.job_progress`); spec keys ``ranks`` and
+``launcher``: the world the job asked for and the launcher that started it; a world of another
+size (another MPI's launcher starting one-rank processes) stores every task as an error row
+naming both and runs nothing. The spec file is removed once every rank has read it.
 """
 from __future__ import annotations
 
@@ -56,8 +60,9 @@ def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=
     ``peak_rss_mb_max`` is this scheme's. ``progress(event, **fields)``: rank 0's
     reports to the launching process."""
     from spbench.tucker.mpi.distribute import distribute
-    from spbench.tucker.hooi.loop import gather_factors, hooi_distributed
+    from spbench.tucker.hooi.loop import NormOverflow, gather_factors, hooi_distributed
     from spbench.tucker.rank_usage import distributed_metrics, peak_rss_mb, reset_peak_rss
+    from spbench.tucker.row_status import nonfinite_reason
     from spbench.tucker.schemes import get_scheme
 
     scheme = task["scheme"]
@@ -82,10 +87,13 @@ def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=
     comm.Barrier()
     report = progress if (progress is not None and comm.rank == 0) else None
     held = sum(s.size for s in (dt.sets if dt.multi_policy else dt.sets[:1]))
-    res = hooi_distributed(comm, dt, K, invocations=int(task.get("invocations", 1)),
-                           init=task.get("init", "random"), seed=seed, threads=threads,
-                           tol=float(task.get("tol", 1e-8)), lanczos=lanczos, ncv=task.get("ncv"),
-                           progress=report, release_input=True, ttm=ttm)
+    try:
+        res = hooi_distributed(comm, dt, K, invocations=int(task.get("invocations", 1)),
+                               init=task.get("init", "random"), seed=seed, threads=threads,
+                               tol=float(task.get("tol", 1e-8)), lanczos=lanczos, ncv=task.get("ncv"),
+                               progress=report, release_input=True, ttm=ttm)
+    except NormOverflow as exc:   # raised on every rank alike: this task's row says why, no HOOI ran
+        return _unfit_row(comm, task, str(exc), store)
     tmax = slowest_rank_times(comm.allgather({k: float(res.times[k]) for k in TIMERS}))
     tmax.update({k: comm.allreduce(float(res.times[k]), op=_max()) for k in SETUP_TIMERS})
     dmax = {k: comm.allreduce(float(v), op=_max()) for k, v in dist_local.items()}
@@ -158,10 +166,23 @@ def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=
         "dist_info": {k: v for k, v in dt.info.items() if isinstance(v, (int, float, str, bool, list))},
         "status": "ok",
     })
+    reason = nonfinite_reason(row, norm=res.norm)
+    if reason is not None:
+        row.update(status="invalid", error=reason)
     if store is not None:
         if factors is not None:
             with atomic_output(store.runs / f"{row['run_id']}.factors.npz", suffix=".part.npz") as tmp:
                 np.savez(tmp, core=res.core, **{f"F{n}": F for n, F in enumerate(factors)})
+        store.write_row(row)
+    return row
+
+
+def _unfit_row(comm, task: dict, reason: str, store) -> dict | None:
+    """The invalid row of a task whose tensor HOOI cannot run on (rank 0 stores and returns it)."""
+    if comm.rank != 0:
+        return None
+    row = {**(task.get("row") or {}), "ranks": int(comm.size), "status": "invalid", "error": reason}
+    if store is not None:
         store.write_row(row)
     return row
 
@@ -198,6 +219,7 @@ def main(argv=None) -> int:
     from spbench.results import ResultStore
     from spbench.tucker.mpi.distribute import read_block
     from spbench.tucker.mpi.job_progress import ProgressWriter
+    from spbench.tucker.mpi.launch import wrong_world
     from spbench.tucker.mpi.task_loop import GRACE_SECONDS, run_tasks
 
     argv = sys.argv[1:] if argv is None else argv
@@ -205,12 +227,23 @@ def main(argv=None) -> int:
         raise SystemExit("usage: mpiexec -n R python -m mpi4py -m spbench.tucker.mpi.worker SPEC.json")
     spec = json.loads(Path(argv[0]).read_text())
     comm = MPI.COMM_WORLD
+    store = ResultStore(spec["results"], checked=not spec.get("scratch", False))
+    report = ProgressWriter(spec.get("progress"))
+    if comm.rank == 0:
+        report("world", size=int(comm.size))
+    if spec.get("ranks") is not None and comm.size != int(spec["ranks"]):
+        # another MPI's launcher (or none) started this process: its world is not the job's; the
+        # spec stays for the other processes it started, each of which says the same
+        if comm.rank == 0:
+            message = wrong_world(spec.get("launcher"), int(spec["ranks"]), [int(comm.size)])
+            for task in spec.get("tasks", []):
+                store.write_row({**(task.get("row") or {}), "status": "error", "error": message})
+        return 1
     comm.Barrier()
     if comm.rank == 0 and spec.get("remove_spec", True):  # read by every rank: the job needs it no more
         Path(argv[0]).unlink(missing_ok=True)
     threads = int(spec.get("threads", 1))
     load_plugins()
-    store = ResultStore(spec["results"], checked=not spec.get("scratch", False))
 
     def block():
         return read_block(spec["tensor_dir"], comm)
@@ -222,13 +255,13 @@ def main(argv=None) -> int:
         distribute(comm, block(), "coarse", ids=False, keep_owners=False)
 
     def run_one(task, progress):
-        run_task(comm, block, task, threads=threads, store=store, progress=progress)
+        return run_task(comm, block, task, threads=threads, store=store, progress=progress)
 
     def write_error_row(task, message):
         store.write_row({**(task.get("row") or {}), "status": "error", "error": message})
 
     run_tasks(comm, spec.get("tasks", []), run_one, write_error_row=write_error_row,
-              report=ProgressWriter(spec.get("progress")), grace=float(spec.get("failure_grace", GRACE_SECONDS)))
+              report=report, grace=float(spec.get("failure_grace", GRACE_SECONDS)))
     return 0
 
 
