@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 
@@ -81,11 +82,26 @@ extensions = [
 ]
 KERNEL_DIRS = sorted({pyx.parent.relative_to(HERE).as_posix() for pyx in (HERE / "kernels").rglob("*.pyx")})
 
+JOBS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class ParallelBuildExt(build_ext):
+    """Compile the kernels' C files on every usable core (``--parallel`` unless given; a fresh
+    install's build is most of `make install`'s time on a small machine)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = JOBS
+
+
 setup(
+    cmdclass={"build_ext": ParallelBuildExt},
     packages=_packages(),
     package_dir={"spbench": "bench", "spbench.kernels": "kernels", "spbench.datasets": "datasets"},
     package_data={".".join(("spbench", *Path(folder).parts)): ["*.pyx", "*.pxd", "*.pxi", "*.h"]
                   for folder in KERNEL_DIRS},
-    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, include_path=KERNEL_DIRS),  # the .pxd
+    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, include_path=KERNEL_DIRS,  # the .pxd
+                          nthreads=JOBS),
     zip_safe=False,
 )
