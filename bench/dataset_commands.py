@@ -2,21 +2,51 @@
 
 SpTrSV matrices (SuiteSparse, generators) and Tucker tensors (FROSTT, Fig. 9 of tucker-lite, with
 their synthetic stand-ins) share the commands; a tensor name selects the tensor path.
+
+Exit codes as `spbench run`'s: 2 and one line naming the file or flag and what was expected for
+bad input (nothing is written); 1 and one line saying what was kept when work fails part way (a
+full disk, a download that fails).
 """
 from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 
+from spbench.atomic_files import WriteFailed, probe_folder
+from spbench.cli_errors import OneLineCommand, UsageFailure
 from spbench.datasets import synthetic
 from spbench.datasets.conversion_progress import ConversionProgress
 from spbench.datasets.errors import DatasetError
-from spbench.datasets.matrix_market import MATRIX_SUFFIXES, write_matrix
-from spbench.datasets.registry import (ICHOL_TABLE, METIS_TABLE, SUITESPARSE, fetch_suitesparse, list_datasets,
-                                       parse_value, resolve, suitesparse_dir, suitesparse_matrix)
+from spbench.datasets.matrix_market import MATRIX_SUFFIXES, check_output, write_matrix
+from spbench.datasets.registry import (ICHOL_TABLE, METIS_TABLE, SUITESPARSE, close_names_hint, fetch_suitesparse,
+                                       list_datasets, parse_value, resolve, suitesparse_dir, suitesparse_matrix)
 from spbench.datasets.transforms import lower_triangle
+
+
+class DatasetsCommand(OneLineCommand):
+    """A `spbench datasets` command: option errors are one line naming it, exit code 2."""
+
+    prefix = "spbench datasets"
+
+
+class DatasetsGroup(click.Group):
+    """The `spbench datasets` group: an unknown command or option is one line, exit code 2."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            raise UsageFailure(f"spbench datasets: {exc.format_message()}") from None
+
+    def resolve_command(self, ctx, args):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            raise UsageFailure(f"spbench datasets: {exc.format_message()}") from None
 
 
 def _params(pairs: tuple[str, ...]) -> dict:
@@ -25,7 +55,7 @@ def _params(pairs: tuple[str, ...]) -> dict:
     for pair in pairs:
         key, eq, value = pair.partition("=")
         if not eq or not key.strip():
-            raise click.BadParameter(f"expected key=value, got {pair!r}", param_hint="'-p'")
+            raise UsageFailure(f"-p: expected key=value, got {pair!r}")
         out[key.strip()] = parse_value(value.strip())
     return out
 
@@ -34,10 +64,24 @@ def _entry(name: str, pairs: tuple[str, ...]):
     """A config-style entry from the command line: a file path, a bare name or a name with params."""
     if name.endswith(MATRIX_SUFFIXES):
         if pairs:
-            raise click.UsageError("-p parameters apply to generators, not to files")
+            raise UsageFailure(f"-p: parameters apply to generators, not to files ({name})")
         return {"path": name}
     params = _params(pairs)
     return {name: params} if params else name
+
+
+def _probe(folder, flag: str) -> None:
+    """UsageFailure naming ``flag`` unless files can be written in ``folder`` (checked before any
+    work; a folder the check makes is removed again)."""
+    try:
+        probe_folder(folder)
+    except WriteFailed as exc:
+        raise UsageFailure(f"{flag}: {exc}") from None
+
+
+def _partial(exc: WriteFailed, what: str = "nothing was kept") -> click.ClickException:
+    """A write that failed part way: one line, exit code 1."""
+    return click.ClickException(f"{exc}; {what}")
 
 
 def _fmt(value) -> str:
@@ -59,7 +103,7 @@ def _table(headers: list[str], rows: list[list[str]], right: list[bool]) -> str:
     return "\n".join(lines)
 
 
-@click.group("datasets")
+@click.group("datasets", cls=DatasetsGroup)
 def datasets():
     """The papers' data sets: SuiteSparse matrices, generators, FROSTT tensors and their stand-ins."""
 
@@ -71,7 +115,7 @@ def _standin_cells(stats: dict | None) -> list[str]:
     return [_fmt(stats["n"]), _fmt(stats["nnz"]), _fmt(int(stats["avg_wavefront"]))]
 
 
-@datasets.command("list")
+@datasets.command("list", cls=DatasetsCommand)
 def list_command():
     """Table of the registry (Tables A.1-A.3; nnz of the lower triangle) and the generators (at defaults)."""
     rows = list_datasets(progress=lambda name: click.echo(f"measuring stand-in {name}", err=True))
@@ -92,21 +136,30 @@ def list_command():
     click.echo(f"\ncache: {tr.frostt_dir()}  (FROSTT tensors of tucker-lite Fig. 9)")
 
 
-@datasets.command("show")
+@datasets.command("show", cls=DatasetsCommand)
 @click.argument("name")
 @click.option("-p", "--param", "pairs", multiple=True, metavar="KEY=VALUE", help="Generator parameter (repeatable).")
 @click.option("--fetch/--no-fetch", default=True, show_default=True, help="Download a SuiteSparse matrix not cached.")
 @click.option("--standin", is_flag=True, help="Use the synthetic stand-in when the real matrix is unavailable.")
 def show_command(name, pairs, fetch, standin):
     """Statistics of the lower triangle of NAME (registry name, generator or .mtx file)."""
+    from spbench.datasets import tensor_registry as tr
+    if name in tr.TENSORS:
+        raise UsageFailure(f"{name}: a FROSTT tensor; `spbench datasets show` shows matrices (`spbench datasets "
+                           f"list` lists the tensors)")
     try:
         ds = resolve(_entry(name, pairs))
         start = time.perf_counter()
         loaded = ds.load(fetch=fetch, standin=standin)
-        L = lower_triangle(loaded.matrix)
+        try:
+            L = lower_triangle(loaded.matrix)
+        except DatasetError as exc:
+            raise DatasetError(f"{ds.params.get('path', ds.name)}: {exc}") from None
         elapsed = time.perf_counter() - start
     except DatasetError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise UsageFailure(str(exc)) from None
+    for warning in loaded.warnings:
+        click.echo(f"spbench: warning: {warning}", err=True)
     n = L.shape[0]
     facts = [("name", loaded.name), ("kind", ds.kind), ("source", loaded.source), ("checksum", loaded.checksum),
              ("n", _fmt(n)), ("nnz (full)", _fmt(int(loaded.matrix.nnz))), ("nnz (lower)", _fmt(int(L.nnz))),
@@ -137,7 +190,7 @@ def _wavefront_facts(L) -> list[tuple[str, str]]:
     return [("wavefronts", _fmt(count)), ("avg wavefront", f"{dag.avg_wavefront:,.1f}")]
 
 
-@datasets.command("generate")
+@datasets.command("generate", cls=DatasetsCommand)
 @click.argument("name")
 @click.option("-p", "--param", "pairs", multiple=True, metavar="KEY=VALUE", help="Generator parameter (repeatable).")
 @click.option("-o", "--output", required=True, type=click.Path(), help="FILE.mtx[.gz]; a tensor: FILE.tns[.gz] or a store folder")
@@ -150,26 +203,36 @@ def generate_command(name, pairs, output):
         _generate_tensor(tr, name, pairs, output)
         return
     try:
-        if name in SUITESPARSE:
-            if pairs:
-                raise DatasetError(f"{name}: the stand-in of a registry matrix takes no -p parameters")
-            m = SUITESPARSE[name]
-            gen, params, label = m.standin, m.standin_params, f"{name} stand-in {m.standin_label()}"
-        else:
-            ds = resolve(_entry(name, pairs))
-            if ds.transform is not None:
-                raise DatasetError(f"{name}: generate writes the generator's matrix; transforms apply when loading")
-            if ds.kind != "synthetic":
-                raise DatasetError(f"{name}: not a generator; expected one of {', '.join(synthetic.GENERATORS)}")
-            gen = ds.params["generator"]
-            params = {k: v for k, v in ds.params.items() if k != "generator"}
-            label = ds.name
-        A = synthetic.generate(gen, params)
-        comment = f" spbench {label} (generator version {synthetic.GENERATOR_VERSION}, sha256 {synthetic.checksum(gen, params)})"
-        write_matrix(output, A, comment=comment)
+        gen, params, label = _generator(name, pairs)
+        check_output(output)
     except DatasetError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise UsageFailure(str(exc)) from None
+    _probe(Path(output).absolute().parent, "-o")
+    try:
+        A = synthetic.generate(gen, params)        # out of memory: the parameters ask too much
+    except DatasetError as exc:
+        raise UsageFailure(str(exc)) from None
+    comment = f" spbench {label} (generator version {synthetic.GENERATOR_VERSION}, sha256 {synthetic.checksum(gen, params)})"
+    try:
+        write_matrix(output, A, comment=comment)
+    except WriteFailed as exc:
+        raise _partial(exc) from None
     click.echo(f"wrote {output}: {label}, n {A.shape[0]:,}, nnz {A.nnz:,}")
+
+
+def _generator(name: str, pairs) -> tuple[str, dict, str]:
+    """(generator, parameters, label) of NAME: a generator with -p parameters, or a registry matrix's stand-in."""
+    if name in SUITESPARSE:
+        if pairs:
+            raise DatasetError(f"{name}: the stand-in of a registry matrix takes no -p parameters")
+        m = SUITESPARSE[name]
+        return m.standin, m.standin_params, f"{name} stand-in {m.standin_label()}"
+    ds = resolve(_entry(name, pairs))
+    if ds.transform is not None:
+        raise DatasetError(f"{name}: generate writes the generator's matrix; transforms apply when loading")
+    if ds.kind != "synthetic":
+        raise DatasetError(f"{name}: not a generator; expected one of {', '.join(synthetic.GENERATORS)}")
+    return ds.params["generator"], {k: v for k, v in ds.params.items() if k != "generator"}, ds.name
 
 
 class _Progress:
@@ -194,14 +257,23 @@ class _Progress:
             self.shown = False
 
 
-@datasets.command("fetch")
+@datasets.command("fetch", cls=DatasetsCommand)
 @click.argument("names", nargs=-1, required=True)
 @click.option("--url-base", default=None, help="Mirror of https://sparse.tamu.edu/MM (<base>/<Group>/<Name>.tar.gz).")
-@click.option("--timeout", default=60.0, show_default=True, help="Seconds without data before giving up.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds without data before giving up.")
 def fetch_command(names, url_base, timeout):
-    """Download SuiteSparse matrices NAMES into the cache, verify them and parse them to .npz."""
+    """Download SuiteSparse matrices NAMES into the cache, verify them and parse them to .npz
+    (FROSTT tensors: converted into their stores). Unknown names are refused before any download;
+    a download that fails leaves the others fetched and kept (exit code 1)."""
     from spbench.datasets import tensor_registry as tr
-    failed = []
+    if url_base is not None and urlsplit(url_base).scheme not in ("http", "https", "ftp", "file"):
+        raise UsageFailure(f"--url-base: expected a URL such as https://sparse.tamu.edu/MM, got {url_base!r}")
+    for name in names:
+        _check_fetchable(name, tr.TENSORS)
+    for folder in {tr.frostt_dir() if name in tr.TENSORS else suitesparse_dir() for name in names}:
+        _probe(folder, "$SPBENCH_DATA")
+    failed, done = [], []
     for name in names:
         progress = _Progress(name)
         if name in tr.TENSORS:
@@ -211,15 +283,15 @@ def fetch_command(names, url_base, timeout):
                 converting = ConversionProgress(name)
                 store, _ = tr.real_tensor_store(name, progress=converting)   # converted now, not at first use
                 converting.end()
-            except DatasetError as exc:
+            except (DatasetError, WriteFailed) as exc:    # the download is kept when its store fails
                 progress.end()
                 click.echo(f"error: {exc}", err=True)
                 failed.append(name)
                 continue
             click.echo(f"{name}: {path} (store {store})")
+            done.append(name)
             continue
         try:
-            _check_fetchable(name)
             path = fetch_suitesparse(name, base=url_base, timeout=timeout, progress=progress)
             progress.end()
             loaded = resolve(name).load(fetch=False)
@@ -229,38 +301,44 @@ def fetch_command(names, url_base, timeout):
             failed.append(name)
             continue
         click.echo(f"{name}: {path} (n {loaded.matrix.shape[0]:,}, sha256 {loaded.checksum})")
+        done.append(name)
     if failed:
-        raise click.ClickException(f"could not fetch {len(failed)} of {len(names)}: {', '.join(failed)}")
+        kept = f" ({', '.join(done)} fetched and kept)" if done else ""
+        raise click.ClickException(f"could not fetch {len(failed)} of {len(names)}: {', '.join(failed)}{kept}")
 
 
-def _check_fetchable(name: str) -> None:
-    """DatasetError unless ``name`` is a registry matrix (unknown names get close-name hints)."""
-    if suitesparse_matrix(name) is not None:
+def _check_fetchable(name: str, tensors) -> None:
+    """UsageFailure unless ``name`` is a registry matrix or a FROSTT tensor (close names hinted)."""
+    if name in tensors or suitesparse_matrix(name) is not None:
         return
-    if resolve(name).kind == "synthetic":
-        raise DatasetError(f"{name} is a generator: nothing to fetch")
-    raise DatasetError(f"{name}: not a SuiteSparse matrix of the registry")
-
-
-def _usage_failure(message: str) -> click.ClickException:
-    """A one-line input error, exit code 2."""
-    from spbench.cli_errors import UsageFailure
-    return UsageFailure(message)
+    if re.split(r"[\[+]", name, maxsplit=1)[0] in synthetic.GENERATORS:
+        raise UsageFailure(f"{name} is a generator: nothing to fetch (`spbench datasets generate` writes its matrix)")
+    known = [*SUITESPARSE, *tensors]
+    raise UsageFailure(f"{name}: expected a SuiteSparse matrix of the registry or a FROSTT tensor of tucker-lite "
+                       f"Fig. 9{close_names_hint(name, known)} ('spbench datasets list' shows all)")
 
 
 def _generate_tensor(tr, name: str, pairs, output: str) -> None:
     """A FROSTT stand-in as text (``.tns[.gz]``) or straight into a store folder."""
     try:
-        ds = tr.resolve({name: _params(pairs)})  # checks the parameter names and types
-        kw = {k: v for k, v in ds.params.items() if k in ("nnz", "dim_scale", "seed")}
+        ds = tr.resolve({name: _params(pairs)})  # checks the parameter names, types and ranges
+    except DatasetError as exc:
+        raise UsageFailure(str(exc)) from None
+    kw = {k: v for k, v in ds.params.items() if k in ("nnz", "dim_scale", "seed")}
+    _probe(Path(output).absolute().parent, "-o")
+    try:
         if output.endswith((".tns", ".tns.gz")):
             path = tr.write_standin(name, output, **kw)
         else:
             progress = ConversionProgress(name)
-            path = tr.standin_store(name, output, progress=progress, **kw)
-            progress.end()
+            try:
+                path = tr.standin_store(name, output, progress=progress, **kw)
+            finally:
+                progress.end()
+    except WriteFailed as exc:
+        raise _partial(exc) from None
     except DatasetError as exc:
-        raise _usage_failure(str(exc)) from None
+        raise UsageFailure(str(exc)) from None
     click.echo(f"wrote {path}: {tr.standin_label(name, **kw)}")
 
 
@@ -271,11 +349,11 @@ def parse_memory(text: str) -> float:
     """``1GB``, ``512MB``, ``768`` (MB) -> megabytes."""
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(text))
     if not m or m.group(2).lower() not in _UNITS:
-        raise _usage_failure(f"--memory: expected a size such as 1GB or 512MB, got {text!r}")
+        raise UsageFailure(f"--memory: expected a size such as 1GB or 512MB, got {text!r}")
     return float(m.group(1)) * _UNITS[m.group(2).lower()]
 
 
-@datasets.command("convert")
+@datasets.command("convert", cls=DatasetsCommand)
 @click.argument("source", type=click.Path(dir_okay=False))
 @click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False),
               help="Store folder to create (default: the cache, $SPBENCH_DATA/stores/<name>-<sha256>).")
@@ -284,14 +362,20 @@ def parse_memory(text: str) -> float:
               help="Repeated coordinates: add their values, or refuse the file naming a repeated line.")
 def convert_command(source, out_dir, memory, duplicates):
     """Convert a FROSTT SOURCE (.tns or .tns.gz) into a binary tensor store in one streaming pass."""
-    from spbench.datasets.tns_ingest import convert_tns, stat_line
+    from spbench.datasets.tensor_store import stores_dir
+    from spbench.datasets.tns_ingest import MIN_MEMORY_MB, convert_tns, stat_line
     megabytes = parse_memory(memory)
+    if megabytes < MIN_MEMORY_MB:
+        raise UsageFailure(f"--memory: at least {MIN_MEMORY_MB} MB is needed, got {memory!r}")
+    _probe(Path(out_dir).absolute().parent if out_dir else stores_dir(), "--out" if out_dir else "$SPBENCH_DATA")
     progress = ConversionProgress(source)
     started = time.monotonic()
     try:
         path = convert_tns(source, out_dir, memory_mb=megabytes, duplicates=duplicates, progress=progress)
+    except WriteFailed as exc:
+        raise _partial(exc, "nothing was kept (the partial store is removed)") from None
     except DatasetError as exc:
+        raise UsageFailure(str(exc)) from None
+    finally:
         progress.end()
-        raise _usage_failure(str(exc)) from None
-    progress.end()
     click.echo(f"{path}: {stat_line(path)} ({time.monotonic() - started:.1f} s)")

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import click
 
-from spbench.cli_errors import OneLineCommand, UsageFailure
-
-
-class DatasetsCommand(OneLineCommand):
-    prefix = "spbench datasets"
+from spbench.cli_errors import UsageFailure
+from spbench.dataset_commands import DatasetsCommand
 
 
 @click.command("standin-search", cls=DatasetsCommand)

@@ -103,7 +103,7 @@ def mesh_nodes_and_pairs(element: str, cells: tuple, porosity: float, seed: int)
 def node_order(element: str, coords: np.ndarray, node_shape: tuple, tiles: tuple) -> np.ndarray:
     """New position of every node: block multicolour over tiles (0 = the whole axis), lexicographic inside."""
     _, _, _, (weights, modulus) = ELEMENTS[element]
-    sizes = np.array([t if t > 0 else s for t, s in zip(tiles, node_shape)], dtype=np.int64)
+    sizes = np.array([t if 0 < t < s else s for t, s in zip(tiles, node_shape)], dtype=np.int64)  # wide: whole axis
     tile = coords // sizes
     inner = coords % sizes
     tile_shape = tuple(-(-s // t) for s, t in zip(node_shape, sizes))

@@ -93,7 +93,11 @@ def download(url: str, dest, sha256: str | None = None, *, timeout: float = 60,
     ``progress(done_bytes, total_bytes_or_None)`` is called after every chunk.
     """
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatasetError(f"{dest.parent}: cannot write the download there ({exc.strerror or exc}); point "
+                           f"$SPBENCH_DATA at a folder that can be written") from None
     part = dest.with_name(dest.name + ".part")
     digest = hashlib.sha256()
     done = False

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from spbench.atomic_files import WriteFailed
+
 from .errors import DatasetError
 from .sparse_tensor import SparseTensor
 
@@ -222,14 +224,15 @@ def write_tns(path, tensor, *, comment: str | None = None, chunk: int = _CHUNK) 
 
 def write_tns_chunks(path, chunks, *, comment: str | None = None) -> Path:
     """Write ``(columns, values)`` chunks (0-based index columns) as FROSTT text, streaming
-    (pyarrow's CSV writer), gzip when the name ends in ``.gz``; atomic (``.part`` then rename)."""
+    (pyarrow's CSV writer), gzip when the name ends in ``.gz``; atomic (``.part`` then rename). A
+    failed write is a WriteFailed naming ``path`` (the partial file is removed)."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
     options = pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with (gzip.open(tmp, "wb", compresslevel=6) if path.name.endswith(".gz") else open(tmp, "wb")) as fh:
             if comment:
                 fh.write("".join(f"# {line}\n" for line in str(comment).splitlines()).encode())
@@ -240,6 +243,8 @@ def write_tns_chunks(path, chunks, *, comment: str | None = None) -> Path:
                                   "v": np.asarray(values, dtype=np.float64)})
                 pcsv.write_csv(table, fh, write_options=options)
         os.replace(tmp, path)
+    except OSError as exc:           # pyarrow's I/O errors are OSErrors too
+        raise WriteFailed.from_os_error(path, exc) from None
     finally:
         tmp.unlink(missing_ok=True)
     return path

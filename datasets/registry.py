@@ -19,7 +19,7 @@ import json
 import os
 import tempfile
 from typing import ClassVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -30,7 +30,7 @@ from . import synthetic
 from .dataset import Dataset, LoadedDataset
 from .errors import DatasetError
 from .fetch import download, file_sha256, recorded_checksum, verify_file
-from .matrix_market import MATRIX_SUFFIXES, matrix_stem, read_matrix
+from .matrix_market import MATRIX_SUFFIXES, MatrixFile, matrix_stem, read_matrix_file, summed_duplicates_note
 from spbench.cache_root import data_dir
 
 from .paper_matrices import (ICHOL_TABLE, METIS_ONLY, METIS_TABLE, SUITESPARSE, PaperRow, SuiteSparseMatrix,
@@ -51,10 +51,14 @@ def suitesparse_dir() -> Path:
 class LoadedMatrix(LoadedDataset):
     """A loaded data set: row name, ``real`` or ``synthetic``, sha256 identity, full matrix (CSR);
     for a transformed one, ``symmetric``: whether the matrix before the transform was. A
-    paper-size stand-in (``--scale paper``) is its lower triangle only, ``symmetric`` True."""
+    paper-size stand-in (``--scale paper``) is its lower triangle only, ``symmetric`` True.
+    ``duplicates``: a file's entries summed into an earlier one's; ``warnings``: the one-line
+    notes a sweep prints for it (the summed duplicates, naming the file)."""
 
     matrix: sp.csr_matrix = field(compare=False, repr=False)
     symmetric: bool | None = None
+    duplicates: int = field(default=0, compare=False)
+    warnings: tuple = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,7 @@ def _transformed(name: str, transform: str, loaded: LoadedMatrix) -> LoadedMatri
         try:
             L = sp.csr_matrix(sp.load_npz(cache))
             L.sort_indices()
-            return LoadedMatrix(name, loaded.source, checksum, L, symmetric)
+            return _with_notes(LoadedMatrix(name, loaded.source, checksum, L, symmetric), loaded)
         except (OSError, ValueError):
             pass
     try:
@@ -176,21 +180,44 @@ def _transformed(name: str, transform: str, loaded: LoadedMatrix) -> LoadedMatri
     except DatasetError as exc:
         raise DatasetError(f"{name}: {exc}") from None
     if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        part = cache.with_name(cache.name + ".part")
+        _save_npz(cache, L)
+    return _with_notes(LoadedMatrix(name, loaded.source, checksum, L, symmetric), loaded)
+
+
+def _with_notes(loaded: LoadedMatrix, source: LoadedMatrix) -> LoadedMatrix:
+    """``loaded`` with the duplicate count and warnings of the matrix it was made from."""
+    return replace(loaded, duplicates=source.duplicates, warnings=source.warnings)
+
+
+def _save_npz(path: Path, A) -> bool:
+    """Save ``A`` to ``path`` atomically; False when the cache cannot be written (a read-only or
+    full disk only costs a parse next time)."""
+    part = path.with_name(path.name + ".part")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(part, "wb") as fh:
-            sp.save_npz(fh, L)
-        os.replace(part, cache)
-    return LoadedMatrix(name, loaded.source, checksum, L, symmetric)
+            sp.save_npz(fh, A)
+        os.replace(part, path)
+        return True
+    except OSError:
+        part.unlink(missing_ok=True)
+        return False
+
+
+def _file_matrix(name: str, path: Path, read, checksum: str) -> LoadedMatrix:
+    """A matrix read from ``path`` (``read_matrix_file``'s result), its summed duplicates noted."""
+    note = summed_duplicates_note(path, read.duplicates)
+    return LoadedMatrix(name, "real", checksum, read.matrix, duplicates=read.duplicates,
+                        warnings=(note,) if note else ())
 
 
 def _load_file(name: str, path: Path) -> LoadedMatrix:
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")
     with tempfile.TemporaryDirectory(prefix="spbench-") as tmp:
-        A = read_matrix(path, extract_dir=tmp)
-    _check_square(A, path)
-    return LoadedMatrix(name, "real", file_sha256(path), A)
+        read = read_matrix_file(path, extract_dir=tmp)
+    _check_square(read.matrix, path)
+    return _file_matrix(name, path, read, file_sha256(path))
 
 
 def _check_square(A, what) -> None:
@@ -233,28 +260,32 @@ def _load_cached_npz(m: SuiteSparseMatrix) -> LoadedMatrix | None:
         if source.is_file() and source.stat().st_size != meta["size"]:
             return None
         A = sp.csr_matrix(sp.load_npz(npz))
+        duplicates = int(meta.get("duplicates", 0))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return LoadedMatrix(m.name, "real", meta["sha256"], A)
+    return _file_matrix(m.name, source, MatrixFile(A, duplicates), meta["sha256"])
 
 
 def _parse_and_cache(m: SuiteSparseMatrix, source: Path) -> LoadedMatrix:
     """Verify the cached original, parse it, check its size against Table A.1, save the ``.npz``."""
     sha = verify_file(source, m.sha256)
-    A = read_matrix(source, extract_dir=source.parent)
-    if source.name.endswith(".tar.gz"):
-        (source.parent / f"{m.name}.mtx").unlink(missing_ok=True)
+    try:
+        read = read_matrix_file(source, extract_dir=source.parent)
+    finally:
+        if source.name.endswith(".tar.gz"):
+            (source.parent / f"{m.name}.mtx").unlink(missing_ok=True)
+    A = read.matrix
     if A.shape != (m.n, m.n):
         raise DatasetError(f"{source}: expected a {m.n}x{m.n} matrix for {m.name} (Table A.1), "
                            f"got {A.shape[0]}x{A.shape[1]}")
     npz, meta_path = _npz_paths(m)
-    part = npz.with_name(npz.name + ".part")
-    with open(part, "wb") as fh:
-        sp.save_npz(fh, A)
-    os.replace(part, npz)
-    meta = {"source": source.name, "sha256": sha, "size": source.stat().st_size}
-    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
-    return LoadedMatrix(m.name, "real", sha, A)
+    if _save_npz(npz, A):
+        meta = {"source": source.name, "sha256": sha, "size": source.stat().st_size, "duplicates": read.duplicates}
+        try:
+            meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+        except OSError:
+            npz.unlink(missing_ok=True)
+    return _file_matrix(m.name, source, read, sha)
 
 
 def fetch_suitesparse(name: str, *, base: str | None = None, timeout: float = 60,
@@ -320,10 +351,15 @@ def _known_names() -> list[str]:
     return [*SUITESPARSE, *METIS_ONLY, *synthetic.GENERATORS, *ICHOL_TABLE, *METIS_TABLE]
 
 
-def _unknown(entry, name: str) -> DatasetError:
-    lowered = {n.lower(): n for n in _known_names()}
+def close_names_hint(name: str, names) -> str:
+    """``; close names: A, B`` for up to three of ``names`` like ``name`` (ignoring case), else ""."""
+    lowered = {n.lower(): n for n in names}
     close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
-    hint = f"; close names: {', '.join(lowered[c] for c in close)}" if close else ""
+    return f"; close names: {', '.join(lowered[c] for c in close)}" if close else ""
+
+
+def _unknown(entry, name: str) -> DatasetError:
+    hint = close_names_hint(name, _known_names())
     return DatasetError(f"data set {entry!r}: unknown name {name!r}; expected a SuiteSparse matrix of "
                         f"Table A.1, a generator ({', '.join(synthetic.GENERATORS)}) or {{path: FILE.mtx}}"
                         f"{hint} ('spbench datasets list' shows all)")

@@ -19,19 +19,26 @@ from scipy.spatial import cKDTree
 
 from .errors import DatasetError
 from .fem_mesh import ELEMENTS, bundle_adjustment, fem_mesh
+from .resources import out_of_memory
 
 GENERATOR_VERSION = 2
+#: the most rows a generated matrix may have, and the largest tile width: the SpTrSV kernels index
+#: rows with int32
+MAX_ROWS = 2**31 - 1
 
 
 @dataclass(frozen=True)
 class Param:
-    """One generator parameter: its type (int, float or str), default, lower bound and meaning."""
+    """One generator parameter: its type (int, float or str), default, bounds and meaning
+    (``below``: an upper bound the value must stay under)."""
 
     type: type
     default: object
     help: str
     minimum: float | None = None
     choices: tuple | None = None
+    maximum: float | None = None
+    below: float | None = None
 
     def expected(self) -> str:
         """The accepted values in words, for error messages."""
@@ -40,9 +47,20 @@ class Param:
             text += f" in {list(self.choices)}"
         elif self.minimum is not None:
             text += f" >= {self.minimum}"
+        if self.maximum is not None:
+            text += f" and <= {self.maximum:,}"
+        if self.below is not None:
+            text += f" and < {self.below:g}"
         if self.default is None:
             text += " or null"
         return text
+
+    def outside(self, value) -> bool:
+        """Whether a value of the right type is out of the bounds."""
+        return ((self.choices is not None and value not in self.choices)
+                or (self.minimum is not None and value < self.minimum)
+                or (self.maximum is not None and value > self.maximum)
+                or (self.below is not None and value >= self.below))
 
 
 @dataclass(frozen=True)
@@ -186,7 +204,8 @@ def _cells(help_text: str) -> Param:
 
 
 def _tile(axis: str) -> Param:
-    return Param(int, 0, f"tile width along {axis} in nodes (0: the whole axis, no tiling)", minimum=0)
+    return Param(int, 0, f"tile width along {axis} in nodes (0: the whole axis, no tiling)", minimum=0,
+                 maximum=MAX_ROWS)
 
 
 GENERATORS: dict[str, Generator] = {
@@ -217,7 +236,7 @@ GENERATORS: dict[str, Generator] = {
                    "cells_x": _cells("cells along x"), "cells_y": _cells("cells along y"),
                    "cells_z": _cells("cells along z (3D elements)"),
                    "tile_x": _tile("x"), "tile_y": _tile("y"), "tile_z": _tile("z"),
-                   "porosity": Param(float, 0.0, "fraction of cells removed at random", minimum=0.0),
+                   "porosity": Param(float, 0.0, "fraction of cells removed at random", minimum=0.0, below=1.0),
                    "seed": Param(int, 0, "random seed", minimum=0)},
                   fem_mesh, _mesh_rows, _mesh_scaled),
         Generator("bundle-adjustment", "bundle adjustment J^T J + I: 3-dof points, then 6-dof cameras",
@@ -253,17 +272,34 @@ def _coerce(gen: Generator, key: str, spec: Param, value):
         value = float(value)
     else:
         raise DatasetError(f"{where} must be {spec.expected()}, got {value!r} ({type(value).__name__})")
-    if spec.choices is not None and value not in spec.choices:
-        raise DatasetError(f"{where} must be {spec.expected()}, got {value!r}")
-    if spec.minimum is not None and value < spec.minimum:
+    if spec.outside(value):
         raise DatasetError(f"{where} must be {spec.expected()}, got {value!r}")
     return value
+
+
+def _count(number: int) -> str:
+    """``8,000,000,000``; a number too long to read as ``1e+40``."""
+    return f"{number:,}" if number < 10**15 else f"{float(number):.3g}"
+
+
+def _check_size(gen: Generator, full: dict) -> None:
+    """DatasetError when the parameters give more rows than the kernels index, or an rgg-spd
+    degree beyond its vertices: refused before anything is generated."""
+    rows = gen.rows(full)
+    if rows > MAX_ROWS:
+        given = ",".join(f"{k}={_fmt(v)}" for k, v in full.items() if v != gen.params[k].default)
+        raise DatasetError(f"{gen.name}[{given}]: {_count(rows)} rows, more than the {MAX_ROWS:,} the SpTrSV "
+                           f"kernels' int32 indices address")
+    if gen.name == "rgg-spd" and full["radius"] is None and full["avg_degree"] > full["n"] - 1:
+        raise DatasetError(f"rgg-spd: parameter 'avg_degree' must be at most n - 1 = {full['n'] - 1} "
+                           f"(every other vertex), got {full['avg_degree']!r}")
 
 
 def check_params(name: str, params: Mapping | None = None) -> dict:
     """All parameters of generator ``name`` (defaults filled, spec order), validated.
 
-    Unknown names and wrong types raise DatasetError naming the parameter and what was expected.
+    Unknown names, wrong types and values out of range (a matrix beyond ``MAX_ROWS`` rows
+    included) raise DatasetError naming the parameter and what was expected.
     """
     gen = get_generator(name)
     params = dict(params or {})
@@ -273,13 +309,19 @@ def check_params(name: str, params: Mapping | None = None) -> dict:
         raise DatasetError(f"{name}: unknown parameter {unknown[0]!r}; expected {expected}")
     if name == "rgg-spd" and params.get("radius") is not None and "avg_degree" in params:
         raise DatasetError("rgg-spd: give avg_degree or radius, not both")
-    return {k: _coerce(gen, k, spec, params.get(k, spec.default)) for k, spec in gen.params.items()}
+    full = {k: _coerce(gen, k, spec, params.get(k, spec.default)) for k, spec in gen.params.items()}
+    _check_size(gen, full)
+    return full
 
 
 def generate(name: str, params: Mapping | None = None) -> sp.csr_matrix:
-    """The matrix of generator ``name`` with ``params`` (full symmetric, float64 CSR)."""
+    """The matrix of generator ``name`` with ``params`` (full symmetric, float64 CSR); a one-line
+    DatasetError when it does not fit in memory."""
     full = check_params(name, params)
-    return GENERATORS[name].build(**full)
+    try:
+        return GENERATORS[name].build(**full)
+    except MemoryError:
+        raise out_of_memory(label(name, full), f"generating {_count(GENERATORS[name].rows(full))} rows") from None
 
 
 def label(name: str, params: Mapping | None = None) -> str:

@@ -21,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import ClassVar
 
+from spbench.atomic_files import WriteFailed
 from spbench.cache_root import data_dir
 
 from . import conversion_progress
@@ -28,6 +29,7 @@ from .dataset import Dataset, LoadedDataset
 from .errors import DatasetError
 from .fetch import download, verify_file
 from .paper_tensors import DEFAULT_URL_BASE, TENSORS, FrosttTensor, tensor_entry
+from .resources import out_of_memory
 from .sparse_tensor import SparseTensor
 from .tensor_standins import (STANDIN_VERSION, collect_chunks, powerlaw_exponent, scaled_dims, standin_chunks,
                               standin_columns)
@@ -161,7 +163,8 @@ def standin_checksum(name: str, **kw) -> str:
 def standin_store(name: str, dst=None, *, progress=None, **kw) -> Path:
     """Generate ``name``'s stand-in (keywords ``nnz``, ``dim_scale``, ``seed``) chunk by chunk
     straight into a tensor store, no text, and return its folder: ``dst``, or the cache (reused
-    when there). Memory: ~11 bytes per nonzero plus two rounds of draws."""
+    when there). Memory: ~11 bytes per nonzero plus two rounds of draws. A failed write is a
+    WriteFailed naming the store (nothing is left of it)."""
     kw = {k: v for k, v in kw.items() if v is not None}
     unknown = set(kw) - {"nnz", "dim_scale", "seed"}
     if unknown:
@@ -185,6 +188,10 @@ def standin_store(name: str, dst=None, *, progress=None, **kw) -> Path:
             writer.commit(checksum=checksum, duplicates={"rule": "never drawn", "removed": 0},
                           source={"kind": "standin", "tensor": name, "params": kw, "max_share": list(shares),
                                   "label": standin_label(name, **kw), "version": STANDIN_VERSION})
+    except MemoryError:
+        raise out_of_memory(standin_label(name, **kw), f"generating it in {' x '.join(map(str, dims))}") from None
+    except OSError as exc:
+        raise WriteFailed.from_os_error(dst, exc) from None
     finally:
         if shown is not None:
             shown.end()
@@ -203,6 +210,11 @@ def write_standin(name: str, path, **kwargs) -> Path:
 
 # ---- config entries -------------------------------------------------------------------------
 _STANDIN_PARAMS = {"nnz": int, "dim_scale": (int, float), "seed": int, "standin": bool, "size": str}
+#: the values each stand-in parameter accepts: a test and the words for it
+_STANDIN_RANGES = {"nnz": (lambda v: v >= 1, "an integer >= 1"),
+                   "dim_scale": (lambda v: 0 < v <= 1, "a number in (0, 1], the share of the paper's mode lengths"),
+                   "seed": (lambda v: v >= 0, "an integer >= 0"),
+                   "standin": (lambda v: True, "true or false"), "size": (lambda v: True, "full")}
 _SIZES = ("full",)
 
 
@@ -319,7 +331,8 @@ def resolve(entry) -> TensorDataset:
             if want is None:
                 raise DatasetError(f"{key}: unknown parameter {pname!r} (expected one of: "
                                    f"{', '.join(_STANDIN_PARAMS)})")
-            if not isinstance(pval, want) or (want is not bool and isinstance(pval, bool)):
-                raise DatasetError(f"{key}: parameter {pname!r} has the wrong type ({pval!r})")
+            within, expected = _STANDIN_RANGES[pname]
+            if not isinstance(pval, want) or (want is not bool and isinstance(pval, bool)) or not within(pval):
+                raise DatasetError(f"{key}: parameter {pname!r} must be {expected}, got {pval!r}")
         return TensorDataset(key, "frostt", _full_size(key, dict(params)))
     raise DatasetError(f"expected a tensor name, {{name: {{parameters}}}} or {{path: FILE}}, got {entry!r}")

@@ -9,12 +9,17 @@ needs the whole tensor in one process except ``load_store`` (tests and small run
 
 ``StoreWriter`` appends chunks in bounded memory into a hidden temporary folder beside the
 destination and renames it into place at ``commit``: a store either exists whole or not at all.
+The temporary folder's name carries the writer's host and process id, so a writer that was killed
+(-9, the OOM killer) leaves a folder the next writer into the same folder removes
+(``remove_stale_parts``), while a live writer's is kept.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +29,45 @@ import numpy as np
 from .errors import DatasetError
 
 __all__ = ["FORMAT", "VERSION", "StoreHeader", "StoreWriter", "read_header", "read_block", "load_store",
-           "iter_chunks", "iter_columns", "write_store", "store_path_for", "stores_dir", "index_dtype"]
+           "iter_chunks", "iter_columns", "write_store", "store_path_for", "stores_dir", "index_dtype",
+           "remove_stale_parts"]
 
 FORMAT = "spbench-tensor-store"
 VERSION = 1
 HEADER_FILE = "header.json"
 _NPY_HEADER_BYTES = 128            # reserved so the final length can be written in place
 _INT32_LENGTH = 2**31 - 1           # a mode of at most this many indices is stored as int32
+_HOST = re.sub(r"[^A-Za-z0-9-]", "_", socket.gethostname()) or "host"
+#: ``.<store>.<host>.<pid>.<random>.part``: a writer's temporary folder
+_PART_NAME = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9_-]+)\.(?P<pid>\d+)\.[a-z0-9_]+\.part$")
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def remove_stale_parts(folder) -> list[Path]:
+    """Remove the temporary folders that writers on this host left in ``folder`` when their process
+    died; those of running writers, and any of another host sharing the folder, are kept."""
+    removed = []
+    try:
+        entries = list(Path(folder).iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        found = _PART_NAME.match(entry.name)
+        if found is None or found["host"] != _HOST or _running(int(found["pid"])) or not entry.is_dir():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
 
 
 def index_dtype(length: int) -> np.dtype:
@@ -125,7 +162,9 @@ class StoreWriter:
             raise ValueError(f"dims has {len(dims)} entries for {nmodes} modes")
         self.nmodes, self.dims = nmodes, None if dims is None else tuple(int(d) for d in dims)
         self.dst.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.dst.name}.", suffix=".part", dir=self.dst.parent))
+        remove_stale_parts(self.dst.parent)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.dst.name}.{_HOST}.{os.getpid()}.", suffix=".part",
+                                         dir=self.dst.parent))
         self.top = np.full(nmodes, -1, dtype=np.int64)
         self.seen = [np.zeros(0 if dims is None else int(d), dtype=bool) for d in (dims or [0] * nmodes)]
         try:
@@ -139,6 +178,14 @@ class StoreWriter:
     @property
     def nnz(self) -> int:
         return self.values.n
+
+    def marks_after(self, ranges) -> int:
+        """Bytes the non-empty slice marks (one per index of each mode) take once a chunk whose
+        per-mode (min, max) are ``ranges`` is appended, grown as ``append`` grows them."""
+        total = 0
+        for seen, (_, hi) in zip(self.seen, ranges):
+            total += max(hi + 1, 2 * seen.size) if hi >= seen.size else seen.size
+        return total
 
     def append(self, coords, values, ranges=None) -> None:
         """Add nonzeros: ``coords`` an (m, N) array or N arrays of length m (0-based), ``values``

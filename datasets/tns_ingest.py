@@ -15,7 +15,9 @@ two parsed blocks' columns, the duplicate check's partitions and one byte per in
 
 Errors are one line naming the file and the line: a bad line is diagnosed by ``frostt``'s line
 scanner once pyarrow or the checks on its output refuse a block; a truncated gzip names the
-line where the compressed data ends.
+line where the compressed data ends; an index so large that its mode's slice marks would not fit
+in the free memory names its line and the estimate before they are allocated. A write that fails
+(a full disk) is a ``WriteFailed`` naming the store; nothing is left behind either way.
 """
 from __future__ import annotations
 
@@ -31,9 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
+from spbench.atomic_files import WriteFailed
+
 from . import conversion_progress
 from .errors import DatasetError
 from .frostt import count_fields, data_line_numbers, raise_bad_line, tns_stem
+from . import resources
+from .resources import out_of_memory, require_memory, size_text
 from .store_duplicates import DUPLICATE_RULES, DuplicateScan, HashSpill, partition_bits
 from .tensor_store import StoreWriter, read_header, store_path_for
 
@@ -282,11 +288,17 @@ def _read_pass(src: Path, writer: StoreWriter, blocks: _TextBlocks, budget: int,
         state["cleaned"] |= cleaned
         if not values.size:
             return
-        writer.append(cols, values, ranges)
-        if state["hashes"] is None:
-            estimate = 2 * values.size * size / max(raw_done, 1)
-            state["hashes"] = HashSpill(writer.tmp / "duplicates.part", partition_bits(int(estimate), nmodes, budget))
-        state["hashes"].add(cols)
+        if writer.dims is None:
+            _check_marks(src, writer, cols, ranges, budget)
+        try:
+            writer.append(cols, values, ranges)
+            if state["hashes"] is None:
+                estimate = 2 * values.size * size / max(raw_done, 1)
+                state["hashes"] = HashSpill(writer.tmp / "duplicates.part",
+                                            partition_bits(int(estimate), nmodes, budget))
+            state["hashes"].add(cols)
+        except OSError as exc:          # a write (a full disk), not the source's read
+            raise WriteFailed.from_os_error(writer.tmp, exc) from None
         if progress:
             progress("reading", raw_done, size, lines=writer.nnz)
 
@@ -301,7 +313,7 @@ def _read_pass(src: Path, writer: StoreWriter, blocks: _TextBlocks, budget: int,
                 del block, parsed
             if stored is not None:
                 stored.result()
-    except DatasetError:
+    except (DatasetError, WriteFailed):
         raise
     except ValueError as exc:        # the index check of the writer (beyond dims)
         raise _Refused(str(exc)) from None
@@ -311,6 +323,23 @@ def _read_pass(src: Path, writer: StoreWriter, blocks: _TextBlocks, budget: int,
         raise DatasetError(f"{src}: line {_gzip_break_line(src)}: the compressed data ends or breaks here "
                            f"({' '.join(str(exc).split())})") from None
     return state["hashes"] or HashSpill(writer.tmp / "duplicates.part", 0), state["cleaned"]
+
+
+def _check_marks(src: Path, writer: StoreWriter, cols, ranges, budget: int) -> None:
+    """DatasetError naming the line whose index would make the slice marks (one byte per index of
+    each mode, up to its largest) and the conversion's budget exceed the free memory."""
+    marks = writer.marks_after(ranges)
+    if marks <= sum(seen.size for seen in writer.seen):
+        return
+    available, _ = resources.available_memory()
+    if available is None or marks + budget <= available:
+        return
+    mode = max(range(len(ranges)), key=lambda n: ranges[n][1])
+    element = writer.nnz + int(np.argmax(cols[mode]))
+    line = data_line_numbers(src, [element]).get(element, "?")
+    require_memory(marks + budget, f"{src}: line {line}: index {ranges[mode][1] + 1:,} of mode {mode + 1}",
+                   f"{size_text(marks)} to mark the slices, one byte per index of each mode up to its largest, "
+                   f"beside the conversion's memory budget of {size_text(budget)}")
 
 
 def convert_tns(src, dst=None, *, memory_mb: float = 1024, duplicates: str = "sum", progress=None,
@@ -325,7 +354,8 @@ def convert_tns(src, dst=None, *, memory_mb: float = 1024, duplicates: str = "su
     ``progress(stage, done, total, lines=...)`` is called as the work advances (reading: bytes
     of the file and lines parsed; the duplicate check: nonzeros); without one, inside
     ``conversion_progress.reporting`` the progress shows on stderr. Bad input raises
-    DatasetError naming the file and the line; nothing is left behind.
+    DatasetError naming the file and the line (also an index too large for the free memory, and
+    a MemoryError); a failed write a WriteFailed naming the store. Nothing is left behind.
     """
     src = Path(src)
     if duplicates not in DUPLICATE_RULES:
@@ -374,6 +404,12 @@ def convert_tns(src, dst=None, *, memory_mb: float = 1024, duplicates: str = "su
                 if outcome is not None:
                     outcome.abort()
             return header.path
+    except MemoryError:
+        raise out_of_memory(src, "converting it", int(memory_mb * 2**20),
+                            "the conversion's memory budget, plus one byte per index of each mode") from None
+    except OSError as exc:            # the store's folder (the cache's, for the default)
+        cause = exc.cause if isinstance(exc, WriteFailed) else exc.strerror or str(exc) or type(exc).__name__
+        raise WriteFailed(target if dst is not None else target.parent, cause, exc.errno) from None
     finally:
         blocks.close()
         if shown is not None:

@@ -27,14 +27,14 @@ def lower_triangle(A) -> sp.csr_matrix:
 
     float64 data, int32 indptr/indices, duplicates summed, sorted columns; explicit zeros stay
     (they are part of the pattern, hence of the DAG); every diagonal entry present, nonzero and
-    finite, hence last in its row.
+    finite, hence last in its row. Errors say what is wrong with the matrix; callers name its file.
     """
     if not sp.issparse(A):
         A = np.asarray(A)
         if A.ndim != 2:
-            raise DatasetError(f"lower_triangle: expected a 2-D matrix, got {A.ndim} dimensions")
+            raise DatasetError(f"expected a 2-D matrix, got {A.ndim} dimensions")
     if A.shape[0] != A.shape[1]:
-        raise DatasetError(f"lower_triangle: expected a square matrix, got shape {A.shape[0]}x{A.shape[1]}")
+        raise DatasetError(f"expected a square matrix, got {A.shape[0]} x {A.shape[1]}")
     if _in_layout(A):  # already the kernels' lower triangle (a paper-size stand-in): no copy
         return A
     L = sp.tril(sp.csr_matrix(A, dtype=np.float64), k=0, format="csr")
@@ -42,10 +42,11 @@ def lower_triangle(A) -> sp.csr_matrix:
     L.sort_indices()
     n = L.shape[0]
     if L.nnz >= np.iinfo(np.int32).max:
-        raise DatasetError(f"lower_triangle: {L.nnz} nonzeros do not fit int32 indices")
+        raise DatasetError(f"its lower triangle has {L.nnz:,} nonzeros; the SpTrSV kernels' int32 indices "
+                           f"address at most {np.iinfo(np.int32).max - 1:,}")
     if not np.all(np.isfinite(L.data)):
         bad = int(np.searchsorted(L.indptr, np.flatnonzero(~np.isfinite(L.data))[0], side="right") - 1)
-        raise DatasetError(f"lower_triangle: row {bad + 1} has a non-finite value ({ROWS_FROM_1})")
+        raise DatasetError(f"row {bad + 1} has a non-finite value ({ROWS_FROM_1})")
     indptr = L.indptr.astype(np.int32)
     indices = L.indices.astype(np.int32)
     ends = indptr[1:]
@@ -57,7 +58,7 @@ def lower_triangle(A) -> sp.csr_matrix:
     zero_diag[has_diag] = L.data[ends[has_diag] - 1] == 0
     bad_rows = np.flatnonzero(~has_diag | zero_diag)
     if bad_rows.size:
-        raise DatasetError(f"lower_triangle: row {int(bad_rows[0]) + 1} has no nonzero diagonal entry "
+        raise DatasetError(f"row {int(bad_rows[0]) + 1} has no nonzero diagonal entry "
                            f"({bad_rows.size} such rows; {ROWS_FROM_1}); a triangular solve needs every diagonal")
     out = sp.csr_matrix((L.data, indices, indptr), shape=L.shape, copy=False)
     out.has_sorted_indices = True

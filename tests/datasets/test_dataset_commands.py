@@ -82,6 +82,8 @@ def test_fetch(cli, tiny_server, private_cache, monkeypatch):
 
 def test_fetch_errors(cli, http_server, tiny_entry):
     res = cli("fetch", "Tiny_8", "lap2d-5pt", "--url-base", f"{http_server.url}/MM")
-    assert res.exit_code != 0
-    assert "HTTP 404" in res.output and "lap2d-5pt is a generator" in res.output
-    assert "could not fetch 2 of 2: Tiny_8, lap2d-5pt" in res.output
+    assert res.exit_code == 2 and "lap2d-5pt is a generator" in res.output   # refused before any download
+    assert not http_server.hits
+    res = cli("fetch", "Tiny_8", "--url-base", f"{http_server.url}/MM")
+    assert res.exit_code == 1 and "HTTP 404" in res.output
+    assert res.output.splitlines()[-1] == "Error: could not fetch 1 of 1: Tiny_8"
