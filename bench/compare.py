@@ -6,7 +6,9 @@ NEW/BASE of the runs' geometric means with a t-interval on the runs' log-medians
 change beyond the threshold, Benjamini–Hochberg over all tested points
 (:mod:`spbench.compare_statistics`). A point with one run on a side is inconclusive. Over all
 matched points: the geometric-mean ratio with its interval. Folders measured on different machines
-are refused unless asked for; both sides' machine load (meta.json's ``load``) is shown.
+are refused unless asked for; both sides' machine load (meta.json's ``load``) is shown. A fragment
+that holds no row, or a row not as its kind declares, is left out and listed with its file
+(:mod:`spbench.report.row_check`); the other rows are compared.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from spbench.experiment_registry import ROW_KINDS, get_row_kind
 from spbench.machine_load import describe
 from spbench.report.intervals import raw_samples
 from spbench.report.labels import dataset_display
+from spbench.report.row_check import compare_problems, rows_read
 from spbench.report.tables import format_markdown, write_text
 
 #: a metric whose rows keep their raw repetitions in another column
@@ -40,11 +43,12 @@ class CompareError(ValueError):
 
 @dataclass
 class Folder:
-    """One results folder: its ok and failed rows and its meta.json."""
+    """One results folder: its ok and failed rows, its meta.json and a line per fragment left out."""
 
     path: Path
     rows: pd.DataFrame
     meta: dict
+    left_out: list = field(default_factory=list)
 
     @property
     def experiment(self) -> str:
@@ -86,7 +90,8 @@ class Folder:
 
 
 def read_folder(path) -> Folder:
-    """A results folder of one sweep (runs/ and meta.json, as `spbench run` writes it)."""
+    """A results folder of one sweep (runs/ and meta.json, as `spbench run` writes it); a fragment that
+    holds no row, a row not as its kind declares or of another experiment is left out, with its line."""
     path = Path(path)
     expected = "expected a results folder of one sweep (runs/*.json and meta.json, as `spbench run` writes)"
     if not (path / "runs").is_dir():
@@ -99,19 +104,21 @@ def read_folder(path) -> Folder:
         raise CompareError(f"{path}/meta.json: not readable JSON ({exc}); {expected}") from None
     if not isinstance(meta, dict):
         raise CompareError(f"{path}/meta.json: expected a JSON object of machine facts")
-    rows = []
+    read, left_out = [], []
     for frag in sorted((path / "runs").glob("*.json")):
         try:
-            rows.append(json.loads(frag.read_text()))
+            read.append((frag, json.loads(frag.read_bytes().decode("utf-8"))))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CompareError(f"{frag}: not a valid result fragment ({exc}); {expected}") from None
-    df = pd.DataFrame(rows)
-    if df.empty or not {"experiment", "dataset", "status"} <= set(df.columns):
-        raise CompareError(f"{path}: no result rows with experiment, dataset and status; {expected}")
-    experiments = sorted(set(df["experiment"].dropna().astype(str)))
-    if len(experiments) != 1:
-        raise CompareError(f"{path}: rows of experiments {experiments}; expected one sweep of one experiment")
-    return Folder(path, df, meta)
+            left_out.append(f"{frag}: not a valid result fragment ({exc})")
+    config = meta.get("config")
+    sweep = config.get("sweep") if isinstance(config, dict) else None
+    axes = [a for a in sweep if any(isinstance(row, dict) and a in row for _, row in read)] \
+        if isinstance(sweep, dict) else []  # an axis some rows carry names every row's point
+    df = pd.DataFrame(rows_read(read, meta, lambda row: compare_problems(row, axes), left_out))
+    if df.empty:
+        gone = f" ({len(left_out)} left out, the first: {left_out[0]})" if left_out else ""
+        raise CompareError(f"{path}: no result rows{gone}; {expected}")
+    return Folder(path, df, meta, left_out)
 
 
 def point_columns(base: Folder, new: Folder) -> list[str]:
@@ -315,12 +322,19 @@ def report_lines(c: Comparison) -> list[str]:
     if c.cross_machine:
         lines.append("- **Cross-machine comparison** (--cross-machine): BASE and NEW ran on different "
                      "machines, so the ratios include the machines' difference, not only the code's.")
+    left_out = [*c.base.left_out, *c.new.left_out]
+    if left_out:
+        lines.append(f"- **{len(left_out)} fragment(s) left out** (no row, or a row not as its kind declares; "
+                     f"listed below): their points are compared without them.")
     lines += ["", format_markdown(c.table)]
     sources = _sources(c.base, c.new)
     for name, keys in (("BASE", c.only_base), ("NEW", c.only_new)):
         if keys:
             lines += [f"Points only in {name} ({len(keys)}, not compared):", "",
                       *[f"- {_point_text(c.keys, k, sources)}" for k in keys], ""]
+    if left_out:
+        lines += [f"Fragments left out ({len(left_out)}):", "", *[f"- {line}; left out of the comparison"
+                                                                  for line in left_out], ""]
     return lines
 
 

@@ -339,13 +339,15 @@ def load_rows(path, *, corrupt: list | None = None) -> "pandas.DataFrame":
     writes through :class:`ResultStore`, and pandas would add about 60 MB to each rank's peak.)"""
     import pandas as pd
 
-    rows = []
-    for folder in find_result_dirs(path):
-        for frag in sorted((folder / "runs").glob("*.json")):
-            try:
-                rows.append(read_row(frag))
-            except CorruptRow as exc:
-                if corrupt is None:
-                    raise
-                corrupt.append(str(exc))
-    return pd.DataFrame(rows)
+    return pd.DataFrame([row for folder in find_result_dirs(path) for _, row in stored_rows(folder, corrupt=corrupt)])
+
+
+def stored_rows(folder, *, corrupt: list | None = None):
+    """(fragment, row) of each runs/*.json of one sweep folder, by file name; errors as :func:`load_rows`."""
+    for frag in sorted((Path(folder) / "runs").glob("*.json")):
+        try:
+            yield frag, read_row(frag)
+        except CorruptRow as exc:
+            if corrupt is None:
+                raise
+            corrupt.append(str(exc))
