@@ -3,9 +3,11 @@
 The keys are those of docs/design.md "Configs": the common ones here, each experiment's own (its axes, its
 top-level keys, its algorithms, its executions) declared by the experiment
 (:class:`spbench.experiment.Experiment`), so `barrier:` in a Tucker config is an error. Everything a
-run needs is checked here, before anything is written: unknown keys, wrong types, empty axes,
-cores/ranks < 1, unknown algorithms and data sets that cannot be resolved (unknown registry names,
-missing local files).
+run needs is checked here, before anything is written: keys given twice, unknown keys, wrong types,
+empty axes, cores/ranks < 1, integers beyond the C types they feed, an exclude that leaves no point,
+unknown algorithms and data sets that cannot be resolved (unknown registry names, missing local
+files). A flag's bad value is blamed on the flag (:meth:`Config.with_overrides`); what is valid but
+likely a slip (parameters of an algorithm the sweep does not run) is a line in ``Config.warnings``.
 """
 from __future__ import annotations
 
@@ -26,6 +28,15 @@ COMMON_KEYS = ("name", "experiment", "datasets", "sweep", "include", "exclude", 
                "execution", "fallback", "params", "seed", "description", "costs")
 #: `--scale`: full = the config as written; small = a quick pass (see Config.scaled)
 SMALL_MAX_REPEATS = 10
+#: `spbench run` flags named otherwise than the config key they set (else --KEY)
+FLAGS = {"costs": "--machine"}
+#: integer axis values (cores, ranks, K) and the seed feed C ints (the kernels', MPI's, Mt-KaHyPar's seed)
+MAX_C_INT = 2**31 - 1
+
+
+def flag(key: str) -> str:
+    """The `spbench run` flag that sets config key ``key``."""
+    return FLAGS.get(key, f"--{key}")
 
 
 class ConfigError(ValueError):
@@ -56,6 +67,7 @@ class Config:
     scale: str = "full"  # `--scale`: full, or small (Config.scaled: smaller stand-ins, fewer repeats)
     source: str = "<config>"
     raw: dict = field(default_factory=dict)  # the parsed YAML, copied into meta.json
+    warnings: tuple = ()  # one-line warnings about the file (params of an algorithm it does not run)
 
     def __getattr__(self, key):
         """The experiment's own keys as attributes; AttributeError for a key it does not have."""
@@ -68,24 +80,31 @@ class Config:
         raise AttributeError(f"a {object.__getattribute__(self, 'experiment')} config has no key {key!r}")
 
     def with_overrides(self, **overrides) -> "Config":
-        """CLI flags given explicitly win over the file (YAML keys mirror the flags' names)."""
+        """CLI flags given explicitly win over the file (YAML keys mirror the flags' names); a bad
+        value is a ConfigError naming the flag (:data:`FLAGS`), not the key. The result must keep a
+        point: the excludes that apply depend on the execution, which a flag may set."""
         given = {k: v for k, v in overrides.items() if v is not None}
         scale = given.pop("scale", None)
         config = self
         if scale is not None and scale != self.scale:
             if scale not in SCALES:
-                raise ConfigError(f"{self.source}: scale: expected one of {', '.join(SCALES)}, got {_kind(scale)}")
+                raise ConfigError(f"--scale: expected one of {', '.join(SCALES)}, got {scale!r}")
             if self.scale != "full":
-                raise ConfigError(f"{self.source}: scale: cannot go back from {self.scale} to {scale}")
+                raise ConfigError(f"--scale: cannot go back from {self.scale} to {scale}")
             config = self.scaled(scale)
         experiment = get_experiment(self.experiment)
         own = {k: given.pop(k) for k in list(given) if k in experiment.options}
         for key in given:
             if key not in COMMON_KEYS:
-                raise ConfigError(_foreign_key(self.source, experiment, key, f"--{key}"))
-        checked = _check_scalars(self.source, experiment, given)  # explicit --repeats / --runs win over the scale
-        options = {**config.options, **_check_options(self.source, experiment, own)}
-        return replace(config, options=options, **checked)
+                raise ConfigError(_foreign_key(self.source, experiment, key, flag(key)))
+        if "costs" in given:
+            _check_machine_file(given["costs"])
+        # explicit --repeats / --runs win over the scale
+        checked = _check_scalars(self.source, experiment, given, flags=True)
+        options = {**config.options, **_check_options(self.source, experiment, own, flags=True)}
+        config = replace(config, options=options, **checked)
+        _check_some_point(config)
+        return config
 
     def scaled(self, scale: str) -> "Config":
         """The quick variant of this sweep: ``small`` keeps every point but runs ``min(repeats, 10)``
@@ -99,8 +118,8 @@ class Config:
         experiment = get_experiment(self.experiment)
         if scale == "paper":
             if not experiment.paper_scale:
-                raise ConfigError(f"{self.source}: scale: paper is for experiments with stand-ins at the paper's "
-                                  f"sizes (sptrsv); a {self.experiment} config's full scale already is")
+                raise ConfigError(f"--scale: paper is for experiments with stand-ins at the paper's sizes (sptrsv); "
+                                  f"the full scale of {self.source}, a {self.experiment} config, already is")
             return replace(self, scale=scale, name=scaled_name(self.name, scale),
                            datasets=tuple(experiment.paper_size_dataset(d) for d in self.datasets))
         return replace(self, scale=scale, name=scaled_name(self.name, scale),
@@ -139,12 +158,41 @@ def parse_yaml(raw: bytes, src: str):
         raise ConfigError(f"{src}: line {line}: expected UTF-8 text, found byte 0x{raw[exc.start]:02x}") from None
     try:
         _check_yaml_size(text, src)
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_ConfigLoader)
+    except _DuplicateKey as exc:
+        raise ConfigError(f"{src}: line {exc.line}: key {exc.key!r} given twice") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{src}:{where} {problem}") from None
+
+
+class _DuplicateKey(yaml.YAMLError):
+    """A mapping that gives a key twice (PyYAML would keep the last silently)."""
+
+    def __init__(self, key, line: int):
+        super().__init__(f"line {line}: key {key!r} given twice")
+        self.key, self.line = key, line
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """yaml.SafeLoader refusing a key given twice in one mapping, at any depth; the keys a merge
+    (``<<: *anchor``) brings may be overridden."""
+
+    def flatten_mapping(self, node):
+        checked = self.__dict__.setdefault("_checked_mappings", set())
+        if id(node) not in checked:  # before the merge pulls in other mappings' keys
+            checked.add(id(node))
+            seen = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = self.construct_object(key_node)
+                if key in seen:
+                    raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                seen.add(key)
+        super().flatten_mapping(node)
 
 
 def _check_yaml_size(text: str, src: str) -> None:
@@ -216,17 +264,50 @@ def parse_config(data: Any, src: str = "<config>", base_dir: Path | None = None)
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ConfigError(f"{src}: key 'description': expected a string, got {_kind(description)}")
-    return Config(name=name, experiment=experiment.name, datasets=datasets, sweep=sweep, include=include,
-                  exclude=exclude, params=params, description=description, options=options, source=src,
-                  raw=data, **scalars)
+    config = Config(name=name, experiment=experiment.name, datasets=datasets, sweep=sweep, include=include,
+                    exclude=exclude, params=params, description=description, options=options, source=src,
+                    raw=data, warnings=_unused_params(src, sweep, include, params), **scalars)
+    if not any("execution" in item for item in include + exclude):  # else it waits for the flags
+        _check_some_point(config)
+    return config
+
+
+def _unused_params(src: str, sweep: tuple, include: tuple, params: dict) -> tuple:
+    """Warnings for ``params`` of algorithms that neither the sweep nor an include runs."""
+    running = set(dict(sweep).get("algorithm", ())) | {item["algorithm"] for item in include if "algorithm" in item}
+    return tuple(f"{src}: params.{alg}: {alg} is not in the sweep; its parameters are unused"
+                 for alg in params if alg not in running)
+
+
+def _check_some_point(config: Config) -> None:
+    """ConfigError when the excludes leave the sweep without a point (it would run nothing and
+    still write a results folder)."""
+    from .sweep import expand
+
+    if not expand(config):
+        scoped = any("execution" in item for item in config.exclude)
+        raise ConfigError(f"{config.source}: key 'exclude': it removes every point of the sweep"
+                          + (f" (execution {config.execution})" if scoped else ""))
+
+
+def _check_machine_file(path: str) -> None:
+    """`--machine FILE` names a file that is there (the calibration is read when the sweep starts)."""
+    if isinstance(path, str) and path and not Path(path).expanduser().is_file():
+        what = "a folder, expected a calibration file" if Path(path).expanduser().is_dir() else "no such file"
+        raise ConfigError(f"{flag('costs')}: {path}: {what}")
 
 
 def _foreign_key(src: str, experiment, key: str, where: str) -> str:
-    """The message for a key the config's experiment does not take (another experiment's, or none's)."""
+    """The message for a key (``where`` a flag: the flag setting it) the config's experiment does
+    not take (another experiment's, or none's)."""
     owners = [name for name in EXPERIMENTS if key in get_experiment(name).options]
     if experiment is not None and owners:
+        own = ', '.join(experiment.options) or 'none'
+        if where.startswith("--"):
+            return (f"{where}: an option of {' and '.join(owners)} sweeps, not of a {experiment.name} sweep "
+                    f"({src}; its own keys: {own})")
         return (f"{src}: {where}: an option of {' and '.join(owners)} sweeps, not of a {experiment.name} sweep "
-                f"(its own keys: {', '.join(experiment.options) or 'none'})")
+                f"(its own keys: {own})")
     known = COMMON_KEYS + tuple(experiment.options if experiment is not None else
                                 dict.fromkeys(k for n in EXPERIMENTS for k in get_experiment(n).options))
     return f"{src}: unknown key '{key}' (expected one of: {', '.join(known)})"
@@ -240,38 +321,51 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_scalars(src: str, experiment, values: dict) -> dict:
-    """The common scalar keys, checked (execution against what ``experiment`` supports)."""
+def _blame(src: str, key: str, flags: bool):
+    """Where a bad value came from and how to show it: the flag and the value as typed, or the
+    file's key and the value with its YAML type."""
+    if flags:
+        return flag(key), repr
+    return f"{src}: key '{key}'", _kind
+
+
+def _check_scalars(src: str, experiment, values: dict, flags: bool = False) -> dict:
+    """The common scalar keys, checked (execution against what ``experiment`` supports); ``flags``:
+    the values came from `spbench run` flags, which the messages name."""
     out = {}
     for key, value in values.items():
+        where, shown = _blame(src, key, flags)
         if key == "costs":
             if not isinstance(value, str) or not value:
-                raise ConfigError(f"{src}: key 'costs': expected the path of a calibration file, got {_kind(value)}")
+                raise ConfigError(f"{where}: expected the path of a calibration file, got {shown(value)}")
         elif key in ("repeats", "runs"):
             if not _is_int(value) or value < 1:
-                raise ConfigError(f"{src}: key '{key}': expected an integer >= 1, got {_kind(value)}")
+                raise ConfigError(f"{where}: expected an integer >= 1, got {shown(value)}")
         elif key == "seed":
             if not _is_int(value) or value < 0:
-                raise ConfigError(f"{src}: key 'seed': expected an integer >= 0, got {_kind(value)}")
+                raise ConfigError(f"{where}: expected an integer >= 0, got {shown(value)}")
+            if value > MAX_C_INT:
+                raise ConfigError(f"{where}: expected an integer in [0, {MAX_C_INT}] (a C int), got {shown(value)}")
         elif key in ("execution", "fallback"):
             allowed = experiment.executions if key == "execution" else FALLBACKS
             if key == "execution":  # aliases: a simulated run; a measured Tucker run is an MPI run
                 value = {"simulated": "simulate", "mpi": "measured"}.get(value, value)
             if value not in allowed:
                 suffix = f" for a {experiment.name} sweep" if key == "execution" and value in EXECUTIONS else ""
-                raise ConfigError(f"{src}: key '{key}': expected one of {', '.join(allowed)}{suffix}, "
-                                  f"got {_kind(value)}")
+                raise ConfigError(f"{where}: expected one of {', '.join(allowed)}{suffix}, got {shown(value)}")
         out[key] = value
     return out
 
 
-def _check_options(src: str, experiment, values: dict) -> dict:
-    """The experiment's own keys, checked against its declarations (Experiment.options)."""
+def _check_options(src: str, experiment, values: dict, flags: bool = False) -> dict:
+    """The experiment's own keys, checked against its declarations (Experiment.options); ``flags``
+    as in :func:`_check_scalars`."""
     out = {}
     for key, value in values.items():
         decl = experiment.options[key]
         if not decl.accepts(value):
-            raise ConfigError(f"{src}: key '{key}': expected {decl.expected}, got {_kind(value)}")
+            where, shown = _blame(src, key, flags)
+            raise ConfigError(f"{where}: expected {decl.expected}, got {shown(value)}")
         out[key] = decl.convert(value)
     return out
 
@@ -289,6 +383,9 @@ def _check_axis_value(src: str, experiment, where: str, axis: str, value):
     elif axis in experiment.axes:  # cores, ranks, K
         if not _is_int(value) or value < 1:
             raise ConfigError(f"{src}: key '{where}': expected an integer >= 1, got {_kind(value)}")
+        if value > MAX_C_INT:
+            raise ConfigError(f"{src}: key '{where}': expected an integer in [1, {MAX_C_INT}] (a C int), "
+                              f"got {_kind(value)}")
     return value
 
 
@@ -353,10 +450,11 @@ def _check_params(src: str, experiment, params) -> dict:
             raise ConfigError(f"{src}: key 'params.{alg}': unknown algorithm (expected one of: {', '.join(known)})")
         if not isinstance(values, dict):
             raise ConfigError(f"{src}: key 'params.{alg}': expected a mapping of parameter to value")
-        try:
-            known[alg].validate(values)
-        except ValueError as exc:
-            raise ConfigError(f"{src}: key 'params.{alg}': {exc}") from None
+        for key, value in values.items():  # one at a time, so the message names the key
+            try:
+                known[alg].validate({key: value})
+            except ValueError as exc:
+                raise ConfigError(f"{src}: key 'params.{alg}.{key}': {exc}") from None
     return {alg: dict(v) for alg, v in params.items()}
 
 

@@ -6,6 +6,7 @@ anything runs, and the algorithms check again when called directly.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,6 +15,9 @@ __all__ = ["Parameter", "check_parameters", "defaults"]
 
 _TYPES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
           "path": "a directory path", "ints": "a list of positive integers"}
+#: the C integer types a kernel takes an int parameter as, with their ranges: a value beyond them
+#: overflows in the kernel (an error row, or a wrapped number), so it is refused before anything runs
+CTYPES = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1)}
 
 
 def _is_int(value) -> bool:
@@ -23,7 +27,8 @@ def _is_int(value) -> bool:
 @dataclass(frozen=True)
 class Parameter:
     """A parameter's declaration: ``type`` (int, float, str, bool, path, ints), default, the
-    allowed range [low, high] or choices, and what it means."""
+    allowed range [low, high] or choices, and what it means; an int (each entry of ints) must also
+    fit ``ctype``, the C type the kernel takes it as (int64 unless declared int32)."""
 
     type: str
     default: object
@@ -32,13 +37,42 @@ class Parameter:
     high: float | None = None
     choices: tuple | None = None
     nullable: bool = True        # None (the default behaviour) is allowed
+    ctype: str = "int64"         # int, ints: the C type the value feeds
 
     def __post_init__(self):
         if self.type not in _TYPES:
             raise ValueError(f"parameter type {self.type!r}: expected one of {', '.join(_TYPES)}")
+        if self.ctype not in CTYPES:
+            raise ValueError(f"parameter ctype {self.ctype!r}: expected one of {', '.join(CTYPES)}")
 
-    def expected(self) -> str:
-        """What a valid value looks like, in words."""
+    def int_range(self, ctype: bool = True) -> tuple:
+        """(low, high) of an int parameter (of each entry of an ints one): the declared range, within
+        its C type's range when ``ctype`` (None for a side left open)."""
+        lo, hi = CTYPES[self.ctype] if ctype else (None, None)
+        for bound in (1 if self.type == "ints" else None, self.low):
+            if bound is not None:
+                lo = math.ceil(bound) if lo is None else max(lo, math.ceil(bound))
+        if self.high is not None:
+            hi = math.floor(self.high) if hi is None else min(hi, math.floor(self.high))
+        return lo, hi
+
+    def _beyond_ctype(self, value) -> bool:
+        """Whether ``value`` (an int, or a list of them) is refused only because its C type cannot hold it."""
+        if self.type not in ("int", "ints"):
+            return False
+        values = value if self.type == "ints" and isinstance(value, (list, tuple)) else [value]
+        inside = lambda v, lo, hi: _is_int(v) and (lo is None or v >= lo) and (hi is None or v <= hi)  # noqa: E731
+        return (all(inside(v, *self.int_range(ctype=False)) for v in values)
+                and not all(inside(v, *self.int_range()) for v in values))
+
+    def expected(self, value=None) -> str:
+        """What a valid value looks like, in words; for a ``value`` too large or small for the C type
+        the parameter feeds, the whole range and that type."""
+        if value is not None and self._beyond_ctype(value):
+            lo, hi = self.int_range()
+            what = "an integer" if self.type == "int" else "a list of integers"
+            feeds = "it feeds" if self.type == "int" else "each feeds"
+            return f"{what} in [{lo}, {hi}]" + (" (or null)" if self.nullable else "") + f": {feeds} an {self.ctype}"
         text = _TYPES[self.type]
         if self.choices:
             text = "one of " + ", ".join(map(str, self.choices))
@@ -55,12 +89,14 @@ class Parameter:
         if value is None:
             return self.nullable
         if self.type == "ints":
+            lo, hi = self.int_range()
             return (isinstance(value, (list, tuple)) and len(value) > 0
-                    and all(_is_int(v) and v >= 1 for v in value))
+                    and all(_is_int(v) and lo <= v <= hi for v in value))
         if self.type == "bool":
             return isinstance(value, (bool, np.bool_))
         if self.type == "int":
-            ok = _is_int(value)
+            lo, hi = CTYPES[self.ctype]
+            ok = _is_int(value) and lo <= value <= hi
         elif self.type == "float":
             ok = _is_int(value) or isinstance(value, (float, np.floating))
         else:
@@ -85,7 +121,7 @@ def check_parameters(owner: str, declared: dict, params: dict | None) -> dict:
             raise ValueError(f"{owner}: unknown parameter {key!r}; known parameters: {known}")
         if not decl.accepts(value):
             raise ValueError(f"{owner}: parameter {key!r} = {value!r}, expected "
-                             f"{decl.expected()}; known parameters: {known}")
+                             f"{decl.expected(value)}; known parameters: {known}")
     return params
 
 
