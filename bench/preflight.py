@@ -10,44 +10,14 @@ import shutil
 from pathlib import Path
 
 from spbench.cache_root import data_dir
+from spbench.datasets.resources import available_memory, size_text  # one figure for the data layer's checks too
 
 from .experiment import Estimate, RunError
-from .machine import proc_kb
 
 __all__ = ["available_memory", "free_disk", "data_disk", "check", "skipped", "size_text", "SKIP_ENV"]
 
 #: set to 1 to skip the refusal (as `spbench run --no-preflight`)
 SKIP_ENV = "SPBENCH_NO_PREFLIGHT"
-_MEMINFO = Path("/proc/meminfo")
-_CGROUP = Path("/sys/fs/cgroup")
-
-
-def size_text(nbytes: float) -> str:
-    """``1.4 TB``, ``12.3 GB``, ``410 MB``, ``14 kB`` or ``900 B`` (powers of 10)."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.1f} {unit}" if scale >= 1e9 else f"{nbytes / scale:.0f} {unit}"
-    return f"{int(nbytes)} B"
-
-
-def available_memory() -> tuple[int | None, str]:
-    """(bytes a new process may still use, where the figure comes from): MemAvailable of
-    /proc/meminfo, or what is left under the cgroup's memory.max when that is less; (None, why)
-    where neither can be read."""
-    found: list[tuple[int, str]] = []
-    kb = proc_kb(str(_MEMINFO), "MemAvailable")
-    if kb is not None:
-        found.append((kb * 1024, "MemAvailable"))
-    try:
-        limit = (_CGROUP / "memory.max").read_text().strip()
-        if limit != "max":
-            used = int((_CGROUP / "memory.current").read_text().strip() or 0)
-            found.append((max(0, int(limit) - used), "under the cgroup's memory.max"))
-    except (OSError, ValueError):
-        pass
-    return min(found) if found else (None, "unknown (no /proc/meminfo)")
-
-
 def free_disk(path) -> tuple[Path, int]:
     """(the existing folder at or above ``path``, the bytes free on its file system)."""
     here = Path(path).expanduser().absolute()

@@ -147,9 +147,9 @@ def run_sweep(config: Config, out_dir, *, fresh: bool = False, quiet: bool = Fal
     with store.lock(wait=wait, on_wait=lambda text: print(f"spbench: {text}", file=stream or sys.stderr,
                                                           flush=True)):
         sweep_folder.check_one_sweep(store.root, config.name, config.experiment)  # a sweep that wrote meanwhile
-        with conversion_progress.reporting(stream, enabled=not quiet):   # a .tns converted on first use
-            loaded = load_datasets(experiment, config, points, stream=stream)
         try:
+            with conversion_progress.reporting(stream, enabled=not quiet):   # a .tns converted on first use
+                loaded = load_datasets(experiment, config, points, stream=stream)
             _sweep_loaded(experiment, config, store, loaded, progress, summary, fresh=fresh, shard=shard,
                           stream=stream)
         except WriteFailed as exc:
@@ -325,6 +325,8 @@ def load_datasets(experiment, config: Config, points, *, stream=None) -> LoadedD
 def _prepare(experiment, dataset, config: Config):
     try:
         return experiment.prepare(dataset, config)
+    except WriteFailed:  # a store or cache file that could not be written (a full disk): exit 1, not bad input
+        raise
     except (ValueError, OSError) as exc:  # DatasetError is a ValueError
         path = str(getattr(dataset, "params", {}).get("path") or "")
         where = f" ({path})" if path and path not in str(exc) else ""

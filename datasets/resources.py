@@ -2,8 +2,8 @@
 largest index, a parameter) would take, against what this machine has free: a one-line
 DatasetError before the allocation, or when one fails anyway, instead of a MemoryError traceback.
 
-Figures as `spbench run`'s pre-flight check states them (powers of 10, the source of the free
-figure), so the two read alike; the data layer keeps its own copy, being below the sweep's modules.
+The one reading of free memory and one way of writing a size: `spbench run`'s pre-flight check
+imports them from here (the data layer sits below the sweep's modules), so the two read alike.
 """
 from __future__ import annotations
 

@@ -114,8 +114,8 @@ def test_available_memory_reads_meminfo_and_the_cgroup(tmp_path, monkeypatch):
     (tmp_path / "meminfo").write_text("MemTotal: 100 kB\nMemAvailable: 2000 kB\n")
     cgroup = tmp_path / "cg"
     cgroup.mkdir()
-    monkeypatch.setattr(preflight, "_MEMINFO", tmp_path / "meminfo")
-    monkeypatch.setattr(preflight, "_CGROUP", cgroup)
+    monkeypatch.setattr("spbench.datasets.resources._MEMINFO", tmp_path / "meminfo")
+    monkeypatch.setattr("spbench.datasets.resources._CGROUP", cgroup)
     assert preflight.available_memory() == (2000 * 1024, "MemAvailable")
     (cgroup / "memory.max").write_text("1500000\n")
     (cgroup / "memory.current").write_text("500000\n")
