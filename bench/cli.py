@@ -140,6 +140,8 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
                                                           costs=None if machine_file is None else str(machine_file))
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
+    for warning in config.warnings:
+        click.echo(f"spbench: warning: {warning}", err=True)
     if batch_job:
         click.echo("\n".join(batch_job_lines(config)))
         return
@@ -277,50 +279,14 @@ def profile(results_dir, plots_dir, force):
     """Tables and figures from RESULTS_DIR (one sweep folder, or a folder of them); a folder whose
     rows, meta.json and profile code did not change since its report is skipped (--force redoes it).
 
-    Exit code: 0; 1 when fragments holding no row were left out (listed on stderr) or a write
-    failed part way (the reports written before it are kept); 2 for a folder without results, a
-    row of another schema version, or an --out nothing can be written into (nothing written)."""
-    from .atomic_files import WriteFailed, probe_folder
-    from spbench.report.report import write_profile
-    from spbench.report.report_stamp import Stamp
-    from .results import find_result_dirs, load_rows
+    Exit code: 0; 1 when fragments holding no row, or rows not as their kind declares, were left out
+    (listed on stderr), a folder's rows could not be profiled (one line, the other folders are) or a
+    write failed part way (that folder's old report and the reports written before it are kept); 2
+    for a folder without results, a row of another schema version, or an --out nothing can be
+    written into (nothing written). Each report is swapped in whole (spbench.report.profile_folders)."""
+    from spbench.report.profile_folders import profile_folders
 
-    folders = find_result_dirs(results_dir)
-    if not folders:
-        raise UsageFailure(f"{results_dir}: no results here (expected a folder with runs/ or folders of them)")
-    try:
-        probe_folder(plots_dir)
-    except WriteFailed as exc:
-        raise UsageFailure(f"--out: {exc}") from None
-    corrupt: list = []
-    done = []
-    for folder in folders:
-        stamp = Stamp.of(folder)  # before the rows are read: a row added meanwhile redoes it next time
-        if not force and stamp.is_current(plots_dir / folder.name):
-            click.echo(f"{folder.name}: unchanged since its report in {plots_dir / folder.name}, skipped "
-                       f"(--force redoes it)")
-            continue
-        left_out = len(corrupt)
-        try:
-            df = load_rows(folder, corrupt=corrupt)
-        except ValueError as exc:
-            raise UsageFailure(str(exc)) from None
-        if df.empty:
-            click.echo(f"spbench: {folder}: no rows yet, skipped", err=True)
-            continue
-        try:
-            written = write_profile(df, plots_dir / folder.name)
-            if len(corrupt) == left_out:  # a folder with corrupt fragments warns again next time
-                stamp.write(plots_dir / folder.name, written)
-        except WriteFailed as exc:
-            raise click.ClickException(f"{exc}; reports of {len(done)} folders written before it are kept"
-                                       + (f" ({', '.join(done)})" if done else "")) from None
-        done.append(folder.name)
-        click.echo(f"{folder.name}: {len(df)} rows → {plots_dir / folder.name} ({len(written)} files)")
-    for line in corrupt:
-        click.echo(f"spbench: warning: {line}; left out of the report", err=True)
-    if corrupt:
-        sys.exit(1)
+    profile_folders(results_dir, plots_dir, force)
 
 
 def _fraction(option: str, text: str) -> float:
@@ -450,6 +416,7 @@ def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, valida
     nonzero, barrier, weak barrier, P2P wait) or Tucker (TTM, oracle, Lanczos, MPI latency and
     per-word cost from a 2-rank micro-benchmark); --validate SIZE then stores the model's
     validation rows (`spbench profile` reads them)."""
+    from .atomic_files import WriteFailed, probe_folder
     from .experiment_registry import get_experiment
 
     chosen = get_experiment(experiment)
@@ -457,6 +424,24 @@ def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, valida
         raise UsageFailure("spbench calibrate: --costs reads a calibration and --out writes one; give one of them")
     if validate is None and results_dir is not None:
         raise UsageFailure("spbench calibrate: --results: only with --validate (where its rows go)")
+    # what would fail after minutes of measuring fails now: the folders written into, the file compared with
+    outputs = []
+    if costs_path is None:
+        outputs.append(("--out" if out_path else "the calibration's folder",
+                        (out_path or chosen.calibration_path()).parent))
+    if validate is not None:
+        outputs.append(("--results" if results_dir else "--validate",
+                        results_dir or Path("results") / f"bench-{chosen.validation[0]}"))
+    for option, folder in outputs:
+        try:
+            probe_folder(folder)
+        except WriteFailed as exc:
+            raise UsageFailure(f"spbench calibrate: {option}: {exc}") from None
+    if agree_path is not None:
+        try:
+            chosen.read_calibration(agree_path)
+        except (OSError, ValueError) as exc:
+            raise UsageFailure(f"spbench calibrate: --agree: {exc}") from None
     if costs_path is not None:
         try:
             measured, path = chosen.read_calibration(costs_path), costs_path

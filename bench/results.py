@@ -99,14 +99,15 @@ class ResultStore:
     def lock(self, *, wait: bool = False, on_wait=None):
         """Hold the folder's lock (an flock on ``.lock``, released by the kernel however the process
         ends) while a sweep writes here. Held by another sweep: ResultsBusy naming its pid, or with
-        ``wait`` block until it is free (``on_wait(message)`` once). A folder this call created and
-        left holding nothing but the lock is removed again. A shard locks ``.lock.<shard>``; a whole
-        sweep and a shard of it never write at once (ResultsBusy for whichever comes second). A
-        folder nothing can be written into is a WriteFailed before anything is (:func:`probe_folder`)."""
+        ``wait`` block until it is free (``on_wait(message)`` once). The folders this call created
+        (the results folder and any missing parent) are removed again when they hold nothing. A shard locks ``.lock.<shard>``; a whole
+        sweep and a shard of it never write at once (ResultsBusy for whichever comes second). The
+        folders this call created (the results folder, and its parents that did not exist) are removed
+        again when they hold nothing. A folder nothing can be written into is a WriteFailed before anything is (:func:`probe_folder`)."""
         probe_folder(self.root)
         if self.runs.is_dir():
             probe_folder(self.runs)
-        created = not self.root.exists()
+        created = [p for p in (self.root.absolute(), *self.root.absolute().parents) if not p.exists()]
         path = self.root / (f".lock.{self.shard}" if self.shard else ".lock")
         fh = _acquire(path, wait, on_wait)
         try:
@@ -124,11 +125,11 @@ class ResultStore:
         finally:
             path.unlink(missing_ok=True)  # while still held: a waiter re-checks the inode it locked
             fh.close()
-            if created:
+            for folder in created:  # deepest first; one that holds anything now stays, and so do its parents
                 try:
-                    self.root.rmdir()
+                    folder.rmdir()
                 except OSError:
-                    pass
+                    break
 
     @contextmanager
     def meta_lock(self):

@@ -217,17 +217,13 @@ def test_calibrate_refuses_a_missing_agree_file_before_measuring(tmp_path, no_me
 
 # --- no refusal of `spbench run` leaves a results folder ---------------------------------------
 
-#: a data file that cannot be read is refused after ResultStore.lock made the results folder; the lock
-#: removes that folder again but not the parents it made (results/, those of an --out)
-PARENTS_LEFT = pytest.mark.xfail(strict=True, reason="ResultStore.lock leaves the parent folders it created")
-
 BAD_RUNS = [
     pytest.param("name: [\n", [], id="yaml"),
     pytest.param(CFG + "repeats: 3\n", [], id="duplicate-key"),
     pytest.param(CFG + "exclude: [{algorithm: serial}, {algorithm: growlocal}]\n", [], id="exclude-all"),
     pytest.param(CFG + "params: {growlocal: {sync_cost: 100000000000000000000}}\n", [], id="int-range"),
     pytest.param(CFG + "bogus: 1\n", [], id="unknown-key"),
-    pytest.param(CFG.replace("- lap2d-5pt: {grid: 10}", "- path: bad.mtx"), [], id="bad-file", marks=PARENTS_LEFT),
+    pytest.param(CFG.replace("- lap2d-5pt: {grid: 10}", "- path: bad.mtx"), [], id="bad-file"),
     pytest.param(CFG.replace("cores: [1]", "cores: [100000]"), [], id="too-many-cores"),
     pytest.param(CFG.replace("repeats: 2", "execution: simulate\ncosts: none.json"), [], id="no-calibration"),
     pytest.param(CFG, ["--repeats", "0"], id="flag"),

@@ -70,7 +70,7 @@ def test_flags_of_another_experiment_and_its_executions_are_refused(write_config
     tucker = load_config(write_config(TUCKER))
     with pytest.raises(ConfigError, match="--barrier: an option of sptrsv sweeps, not of a tucker sweep"):
         tucker.with_overrides(barrier="spin")
-    with pytest.raises(ConfigError, match="key 'execution': expected one of measured, simulate for a tucker sweep"):
+    with pytest.raises(ConfigError, match="--execution: expected one of measured, simulate for a tucker sweep"):
         tucker.with_overrides(execution="schedule")
     assert tucker.with_overrides(timeout=5, launcher="srun -n {ranks}").timeout == 5.0
     sptrsv = load_config(write_config(SPTRSV))

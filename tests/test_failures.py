@@ -366,7 +366,7 @@ def test_bench_out_that_is_a_file_is_refused_before_measuring(tmp_path):
 
 def test_other_write_failures_are_one_line_exit_1(tmp_path, monkeypatch):
     cal = tmp_path / "cal"
-    _failing_mkstemp(monkeypatch, str(cal), errno.ENOSPC, "No space left on device")
+    _failing_mkstemp(monkeypatch, str(cal), errno.ENOSPC, "No space left on device", after=1)  # past the probe
     res = CliRunner().invoke(main, ["calibrate", "--quick", "--force", "--cores", "1", "--out", str(cal / "c.json")])
     _error_line(res, 1, str(cal / "c.json"), "No space left on device")
 

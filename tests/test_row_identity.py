@@ -218,3 +218,8 @@ def test_a_forced_calibration_is_said_in_every_report_it_feeds(write_config, tmp
     assert res.exit_code == 0, res.output
     report = (tmp_path / "plots" / "out" / "REPORT.md").read_text()
     assert "calibration kept with `spbench calibrate --force`" in report and "other processes used 1.3 cores" in report
+
+
+def test_params_of_an_algorithm_not_in_the_sweep_are_a_warning(write_config, tmp_path):
+    res = _run(write_config(CFG + "params: {hdagg: {}}\n"), tmp_path / "out")
+    assert res.exit_code == 0 and "spbench: warning:" in res.output and "params.hdagg" in res.output
