@@ -37,7 +37,7 @@ def _refusal(res, *words):
      ["key 'params.growlocal.min_superstep_size'", "expected an integer in [1, "]),
     (CFG.replace("growlocal]", "elastic_divide]"), "{elastic_divide: {sync_cost: 9223372036854775808}}",
      ["key 'params.elastic_divide.sync_cost'", "expected an integer in [0, "]),
-    (CFG, f"{{growlocal: {{sync_cost: {-2**70}}}}}", ["key 'params.growlocal.sync_cost'", "integer >= 0"]),
+    (CFG, f"{{growlocal: {{sync_cost: {-2**70}}}}}", ["key 'params.growlocal.sync_cost'", "an integer in [0, 2305843009213693951]"]),
     (TUCKER_CFG, "{hyper: {threads: 100000000000000000000}}",
      ["key 'params.hyper.threads'", "expected an integer in [1, "]),
 ])

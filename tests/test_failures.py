@@ -73,7 +73,7 @@ def test_unreadable_configs_are_one_line_exit_2(tmp_path, content, words):
 @pytest.mark.parametrize("params, words", [
     ("{growlocal: {sync_cst: 3}}", ["params.growlocal", "scheduler 'growlocal'", "unknown parameter 'sync_cst'",
                                     "known parameters: min_superstep_size, sync_cost"]),
-    ("{growlocal: {sync_cost: abc}}", ["parameter 'sync_cost' = 'abc'", "expected an integer >= 0"]),
+    ("{growlocal: {sync_cost: abc}}", ["parameter 'sync_cost' = 'abc'", "expected an integer in [0, 2305843009213693951]"]),
     ("{growlocal: {min_superstep_size: 0}}", ["'min_superstep_size' = 0", "expected an integer >= 1"]),
     ("{spmp: {reduce: 1}}", ["scheduler 'spmp'", "'reduce' = 1", "expected true or false"]),
     ("{serial: {x: 1}}", ["scheduler 'serial'", "unknown parameter 'x'", "known parameters: none"]),

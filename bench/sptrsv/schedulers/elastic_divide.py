@@ -24,16 +24,17 @@ from spbench.kernels.sptrsv import _elastic_divide
 from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
-from spbench.sptrsv.schedulers.growlocal import check_parameters
+from spbench.sptrsv.schedulers.growlocal import SYNC_COST_MAX, check_parameters
 
 name = "elastic_divide"
 STALENESS = 2
 kernel = "ssp"  # stale-synchronous kernel, staleness 2 (Algorithm 4.1)
 label = "ElasticDivide"  # its name in the paper's figures and tables
 parameters = {
-    "sync_cost": Parameter("int", 2000, "synchronisation cost L (Algorithm 3.1, line 14)", low=0, nullable=False),
+    "sync_cost": Parameter("int", 2000, "synchronisation cost L (Algorithm 3.1, line 14)", low=0,
+                           high=SYNC_COST_MAX, nullable=False),
     "min_superstep_size": Parameter("int", 20, "initial alpha: vertices per core tried in a new superstep",
-                                    low=1, nullable=False),
+                                    low=1, nullable=False, ctype="int32"),
 }
 
 

@@ -22,14 +22,18 @@ from spbench.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
 
+#: the kernels compute 4 x L in int64 (the parallel-check weight), so L stays below a quarter of its range
+SYNC_COST_MAX = (2**63 - 1) // 4
+
 name = "growlocal"
 kernel = "bsp"  # the kernel its schedules run on by default (staleness 1)
 label = "GrowLocal"  # its name in the paper's figures and tables
 parameters = {
     "sync_cost": Parameter("int", 500, "synchronisation cost L in the superstep-growth test "
-                           "(the reference app's value)", low=0, nullable=False),
+                           "(the reference app's value)", low=0, high=SYNC_COST_MAX,
+                           nullable=False),
     "min_superstep_size": Parameter("int", 20, "initial alpha: vertices per core tried in a new superstep",
-                                    low=1, nullable=False),
+                                    low=1, nullable=False, ctype="int32"),
 }
 
 

@@ -43,7 +43,7 @@ HYPER_PARAMETERS = {
     "epsilon": Parameter("float", 0.03, "allowed imbalance of the partition (the paper: 0.03)", low=0.0, high=1.0,
                          nullable=False),
     "threads": Parameter("int", None, "Mt-KaHyPar threads (default: all cores); the first call in a process "
-                         "fixes it", low=1),
+                         "fixes it", low=1, ctype="int32"),  # Mt-KaHyPar's initialize takes a C int
     "preset": Parameter("str", "auto", f"Mt-KaHyPar preset; auto: large_k from k = {AUTO_LARGE_K_FROM} on, "
                         "default below (deterministic: reproducible partitions)", choices=PRESETS, nullable=False),
     "cache_dir": Parameter("path", None, "directory keeping partitions as hyper-<hash>.npy for reuse"),
