@@ -68,6 +68,7 @@ class Config:
     source: str = "<config>"
     raw: dict = field(default_factory=dict)  # the parsed YAML, copied into meta.json
     warnings: tuple = ()  # one-line warnings about the file (params of an algorithm it does not run)
+    from_flags: tuple = ()  # the keys `spbench run` flags set (Config.where names them by flag)
 
     def __getattr__(self, key):
         """The experiment's own keys as attributes; AttributeError for a key it does not have."""
@@ -102,9 +103,14 @@ class Config:
         # explicit --repeats / --runs win over the scale
         checked = _check_scalars(self.source, experiment, given, flags=True)
         options = {**config.options, **_check_options(self.source, experiment, own, flags=True)}
-        config = replace(config, options=options, **checked)
+        config = replace(config, options=options, from_flags=tuple({*config.from_flags, *given, *own}), **checked)
         _check_some_point(config)
         return config
+
+    def where(self, key: str) -> str:
+        """How a message names where ``key``'s value came from: its flag when a flag set it, else
+        ``FILE: key 'KEY'``."""
+        return flag(key) if key in self.from_flags else f"{self.source}: key '{key}'"
 
     def scaled(self, scale: str) -> "Config":
         """The quick variant of this sweep: ``small`` keeps every point but runs ``min(repeats, 10)``

@@ -223,3 +223,22 @@ def test_a_forced_calibration_is_said_in_every_report_it_feeds(write_config, tmp
 def test_params_of_an_algorithm_not_in_the_sweep_are_a_warning(write_config, tmp_path):
     res = _run(write_config(CFG + "params: {hdagg: {}}\n"), tmp_path / "out")
     assert res.exit_code == 0 and "spbench: warning:" in res.output and "params.hdagg" in res.output
+
+
+TUCKER = """
+name: tflags
+experiment: tucker
+execution: simulate
+datasets:
+  - nell2: {nnz: 500, standin: true}
+sweep: {algorithm: [lite], ranks: [2], K: [2]}
+"""
+
+
+def test_a_flag_s_value_refused_when_the_sweep_starts_names_the_flag(write_config, tmp_path):
+    cfg, out = write_config(TUCKER), tmp_path / "out"
+    _one_line(_run(cfg, out, "--execution", "measured", "--launcher", "no-such-mpirun -n {ranks}"),
+              "--launcher: 'no-such-mpirun' not found")
+    (tmp_path / "junk.json").write_text("{}")
+    _one_line(_run(cfg, out, "--machine", str(tmp_path / "junk.json")), "--machine: ")
+    assert not out.exists()

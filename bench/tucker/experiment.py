@@ -213,18 +213,18 @@ class TuckerExperiment(Experiment):
             from spbench.tucker.calibration.calibrate import load_calibration, model_costs
             path = self._calibration_path(config)
             if config.costs and not path.exists():
-                raise RunError(f"{config.source}: key 'costs': no Tucker calibration at {path}; run "
+                raise RunError(f"{config.where('costs')}: no Tucker calibration at {path}; run "
                                f"`spbench calibrate --experiment tucker` first")
             if path.exists():
                 try:
                     self.calibration = load_calibration(path)
                     self.costs = model_costs(self.calibration)
                 except ValueError as exc:
-                    raise RunError(f"{config.source}: key 'costs': {exc}") from None
+                    raise RunError(f"{config.where('costs')}: {exc}") from None
             return
         launcher = launcher_command(config.launcher, 1)[0]
         if shutil.which(launcher) is None:
-            raise RunError(f"{config.source}: key 'launcher': {launcher!r} not found; install MPI (README) or "
+            raise RunError(f"{config.where('launcher')}: {launcher!r} not found; install MPI (README) or "
                            f"use --execution simulate")
         cores = usable_cores()
         too_many = sorted({p.axes["ranks"] for p in points if p.axes["ranks"] > cores})
