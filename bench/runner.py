@@ -206,7 +206,8 @@ def _supersede_up_front(store: ResultStore, config: Config, settings: dict, want
         raise RunError(sweep_folder.conflict_message(store.root, execution, found.conflicts, settings))
     say = lambda text: print(f"spbench: {text}", file=stream or sys.stderr, flush=True)  # noqa: E731
     for rows, why in ((found.conflicts, "made with other settings"),
-                      (found.stale, "of an older code/data version or a repeat this sweep no longer runs"),
+                      (found.stale, "of an older code/data version"),
+                      (found.extra, f"of repeats this sweep no longer runs (runs: {config.runs})"),
                       (found.legacy, "written before rows recorded their settings")):
         if rows:
             where = store.supersede([frag for frag, _ in rows])

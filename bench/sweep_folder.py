@@ -27,10 +27,12 @@ from .experiment import RunError
 @dataclass
 class FolderPlan:
     """What a sweep does with the rows it finds: ``conflicts`` (other settings), ``stale`` (its
-    points' outdated or extra runs), ``legacy`` (no recorded settings), each a list of fragments."""
+    points' rows of older code or data), ``extra`` (repeats at or beyond its runs), ``legacy`` (no
+    recorded settings), each a list of (fragment, row)."""
 
     conflicts: list = field(default_factory=list)
     stale: list = field(default_factory=list)
+    extra: list = field(default_factory=list)
     legacy: list = field(default_factory=list)
 
 
@@ -95,7 +97,9 @@ def plan(runs: Path, execution: str, settings: dict, wanted: dict, runs_per_poin
             continue
         elif not isinstance(recorded, dict):
             out.legacy.append((frag, row))
-        elif (key in wanted and wanted[key] != frag.stem) or key[1] >= runs_per_point:
+        elif key[1] >= runs_per_point:
+            out.extra.append((frag, row))
+        elif key in wanted and wanted[key] != frag.stem:
             out.stale.append((frag, row))
     return out
 
