@@ -2,11 +2,13 @@
 barrier, repeats, thread binding) is refused in one line or, with --fresh, replaces the old rows as
 a whole; a folder holds one sweep; --fresh interrupted at any point loses no complete row;
 meta.json describes exactly the rows in runs/."""
+import dataclasses
 import json
 import random
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -242,3 +244,39 @@ def test_a_flag_s_value_refused_when_the_sweep_starts_names_the_flag(write_confi
     (tmp_path / "junk.json").write_text("{}")
     _one_line(_run(cfg, out, "--machine", str(tmp_path / "junk.json")), "--machine: ")
     assert not out.exists()
+
+
+SHIPPED = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
+#: one changed setting per flag a user reruns a shipped config with (the calibration: its content)
+CHANGES = {"repeats": 7, "seed": 3, "barrier": "omp", "launcher": "srun -n {ranks}", "oversubscribe": True}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_every_shipped_config_rerun_with_one_setting_changed_has_other_settings(path):
+    """Each setting a flag or the environment changes gives the sweep other settings than its stored
+    rows', so the rerun is refused (or, with --fresh, replaces them): a profile never mixes them."""
+    from spbench.config import load_config
+    from spbench.sweep import sweep_settings
+
+    config = load_config(path)
+    for execution in sorted({config.execution, "simulate", "measured"} & set(_executions(config))):
+        base = config.with_overrides(execution=execution)
+        before = sweep_settings(base, {"created": "a", "terms": {}}, environ={})
+        changed = [k for k in CHANGES if k in ("repeats", "seed") or k in base.options]
+        for key in changed:
+            if key == "seed":
+                other = dataclasses.replace(base, seed=CHANGES[key])
+            else:
+                other = base.with_overrides(**{key: CHANGES[key]})
+            if key in ("launcher", "oversubscribe") and execution != "measured":
+                continue
+            assert sweep_settings(other, {"created": "a", "terms": {}}, environ={}) != before, (key, execution)
+        if execution == "simulate":
+            assert sweep_settings(base, {"created": "b", "terms": {}}, environ={}) != before
+        else:
+            assert sweep_settings(base, None, environ={"OMP_WAIT_POLICY": "passive"}) != before
+
+
+def _executions(config):
+    from spbench.experiment_registry import get_experiment
+    return get_experiment(config.experiment).executions
