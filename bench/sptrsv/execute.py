@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass
 
@@ -15,12 +16,21 @@ from spbench.machine import usable_cores
 from spbench.sptrsv.dag import DAG, check_lower
 from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph, validate, validate_tasks
 from spbench.sptrsv.schedulers import SCHEDULERS
+from spbench.timing import median_time
 
 DEFAULT_BARRIER = "spin"
 BARRIERS = {"spin": _sptrsv.BARRIER_SPIN, "omp": _sptrsv.BARRIER_OMP}
 KERNELS = ("auto", "bsp", "ssp", "p2p")
 WARMUP_RUNS = 2
 RESIDUAL_TOL = 1e-12
+#: seconds the calls of one scheduling time may take together: no further call starts that would,
+#: at the pace so far, end past it (HDagg at the paper's sizes takes seconds a call)
+SCHEDULE_BUDGET = 2.0
+#: a point's scheduling time is noisy when its slowest call took more than this times the median
+#: of its calls (idle OpenMP threads of another process spinning on the cores)
+NOISY_SPREAD = 2.0
+#: calls a noisy point needs to show: of two calls the median is their mean, and none stands out
+NOISY_MIN_CALLS = 3
 
 
 def prepare_lower(A) -> sp.csr_matrix:
@@ -94,6 +104,33 @@ def _kernel_plan(schedule, kernel: str, barrier: str, algorithm: str) -> tuple[s
     return kernel, None
 
 
+def schedule_timing(times) -> dict:
+    """The row fields of one point's scheduling time (sptrsv-elasticity Fig. 6.2, Table 6.3): the
+    median of its calls' seconds, the calls, the slowest over the median (``schedule_spread``) and
+    whether that exceeds :data:`NOISY_SPREAD` (None below :data:`NOISY_MIN_CALLS` calls)."""
+    times = [float(t) for t in times]
+    median = float(np.median(times))
+    spread = max(times) / median if median > 0 else 1.0
+    return {"schedule_time": median, "schedule_times": times, "schedule_calls": len(times),
+            "schedule_spread": spread,
+            "schedule_noisy": bool(spread > NOISY_SPREAD) if len(times) >= NOISY_MIN_CALLS else None}
+
+
+def wait_policy() -> dict:
+    """The row fields of what idle OpenMP threads do (unset: None): their spinning moves SpMP's
+    scheduling and every point-to-point solve on a shared machine."""
+    return {"omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "gomp_spincount": os.environ.get("GOMP_SPINCOUNT")}
+
+
+def _more_calls(call, repeats: int, budget: float, first: float) -> list[float]:
+    """Seconds of each call of ``call`` after a first one that took ``first``, up to ``repeats`` calls
+    in all: none starts that would, at the median pace so far, end past ``budget`` seconds in all."""
+    times = [first]
+    while len(times) < repeats and sum(times) + float(np.median(times)) <= budget:
+        times.append(median_time(call, 1, warmup=0))
+    return times[1:]
+
+
 @dataclass(frozen=True)
 class SchedulePlan:
     """A scheduler's output made ready for one kernel: validated, with its task graph for P2P."""
@@ -103,17 +140,29 @@ class SchedulePlan:
     barrier: str
     schedule: Schedule
     tasks: TaskSchedule | None
-    schedule_time: float  # seconds: the scheduler, plus the task graph when P2P needs one built
+    schedule_time: float  # seconds, median of the calls: the scheduler, plus the task graph when P2P needs one built
+    schedule_times: tuple = ()  # seconds of each call, the first one's schedule kept
+
+    def timing(self) -> dict:
+        """The scheduling time's row fields (:func:`schedule_timing`)."""
+        return schedule_timing(self.schedule_times or (self.schedule_time,))
 
 
 def plan_schedule(dag, algorithm: str, cores: int, kernel: str = "auto", barrier: str = "auto",
-                  params: dict | None = None) -> SchedulePlan:
+                  params: dict | None = None, repeats: int = 1, budget: float = SCHEDULE_BUDGET,
+                  deadline: float | None = None) -> SchedulePlan:
     """Run `algorithm`'s scheduler (timed), pick the kernel, and validate what that kernel will run
     (Eq. 2.5 at the kernel's staleness, or every DAG edge covered by the task graph); shared by the
-    measured (`solve_point`) and the modelled (`model.predict_point`) paths."""
+    measured (`solve_point`) and the modelled (`model.predict_point`) paths.
+
+    The scheduler is called ``repeats`` times, fewer when they would pass ``budget`` seconds
+    (:func:`_more_calls`); the time is the median, the schedule the first call's: one call on a
+    shared machine may take 100x its kernel (idle threads spinning). ``deadline`` (superlinear
+    schedulers, key ``timeout``) binds the first call; the budget bounds the others."""
     barrier_name = _barrier_name(barrier)
+    scheduler, params = SCHEDULERS[algorithm], params or {}
     start = time.perf_counter()
-    result = SCHEDULERS[algorithm](dag, cores, **(params or {}))
+    result = scheduler(dag, cores, **params, **({} if deadline is None else {"deadline": deadline}))
     schedule_time = time.perf_counter() - start
     kernel_name, staleness = _kernel_plan(result, kernel, barrier, algorithm)
     if kernel_name != "bsp":
@@ -123,8 +172,9 @@ def plan_schedule(dag, algorithm: str, cores: int, kernel: str = "auto", barrier
                          f"cores, asked for {cores}")
     schedule = result.schedule if isinstance(result, TaskSchedule) else result
     tasks = None
+    build = kernel_name == "p2p" and not isinstance(result, TaskSchedule)
     if kernel_name == "p2p":
-        if isinstance(result, TaskSchedule):
+        if not build:
             tasks = result
         else:  # building the task graph is preprocessing: it counts as schedule time
             validate(schedule, dag)
@@ -134,13 +184,18 @@ def plan_schedule(dag, algorithm: str, cores: int, kernel: str = "auto", barrier
         validate_tasks(tasks, dag)
     else:
         validate(schedule, dag)
-    return SchedulePlan(kernel_name, staleness, barrier_name, schedule, tasks, schedule_time)
+    again = (lambda: task_graph(scheduler(dag, cores, **params), dag)) if build else (
+        lambda: scheduler(dag, cores, **params))
+    times = (schedule_time, *_more_calls(again, repeats, budget, schedule_time))
+    return SchedulePlan(kernel_name, staleness, barrier_name, schedule, tasks, float(np.median(times)), times)
 
 
 def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str = "auto",
-                params: dict | None = None, kernel: str = "auto", dag: DAG | None = None) -> dict:
+                params: dict | None = None, kernel: str = "auto", dag: DAG | None = None,
+                plan: SchedulePlan | None = None) -> dict:
     """One measured point: 2 untimed then `repeats` timed solves of L x = 1 (§5.1), checked by backward error.
     `dag`: DAG(L) of an L already in the kernels' layout (`prepare_lower`), to skip rebuilding both.
+    `plan`: what `plan_schedule` made of these arguments (its calls repeated), run instead of planning here.
 
     ``kernel`` picks the parallel kernel (see ``_kernel_plan``); the result's ``kernel`` says which
     ran and ``staleness`` the staleness its synchronisation allowed (1 for BSP, the schedule's for
@@ -180,7 +235,7 @@ def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str 
         with threadpool_limits(limits=1, user_api="blas"):
             _sptrsv.serial_solve_timed(L.indptr, L.indices, L.data, b, x, times)
     else:
-        plan = plan_schedule(dag, algorithm, cores, kernel, barrier, params)
+        plan = plan or plan_schedule(dag, algorithm, cores, kernel, barrier, params)
         kernel_name, staleness, schedule_time = plan.kernel, plan.staleness, plan.schedule_time
         barrier_name, schedule, tasks = plan.barrier, plan.schedule, plan.tasks
         supersteps = schedule.n_supersteps

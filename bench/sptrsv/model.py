@@ -350,9 +350,9 @@ def _model_info(flat: dict, kernel: str, costs: Mapping) -> dict:
 
 
 def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | None = None,
-                  kernel: str = "auto", barrier: str = "auto", dag: DAG | None = None) -> dict:
+                  kernel: str = "auto", barrier: str = "auto", dag: DAG | None = None, plan=None) -> dict:
     """A simulated point: the row ``execute.solve_point`` returns, with a modelled solve time
-    (``dag`` as in ``solve_point``).
+    (``dag`` and ``plan``, an ``execute.SchedulePlan`` of repeated calls, as in ``solve_point``).
 
     The scheduler really runs (``schedule_time`` is measured) for any ``cores``, also beyond this
     machine; the schedule is validated for the kernel it runs on exactly as ``solve_point`` does;
@@ -384,7 +384,7 @@ def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | 
         raise ValueError(f"unknown algorithm {algorithm!r}; known: serial, "
                          f"{', '.join(sorted(SCHEDULERS))}")
     else:
-        plan = plan_schedule(dag, algorithm, cores, kernel, barrier, params)
+        plan = plan or plan_schedule(dag, algorithm, cores, kernel, barrier, params)
         kernel_name, staleness, schedule_time = plan.kernel, plan.staleness, plan.schedule_time
         barrier_name, schedule = plan.barrier, plan.schedule
         run = plan.tasks if plan.kernel == "p2p" else schedule

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from spbench.sptrsv.dag import DAG
-from spbench.sptrsv.execute import plan_schedule
+from spbench.sptrsv.execute import SCHEDULE_BUDGET, plan_schedule
 from spbench.sptrsv.schedule import Schedule, ScheduleTimeout
 from spbench.sptrsv.schedulers import SUPERLINEAR
 
@@ -35,8 +35,9 @@ def work_balance(schedule: Schedule, dag: DAG) -> dict:
 
 
 def schedule_point(dag: DAG, algorithm: str, cores: int, kernel: str = "auto", params: dict | None = None,
-                   budget: float | None = None) -> dict:
-    """One schedule-only row: the scheduler timed, its schedule validated, no solve.
+                   budget: float | None = None, repeats: int = 1) -> dict:
+    """One schedule-only row: the scheduler timed (the median of ``repeats`` calls, fewer past
+    ``SCHEDULE_BUDGET`` or ``budget`` seconds: ``plan_schedule``), its schedule validated, no solve.
 
     ``budget``: seconds a superlinear scheduler (``SUPERLINEAR``: HDagg) may take; past them the
     row has status ``timeout`` and no schedule (sptrsv-elasticity Fig. 6.2: its time grows faster
@@ -46,10 +47,10 @@ def schedule_point(dag: DAG, algorithm: str, cores: int, kernel: str = "auto", p
                          "(exclude it: {algorithm: serial, execution: schedule})")
     if cores < 1:
         raise ValueError(f"cores must be >= 1, got {cores}")
-    if budget is not None and algorithm in SUPERLINEAR:
-        params = {**(params or {}), "deadline": time.monotonic() + budget}
+    deadline = time.monotonic() + budget if budget is not None and algorithm in SUPERLINEAR else None
+    calls = SCHEDULE_BUDGET if budget is None else min(SCHEDULE_BUDGET, budget)
     try:
-        plan = plan_schedule(dag, algorithm, cores, kernel, "auto", params)
+        plan = plan_schedule(dag, algorithm, cores, kernel, "auto", params, repeats, calls, deadline)
     except ScheduleTimeout:
         return {"cores": int(cores), "n": dag.n, "nnz": dag.nnz, "wavefronts": dag.wavefronts, "status": "timeout",
                 "error": f"{algorithm}: no schedule within its budget of {budget:g} s (key 'timeout')"}
@@ -61,7 +62,7 @@ def schedule_point(dag: DAG, algorithm: str, cores: int, kernel: str = "auto", p
         "nnz": dag.nnz,
         "wavefronts": dag.wavefronts,
         "supersteps": int(plan.schedule.n_supersteps),
-        "schedule_time": float(plan.schedule_time),
+        **plan.timing(),
         **work_balance(plan.schedule, dag),
         "status": "ok",
     }

@@ -20,7 +20,7 @@ from spbench.sptrsv.report import paper_values as paper  # noqa: E402
 from spbench.sptrsv.report.figures import curve_styles
 from spbench.report.figures import plain_log_ticks, save_figure, scale_phrase, wrap_title
 from spbench.report.markdown_sections import figure_lines  # noqa: E402
-from spbench.sptrsv.report.rows import default_cores, ok_rows  # noqa: E402
+from spbench.sptrsv.report.rows import default_cores, noisy_schedules, ok_rows  # noqa: E402
 from spbench.sptrsv.report.summary import SERIAL
 from spbench.report.tables import format_markdown, write_table  # noqa: E402
 
@@ -40,18 +40,24 @@ def schedule_points(df: pd.DataFrame, cores: int | None = None) -> pd.DataFrame:
     on the kernel or on how the solve was executed, so rows of one (algorithm, dataset) are
     pooled by the median. Columns: ``algorithm, dataset, group, cores, nnz, schedule_ms``.
     """
-    rows = ok_rows(df)
-    rows = rows[rows["algorithm"] != SERIAL]
+    rows = _timed_rows(df, cores)
     columns = ["algorithm", "dataset", "group", "cores", "nnz", "schedule_ms"]
-    if cores is None:
-        cores = default_cores(rows)
-    rows = rows[(rows["cores"] == cores) & (rows["schedule_time"] > 0) & (rows["nnz"] > 0)]
     if rows.empty:
         return pd.DataFrame(columns=columns)
     out = (rows.groupby(["algorithm", "dataset", "group", "cores"], as_index=False)
            .agg(nnz=("nnz", "median"), schedule_ms=("schedule_time", "median")))
     out["schedule_ms"] *= 1e3
     return out.sort_values(["algorithm", "nnz", "dataset"], ignore_index=True)[columns]
+
+
+def _timed_rows(df: pd.DataFrame, cores: int | None) -> pd.DataFrame:
+    """The ok parallel rows behind Figure 6.2: at ``cores`` (default the largest), with a positive
+    ``schedule_time`` and ``nnz``."""
+    rows = ok_rows(df)
+    rows = rows[rows["algorithm"] != SERIAL]
+    if cores is None:
+        cores = default_cores(rows)
+    return rows[(rows["cores"] == cores) & (rows["schedule_time"] > 0) & (rows["nnz"] > 0)]
 
 
 def fit_slopes(points: pd.DataFrame) -> pd.DataFrame:
@@ -176,7 +182,8 @@ def write_section(df: pd.DataFrame, out_dir: str | os.PathLike, cores: int | Non
     if not paths:
         return [], [], ["Figure 6.2 (scheduling time vs nnz): no ok parallel rows with a positive "
                         "schedule_time and nnz, not drawn."]
-    notes = []
+    noisy_text, noisy = noisy_schedules(_timed_rows(df, cores))
+    notes = [f"Figure 6.2: {noisy_text}"] if noisy else []
     slopes = fit_slopes(schedule_points(df, cores))
     unfit = sorted(slopes.loc[slopes["slope"].isna(), "algorithm"])
     if unfit:
@@ -198,6 +205,7 @@ def write_section(df: pd.DataFrame, out_dir: str | os.PathLike, cores: int | Non
              f"{MIN_SIZES} or more sizes spanning {MIN_SPAN:g}× in nnz; m's interval is the "
              f"{CONFIDENCE:.0%} Student-t interval of the fit. The paper states "
              "m = 1.38–1.56 for HDagg and m ≤ 1.0 for the others. " + paper.FIG_6_2_NOTE,
+             "", noisy_text,
              "", *figure_lines(next(p for p in paths if p.suffix == ".png"),
                                "Scheduling time vs nnz"),
              format_markdown(shown), "[CSV](scheduling_time_slopes.csv)", ""]

@@ -59,8 +59,24 @@ def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
         "wavefronts": _numeric(df, "wavefronts"),
         "nnz": _numeric(df, "nnz"),
         "solve_times": df["solve_times"] if "solve_times" in df.columns else None,
+        "schedule_noisy": df["schedule_noisy"] if "schedule_noisy" in df.columns else None,
     })
     return out[(out["status"] == "ok") & out["cores"].notna()].astype({"cores": int})
+
+
+def noisy_schedules(rows: pd.DataFrame) -> tuple[str, int]:
+    """(one sentence, count) of how many of ``rows``' scheduling times were noisy: each is the
+    median of a point's calls (key ``schedule_repeats``), noisy when the slowest call passed
+    ``execute.NOISY_SPREAD`` × that median (Fig. 6.2's slope, Table 6.3's amortisation)."""
+    from spbench.sptrsv.execute import NOISY_MIN_CALLS, NOISY_SPREAD
+
+    flags = [bool(v) for v in rows["schedule_noisy"] if isinstance(v, (bool, np.bool_))]
+    noisy, unjudged = sum(flags), len(rows) - len(flags)
+    text = (f"{noisy} of {len(rows)} scheduling times noisy (a point's slowest call above {NOISY_SPREAD:g}× "
+            "the median of its calls, which is its time; config key schedule_repeats)")
+    if unjudged:
+        text += f"; {unjudged} from fewer than {NOISY_MIN_CALLS} calls, too few to tell"
+    return text + ".", noisy
 
 
 def sort_groups(df: pd.DataFrame, *keys: str) -> pd.DataFrame:
