@@ -18,10 +18,13 @@ import hashlib
 import itertools
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .config import Config
 from .experiment_registry import get_experiment
 from .row_schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:  # annotations only: config checks that a sweep keeps a point through expand()
+    from .config import Config
 
 
 @dataclass(frozen=True)
