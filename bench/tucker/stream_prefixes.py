@@ -25,6 +25,8 @@ import math
 import os
 import shutil
 import tempfile
+import threading
+import types
 from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations
 from pathlib import Path
@@ -43,6 +45,27 @@ SPILL_BUDGET = 8 << 30
 _KEY_BITS = 62
 #: threads sorting and counting buckets
 COUNT_THREADS = 2
+#: how a bucket's distinct keys are counted: "radix" (compiled radix passes down to a bitmap,
+#: ``count_unsorted``) or "sort" (numpy's sort, then ``count_distinct``: the reference, equal counts)
+COUNTING = "radix"
+#: bits of each counting thread's bitmap (a range of keys this wide is counted without sorting)
+BITMAP_BITS = 1 << 22
+
+_buffers = threading.local()
+
+
+def _bucket_buffers(n: int):
+    """This thread's buffers for counting a bucket of ``n`` keys (grown, never shrunk): the keys,
+    as many scratch keys, and a zeroed bitmap of :data:`BITMAP_BITS`."""
+    work = getattr(_buffers, "work", None)
+    if work is None or work.bits.shape[0] != max(BITMAP_BITS // 64, 1):
+        work = _buffers.work = types.SimpleNamespace(keys=np.empty(0, dtype=np.int64),
+                                                     scratch=np.empty(0, dtype=np.int64),
+                                                     bits=np.zeros(max(BITMAP_BITS // 64, 1), dtype=np.uint64))
+    if work.keys.shape[0] < n:
+        work.keys = np.empty(n, dtype=np.int64)
+        work.scratch = np.empty(n, dtype=np.int64)
+    return work
 
 
 def prefix_sets(N: int) -> list[tuple[int, tuple]]:
@@ -254,7 +277,7 @@ class PrefixSpill:
         return {(n, S): by_key[spill_key(n, S, self.multi_policy)].copy() for n, S in self.sets}
 
     def _count(self, k: int, lay: _SetLayout) -> np.ndarray:
-        from spbench.kernels.tucker._prefix_spill import count_distinct
+        from spbench.kernels.tucker._prefix_spill import count_distinct, count_unsorted
 
         sizes = np.array(self.per_chunk[k], dtype=np.int64).reshape(-1, lay.buckets)    # chunks x buckets
         starts = np.concatenate(([0], np.cumsum(sizes.sum(axis=1))))[:-1]
@@ -266,7 +289,8 @@ class PrefixSpill:
             total = int(sizes[:, b].sum())
             if total == 0:
                 return result
-            keys = np.empty(total, dtype=np.int64)
+            work = _bucket_buffers(total) if COUNTING == "radix" else None
+            keys = np.empty(total, dtype=np.int64) if work is None else work.keys[:total]
             at = 0
             for c in np.flatnonzero(sizes[:, b]):
                 n = int(sizes[c, b])
@@ -278,8 +302,11 @@ class PrefixSpill:
                         raise OSError(f"{self.dir / f'{k}.keys'}: spill file shorter than written")
                     got += read
                 at += n
-            keys.sort()
-            count_distinct(keys, lay.width - 1, (b // lay.groups) * lay.width, result)
+            if work is None:            # the reference: numpy's sort, then one count per distinct key
+                keys.sort()
+                count_distinct(keys, lay.width - 1, (b // lay.groups) * lay.width, result)
+            else:
+                count_unsorted(keys, work.scratch, lay.width - 1, (b // lay.groups) * lay.width, result, work.bits)
             return result
 
         total = np.zeros(-(-self.P // lay.width) * lay.width, dtype=np.int64)

@@ -7,7 +7,8 @@ Key of element e for a set T = {lead} ∪ rest (``_SetLayout``): ((i_lead − st
 Σ_r i_r·stride_r) · width + own_low[π(e)], g = lead_group[i_lead]; its bucket own_bucket[π(e)] + g; ``width`` is a power of
 two, so a key's rank within its bucket is its low bits. Every loop is nogil and allocates nothing.
 """
-from libc.stdint cimport int32_t, int64_t, uint16_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint64_t
+from libc.string cimport memset
 
 ctypedef fused index_t:
     int32_t
@@ -100,3 +101,118 @@ def count_distinct(const int64_t[::1] keys, int64_t mask, Py_ssize_t base, int64
             if keys[e] != prev:
                 prev = keys[e]
                 result[base + (prev & mask)] += 1
+
+
+# ---- distinct keys of an unsorted bucket: MSD radix passes down to bitmap-sized ranges ----
+
+cdef enum:
+    RADIX_BITS = 10          # one pass splits a range into 1,024 sub-ranges
+    SMALL = 24               # ranges of at most this many keys: insertion sort
+
+
+cdef extern from *:
+    int __builtin_clzll(unsigned long long x) noexcept nogil
+
+
+cdef inline int _bit_length(uint64_t x) noexcept nogil:
+    return 0 if x == 0 else 64 - __builtin_clzll(x)
+
+
+cdef void _count_small(int64_t *a, Py_ssize_t n, int64_t mask, int64_t *result) noexcept nogil:
+    """Insertion sort of a few keys, then one count per distinct key at its rank."""
+    cdef Py_ssize_t i, j
+    cdef int64_t x
+    for i in range(1, n):
+        x = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+    result[a[0] & mask] += 1
+    for i in range(1, n):
+        if a[i] != a[i - 1]:
+            result[a[i] & mask] += 1
+
+
+cdef void _count_bitmap(const int64_t *a, Py_ssize_t n, int64_t low, uint64_t span, int64_t mask,
+                        int64_t *result, uint64_t *bits) noexcept nogil:
+    """Mark each key's offset from ``low`` in ``bits`` (zero on entry, ≥ ``span`` bits), counting
+    the keys marked first; ``bits`` is zeroed again on return."""
+    cdef Py_ssize_t e
+    cdef uint64_t off, word, bit
+    for e in range(n):
+        off = <uint64_t>(a[e] - low)
+        bit = (<uint64_t>1) << (off & 63)
+        word = off >> 6
+        if not (bits[word] & bit):
+            bits[word] |= bit
+            result[a[e] & mask] += 1
+    if <uint64_t>n < (span >> 6):
+        for e in range(n):
+            bits[<uint64_t>(a[e] - low) >> 6] = 0
+    else:
+        memset(bits, 0, ((span + 63) >> 6) * 8)
+
+
+cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int64_t *result,
+                       uint64_t *bits, uint64_t nbits) noexcept nogil:
+    """Count per rank the distinct keys of ``a[:n]`` (``tmp[:n]`` scratch; both are reordered):
+    a bitmap when their range fits ``nbits``, else one radix pass on the range's top bits and
+    the same for each sub-range."""
+    cdef Py_ssize_t e, d, at
+    cdef Py_ssize_t hist[1 << RADIX_BITS]
+    cdef Py_ssize_t pos[1 << RADIX_BITS]
+    cdef int64_t low, high
+    cdef uint64_t span
+    cdef int shift
+    if n <= SMALL:
+        if n > 0:
+            _count_small(a, n, mask, result)
+        return
+    low = a[0]
+    high = a[0]
+    for e in range(1, n):
+        low = a[e] if a[e] < low else low
+        high = a[e] if a[e] > high else high
+    span = <uint64_t>(high - low) + 1
+    if span <= nbits:
+        _count_bitmap(a, n, low, span, mask, result, bits)
+        return
+    shift = _bit_length(span - 1) - RADIX_BITS
+    if shift < 0:
+        shift = 0
+    memset(hist, 0, sizeof(hist))
+    for e in range(n):
+        hist[<uint64_t>(a[e] - low) >> shift] += 1
+    at = 0
+    for d in range(1 << RADIX_BITS):
+        pos[d] = at
+        at += hist[d]
+    for e in range(n):
+        d = <Py_ssize_t>(<uint64_t>(a[e] - low) >> shift)
+        tmp[pos[d]] = a[e]
+        pos[d] += 1
+    at = 0
+    for d in range(1 << RADIX_BITS):
+        if hist[d]:
+            _count_range(tmp + at, a + at, hist[d], mask, result, bits, nbits)
+            at += hist[d]
+
+
+def count_unsorted(int64_t[::1] keys, int64_t[::1] scratch, int64_t mask, Py_ssize_t base,
+                   int64_t[::1] result, uint64_t[::1] bits):
+    """``result[base + (key & mask)]`` += 1 for every distinct key of ``keys`` (a bucket's, in any
+    order; ``keys`` is reordered, ``scratch`` at least as long): the counts of :func:`count_distinct`
+    of the sorted keys, by radix passes on the keys' range until a range fits the bitmap ``bits``
+    (zero on entry and on return)."""
+    cdef Py_ssize_t m = keys.shape[0]
+    cdef uint64_t nbits = <uint64_t>bits.shape[0] * 64
+    if scratch.shape[0] < m:
+        raise ValueError("scratch shorter than the keys")
+    if m == 0:
+        return
+    if nbits == 0:
+        raise ValueError("an empty bitmap")
+    with nogil:
+        _count_range(&keys[0], &scratch[0], m, mask, &result[base], &bits[0], nbits)
