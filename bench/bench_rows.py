@@ -36,6 +36,7 @@ UNITS = {
     "flop_reduction": "1", "splatt_ttm": "s", "splatt_svd": "s", "csf_ttm": "s", "spbench_svd": "s",
     "estimate_bytes": "B", "peak_bytes": "B", "largest_process_bytes": "B", "ratio": "1",
     "ref_schedule_time": "s", "spmp_schedule_time": "s", "ref_spmp_schedule_time": "s", "growlocal_schedule_time": "s",
+    "standalone_time": "s", "standalone_times": "s",
     **{f"{w}_{k}": "1" if w == "rel_error" else "s" for k in ("hooi_time", "ttm_time", "svd_time", "comm_time",
                                                                    "other_time")
        for w in ("measured", "predicted", "rel_error")},

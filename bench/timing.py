@@ -21,8 +21,8 @@ def collect_timings():
     _collectors.append(groups)
     try:
         yield groups
-    finally:
-        _collectors.remove(groups)
+    finally:  # by identity: nested collectors' lists may be equal (both empty) yet distinct
+        _collectors[:] = [g for g in _collectors if g is not groups]
 
 
 def median_time(fn, repeats: int, warmup: int = 1) -> float:

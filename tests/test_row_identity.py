@@ -45,7 +45,14 @@ def _run(cfg, out, *extra):
 
 
 def _rows(folder):
-    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+    """The rows in ``folder`` now (a fragment a running sweep moves meanwhile is passed over)."""
+    rows = []
+    for p in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            rows.append(json.loads(p.read_text()))
+        except FileNotFoundError:
+            continue
+    return rows
 
 
 def _snapshot(out):

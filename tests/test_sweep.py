@@ -66,7 +66,7 @@ def test_exclude_scoped_to_an_execution():
 
 def test_run_parameters_are_the_experiments_identity_keys():
     """What a run_id hashes, per experiment: the common parameters plus the experiment's own keys
-    that change a run (SpTrSV: barrier; Tucker: invocations, init, lanczos and ttm unless swept),
+    that change a run (SpTrSV: barrier, schedule_repeats; Tucker: invocations, init, lanczos and ttm unless swept),
     never launcher, timeout or oversubscribe; stored rows keep their run_ids across versions."""
     from spbench.config import parse_config
     sptrsv = parse_config({"name": "a", "experiment": "sptrsv", "datasets": ["lap2d-5pt"],
@@ -76,10 +76,10 @@ def test_run_parameters_are_the_experiments_identity_keys():
               "execution": "measured", "seed": 0}
     assert [run_parameters(sptrsv, p) for p in expand(sptrsv)] == [
         {**common, "axes": {"algorithm": "serial", "cores": 1, "kernel": "auto"}, "algorithm_params": {},
-         "barrier": "auto"},
+         "barrier": "auto", "schedule_repeats": 5},
         {**common, "axes": {"algorithm": "growlocal", "cores": 2, "kernel": "bsp"},
-         "algorithm_params": {"sync_cost": 400}, "barrier": "auto"}]
-    assert run_id(run_parameters(sptrsv, expand(sptrsv)[1]), "abc", "v1") == "82174150a37a92311742"
+         "algorithm_params": {"sync_cost": 400}, "barrier": "auto", "schedule_repeats": 5}]
+    assert run_id(run_parameters(sptrsv, expand(sptrsv)[1]), "abc", "v1") == "1922ef886314b3de18d0"
     base = {"name": "b", "experiment": "tucker", "datasets": [{"nell2": {"nnz": 2000, "standin": True}}],
             "sweep": {"algorithm": ["lite"], "ranks": [2], "K": [3]}, "launcher": "srun -n {ranks}",
             "timeout": 60, "oversubscribe": True}

@@ -17,3 +17,15 @@ def test_interleaved_medians_visit_every_case_once_per_round_and_keep_medians():
     assert order == ["a", "b"] + ["a", "b"] * 3          # warm-up, then round-robin
     assert medians == [2.0, 6.0]                          # the warm-up's 9.0 is not counted
     assert groups == [[1.0, 2.0, 3.0], [5.0, 7.0, 6.0]]   # the spread check sees every timed sample
+
+
+def test_nested_collectors_end_in_any_order():
+    """An inner collector opened while an equal (empty) outer one is open ends without removing the
+    outer one; both see the timings made while they were open."""
+    from spbench.timing import median_time
+
+    with collect_timings() as outer:
+        with collect_timings() as inner:
+            median_time(lambda: None, 3)
+        median_time(lambda: None, 2)
+    assert len(inner) == 1 and len(outer) == 2 and len(inner[0]) == 3

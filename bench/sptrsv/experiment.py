@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, choice
+from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
 from spbench.row_schema import NUMBER, optional, required
 
 #: the fields SpTrSV rows add to the common ones (docs/design.md, "Results"): measured and simulated rows carry
@@ -26,6 +26,12 @@ ROW_FIELDS = {
     # measured: more threads than this machine's usable cores (time slices, not costs), and the
     # machine's load over the point (spbench.machine_load)
     "oversubscribed": optional(bool), "load": optional(dict),
+    # a scheduler's calls behind `schedule_time` (their median; key `schedule_repeats`), the slowest
+    # over the median and whether it passed execute.NOISY_SPREAD (None with too few calls to tell)
+    "schedule_times": optional(list), "schedule_calls": optional(int), "schedule_spread": optional(NUMBER),
+    "schedule_noisy": optional(bool, None),
+    # what idle OpenMP threads did while the point was timed (OMP_WAIT_POLICY, GOMP_SPINCOUNT; unset: None)
+    "omp_wait_policy": optional(str, None), "gomp_spincount": optional(str, None),
     **dict.fromkeys(("work_total", "work_critical", "work_balance", "work_speedup_bound"), optional(NUMBER)),
 }
 
@@ -56,7 +62,12 @@ class SptrsvExperiment(Experiment):
                # them the row is a `timeout` (sptrsv-elasticity Fig. 6.2; matters at `--scale paper`)
                "timeout": ConfigKey(600.0, "a number of seconds > 0",
                                     lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and v > 0,
-                                    convert=float)}
+                                    convert=float),
+               # calls of the scheduler whose median is a point's `schedule_time` (fewer past
+               # execute.SCHEDULE_BUDGET seconds): one call on a shared machine may take 100x its
+               # kernel, and Fig. 6.2's slope and Table 6.3's amortisation are built from these times.
+               # Part of a run's identity: simulated rows' scheduling times are measured too
+               "schedule_repeats": positive_int(5, identity=True)}
     executions = ("measured", "simulate", "schedule")  # schedule: schedules only, no solve
     small_factor = 1 / 8
     paper_scale = True  # `--scale paper`: every paper matrix's stand-in at the matrix's own rows
@@ -123,6 +134,16 @@ class SptrsvExperiment(Experiment):
         """In-process on the job's CPUs: as many OpenMP threads as the task has CPUs."""
         return [], {"OMP_NUM_THREADS": environ.get("SLURM_CPUS_PER_TASK") or "1"}
 
+    @staticmethod
+    def _plan(prepared, axes: dict, params: dict, config):
+        """A scheduler's point planned with its calls repeated (key ``schedule_repeats``); None for
+        serial, which has no schedule."""
+        if axes["algorithm"] == "serial":
+            return None
+        from spbench.sptrsv.execute import plan_schedule
+        return plan_schedule(prepared.dag, axes["algorithm"], axes["cores"], axes.get("kernel", "auto"),
+                             config.barrier, params, repeats=config.schedule_repeats)
+
     def _barrier_sweep(self, prepared, cores: int, params: dict) -> list:
         """ElasticDivide's schedule under the BSP and SSP models with the barrier latency varied
         (sptrsv-elasticity §6.4): where SSP starts to beat BSP."""
@@ -186,10 +207,10 @@ class SptrsvExperiment(Experiment):
             f"(rows record input_symmetric: false)",)
         lower = prepare_lower(lower_triangle(loaded.matrix))
         return PreparedMatrix(lower=lower, dag=DAG(lower), checksum=loaded.checksum, source=loaded.source,
-                              symmetric=symmetric, warnings=warnings)
+                              symmetric=symmetric, warnings=(*loaded.warnings, *warnings))
 
     def run(self, point, prepared: PreparedMatrix, config) -> dict:
-        from spbench.sptrsv.execute import solve_point
+        from spbench.sptrsv.execute import solve_point, wait_policy
 
         if prepared.failure is not None:
             return {"status": "error", "error": prepared.failure}
@@ -199,11 +220,13 @@ class SptrsvExperiment(Experiment):
         if config.execution == "schedule":
             from spbench.sptrsv.schedule_only import schedule_point
             result = schedule_point(prepared.dag, axes["algorithm"], axes["cores"], params=params,
-                                    budget=config.timeout, **extra)
+                                    budget=config.timeout, repeats=config.schedule_repeats, **extra)
         elif config.execution == "simulate":
             from spbench.sptrsv.model import predict_point
+            plan = self._plan(prepared, axes, params, config)
             result = predict_point(prepared.lower, axes["algorithm"], axes["cores"], self.costs, params=params,
-                                   barrier=config.barrier, dag=prepared.dag, **extra)
+                                   barrier=config.barrier, dag=prepared.dag, plan=plan, **extra)
+            result.update(plan.timing() if plan else {})
             if axes["algorithm"] == "elastic_divide" and axes["cores"] > 1 and result["kernel"] == "ssp":
                 result["barrier_sweep"] = self._barrier_sweep(prepared, axes["cores"], params)
             result["model_extrapolated"] = bool(result["model"]["extrapolated"])
@@ -212,11 +235,14 @@ class SptrsvExperiment(Experiment):
             from spbench.machine import usable_cores
             from spbench.machine_load import LoadWatch, timing_spread
             watch = LoadWatch()
+            plan = self._plan(prepared, axes, params, config)
             result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,
-                                 barrier=config.barrier, params=params, dag=prepared.dag, **extra)
+                                 barrier=config.barrier, params=params, dag=prepared.dag, plan=plan, **extra)
+            result.update(plan.timing() if plan else {})
             result["oversubscribed"] = axes["cores"] > usable_cores()
             result["load"] = watch.figures(timing_spread([result.get("solve_times") or []]))
         result["omp_threads"] = None if config.execution == "schedule" else result.get("cores", axes["cores"])
+        result.update(wait_policy())
         if axes["algorithm"] != "serial":  # every row records the scheduler's parameters, e.g. its L
             from spbench.sptrsv.schedulers import effective_parameters
             params = effective_parameters(axes["algorithm"], params)

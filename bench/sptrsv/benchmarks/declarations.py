@@ -1,6 +1,7 @@
 """The SpTrSV benchmarks of `spbench bench` (sptrsv-elasticity §5–6), declared: the kernels and
 barriers alone (serial, barrier, schedulers, slope), the locality reordering (order), the reference
-HDagg/SpMP schedules beside ours (sptrsv-refs) and the cost model against measurement (sptrsv-model).
+HDagg/SpMP schedules beside ours (sptrsv-refs), the cost model against measurement (sptrsv-model)
+and a sweep's scheduling times against the schedulers' standalone ones (schedule-in-sweep).
 
 Each measuring function below imports its module when the benchmark runs; listing the benchmarks
 imports only this file.
@@ -120,6 +121,13 @@ def _refs(o: dict, run) -> list[dict]:
                             run.say, o["solve_repeats"], o["schedule_repeats"])
 
 
+def _schedule_in_sweep(o: dict, run) -> list[dict]:
+    from .schedule_in_sweep import bench_schedule_in_sweep
+
+    with tempfile.TemporaryDirectory(prefix="spbench-schedule-in-sweep-") as work:
+        return bench_schedule_in_sweep(o["grid"], o["cores"], o["repeats"], o["rounds"], Path(work), run.say)
+
+
 BENCHMARKS = (
     Benchmark("serial", "Our serial kernel against scipy's spsolve_triangular, its traffic against copy bandwidth.",
               (Option("--grid", "int", 400, "lap2d-5pt grid side.", minimum=2),
@@ -179,4 +187,11 @@ BENCHMARKS = (
                CALIBRATION),
               "spbench.sptrsv.benchmarks.model_bench:measure", "spbench.model_bench_tables:sptrsv_model_table",
               "sptrsv", check="spbench.sptrsv.benchmarks.model_bench:check"),
+    Benchmark("schedule-in-sweep", "SpMP's and GrowLocal's scheduling time in an `execution: schedule` sweep beside "
+                                   "the scheduler timed standalone, interleaved rounds (within 1.2x when quiet?).",
+              (Option("--grid", "int", 300, "lap2d-5pt grid side.", minimum=2), Option("--cores", "int", 2, minimum=1),
+               Option("--repeats", "int", 5, "Calls behind each scheduling time: the sweep's schedule_repeats and "
+                      "the standalone median's.", minimum=1),
+               Option("--rounds", "int", 5, "Interleaved rounds.", minimum=1)),
+              _schedule_in_sweep, "spbench.sptrsv.benchmarks.schedule_in_sweep:schedule_in_sweep_table", "sptrsv"),
 )
