@@ -51,8 +51,10 @@ $(VENV)/.installed: $(BUILD_INPUTS)
 
 install: $(VENV)/.installed
 
+# the suite on every core, at most 4 (each test process stays under 4 GB): TEST_JOBS=1 runs it in one process
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS))
 
 demo: install
 	$(SPBENCH) info
