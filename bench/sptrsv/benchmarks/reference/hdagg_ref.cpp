@@ -249,11 +249,41 @@ void print(const char *name, int cores, const Result &r) {
   std::fflush(stdout);
 }
 
+// The original reader (sym_lib::read_mtx) fills CSC column by column as the entries come: a file
+// whose entries are not sorted by column, then row (as a row-sorted file) corrupts its heap. Say
+// which line breaks the order instead; empty when the file is in column order.
+std::string column_order_problem(const char *path) {
+  std::FILE *f = std::fopen(path, "r");
+  if (f == nullptr) return "cannot open the file";
+  char line[4096];
+  long number = 0, prev_i = 0, prev_j = 0;
+  bool size_seen = false;
+  std::string problem;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    ++number;
+    if (line[0] == '%' || line[0] == '\n') continue;
+    if (!size_seen) { size_seen = true; continue; }
+    long i = 0, j = 0;
+    if (std::sscanf(line, "%ld %ld", &i, &j) != 2) continue;
+    if (j < prev_j || (j == prev_j && i < prev_i)) {
+      problem = "line " + std::to_string(number) + ": entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                ") comes after (" + std::to_string(prev_i) + ", " + std::to_string(prev_j) +
+                "): the original reader needs the entries sorted by column, then row (as spbench writes them)";
+      break;
+    }
+    prev_i = i, prev_j = j;
+  }
+  std::fclose(f);
+  return problem;
+}
+
 }  // namespace
 
 int main(int argc, char *argv[]) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s MATRIX.mtx CORES[,CORES...] [--only NAME[,NAME...]] [--threads N] [--dump PREFIX] [--repeats N] [--schedule-repeats N]\n",
+    std::fprintf(stderr, "usage: %s MATRIX.mtx CORES[,CORES...] [--only NAME[,NAME...]] [--threads N] [--dump PREFIX] [--repeats N] [--schedule-repeats N]\n"
+                 "  MATRIX.mtx: a plain Matrix Market file with its entries sorted by column, then row (the original\n"
+                 "  reader's order; spbench writes them so); its lower triangle is kept (a symmetric file's stored half)\n",
                  argv[0]);
     return 2;
   }
@@ -286,6 +316,11 @@ int main(int argc, char *argv[]) {
   }
   auto wanted = [&](const char *name) { return ("," + only + ",").find(std::string(",") + name + ",") != std::string::npos; };
 
+  const std::string order = column_order_problem(argv[1]);
+  if (!order.empty()) {
+    std::fprintf(stderr, "%s: %s: %s\n", argv[0], argv[1], order.c_str());
+    return 2;
+  }
   CSC *read = sym_lib::read_mtx(argv[1]);
   if (read == nullptr) {
     std::fprintf(stderr, "%s: %s: cannot read the Matrix Market file\n", argv[0], argv[1]);
