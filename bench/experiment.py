@@ -226,6 +226,34 @@ class Experiment(RowKind):
         """Where `spbench calibrate` keeps this machine's calibration by default."""
         return self._calibration().default_calibration_path()
 
+    #: whether a simulated sweep needs a calibration (SpTrSV: its times are nothing without one),
+    #: or runs without one, its times left null (Tucker: the distributions' metrics stand alone)
+    calibration_required: bool = True
+
+    def costs_path(self, config) -> Path:
+        """The calibration a simulated sweep models with: the config's ``costs`` (`--machine`), else
+        this machine's default one."""
+        return Path(config.costs).expanduser() if config.costs else self.calibration_path()
+
+    def load_costs(self, config) -> None:
+        """Read the calibration of :meth:`costs_path` into ``calibration`` (the file as read, which
+        meta.json and the rows' settings record) and ``costs`` (what the cost model reads); a
+        RunError naming where it was asked for when it is missing (and required, or named) or not
+        a calibration of this experiment."""
+        path = self.costs_path(config)
+        if not path.exists():
+            if config.costs or self.calibration_required:
+                raise RunError(f"{config.where('costs')}: no {self.title} calibration at {path}; run "
+                               f"`spbench calibrate --experiment {self.name}` first (it measures this machine's "
+                               f"{self.title} costs)")
+            return
+        module = self._calibration()
+        try:
+            self.calibration = module.load_calibration(path)
+            self.costs = module.model_costs(self.calibration)
+        except (OSError, ValueError) as exc:
+            raise RunError(f"{config.where('costs')}: {exc}") from None
+
     def save_calibration(self, measured: dict, path) -> Path:
         """Store a measured calibration (:mod:`spbench.calibration`'s format)."""
         return self._calibration().save(measured, path)

@@ -16,13 +16,11 @@ each point's peak memory and of the stores still to generate are checked against
 from __future__ import annotations
 
 import itertools
-import json
 import sys
 import time
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 
 from spbench.datasets import conversion_progress
 

@@ -161,16 +161,7 @@ class SptrsvExperiment(Experiment):
         if config.execution == "schedule":  # schedules only: any core count, nothing runs on the cores
             return
         if config.execution == "simulate":
-            from spbench.sptrsv.calibration.calibrate import default_calibration_path, load_calibration, model_costs
-            path = Path(config.costs) if config.costs else default_calibration_path()
-            if not path.exists():
-                raise RunError(f"{config.source}: key 'costs': no calibration at {path}; run `spbench calibrate` "
-                               f"first (it measures this machine's SpTrSV costs)")
-            try:
-                self.calibration = load_calibration(path)
-                self.costs = model_costs(self.calibration)
-            except ValueError as exc:
-                raise RunError(f"{config.source}: key 'costs': {exc}") from None
+            self.load_costs(config)
             return
         limit = usable_cores()
         too_many = sorted({p.axes["cores"] for p in points if p.axes["cores"] > limit})

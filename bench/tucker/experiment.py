@@ -162,6 +162,7 @@ class TuckerExperiment(Experiment):
         return resolve(entry)
 
     calibration_module = "spbench.tucker.calibration.calibrate"
+    calibration_required = False  # without one, simulated rows carry the metrics and null times
 
     def measure_calibration(self, quick: bool, cores: tuple, force: bool = False) -> dict:
         from spbench.tucker.calibration.calibrate import calibrate
@@ -210,17 +211,7 @@ class TuckerExperiment(Experiment):
         from spbench.tucker.mpi.launch import launcher_command
 
         if config.execution != "measured":
-            from spbench.tucker.calibration.calibrate import load_calibration, model_costs
-            path = self._calibration_path(config)
-            if config.costs and not path.exists():
-                raise RunError(f"{config.where('costs')}: no Tucker calibration at {path}; run "
-                               f"`spbench calibrate --experiment tucker` first")
-            if path.exists():
-                try:
-                    self.calibration = load_calibration(path)
-                    self.costs = model_costs(self.calibration)
-                except ValueError as exc:
-                    raise RunError(f"{config.where('costs')}: {exc}") from None
+            self.load_costs(config)
             return
         launcher = launcher_command(config.launcher, 1)[0]
         if shutil.which(launcher) is None:
@@ -233,17 +224,11 @@ class TuckerExperiment(Experiment):
                            f"has {cores} cores; use --execution simulate for large rank counts, or "
                            f"--oversubscribe for a (slow) correctness run")
 
-    @staticmethod
-    def _calibration_path(config) -> Path:
-        """The calibration a simulated sweep models its times with (``costs:``, else this machine's)."""
-        from spbench.tucker.calibration.calibrate import default_calibration_path
-        return Path(config.costs) if config.costs else default_calibration_path()
-
     def estimate_points(self, config, points) -> list:
         """Peak memory per point and the stores still to write, before anything loads (memory_estimate);
         with a calibration, simulated points also count their CSF tree shapes through a spill."""
         from spbench.tucker.memory_estimate import estimate_points
-        modelled = config.execution != "measured" and self._calibration_path(config).exists()
+        modelled = config.execution != "measured" and self.costs_path(config).exists()
         return estimate_points(config, points, csf_prefixes=modelled)
 
     def work_per_point(self, config) -> str:
