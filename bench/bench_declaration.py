@@ -2,7 +2,7 @@
 table and the code version its rows carry (docs/design.md, "How to add … a benchmark").
 
 The command line, the option checks, the results folder, its lock, the rows and the table printed
-are made from the declaration once (:func:`spbench.bench_commands.build_command`). The measuring
+are made from the declaration once (:func:`spbench.cli.bench.build_command`). The measuring
 code and the table are named where they live (``"module:function"``) and imported only when the
 benchmark runs or its rows are profiled, so listing the benchmarks imports none of them.
 """

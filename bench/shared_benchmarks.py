@@ -17,7 +17,7 @@ def _memory_mb(text: str) -> float:
     """--memory in megabytes; BadOption when it is not a size."""
     import click
 
-    from spbench.dataset_commands import parse_memory
+    from spbench.cli.datasets import parse_memory
 
     try:
         return parse_memory(text)

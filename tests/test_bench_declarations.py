@@ -11,7 +11,7 @@ from click import Context
 from click.testing import CliRunner
 
 from spbench import bench_catalog
-from spbench.bench_commands import bench
+from spbench.cli.bench import bench
 from spbench.bench_declaration import Benchmark
 from spbench.bench_options import BadOption, Option, names_of
 from spbench.cli import main

@@ -169,7 +169,7 @@ def test_tucker_choices_are_the_model_s():
     """--lanczos and --ttm offer what the model knows, read from it (not spelled in the declaration)."""
     from click import Context
 
-    from spbench.bench_commands import bench
+    from spbench.cli.bench import bench
     from spbench.tucker.hooi.lanczos import LANCZOS_MODES
     from spbench.tucker.model.cost_model import TTM_COSTS
 

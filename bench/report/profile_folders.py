@@ -15,17 +15,14 @@ import contextlib
 import errno
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import click
 
-from spbench.atomic_files import WriteFailed, probe_folder
-from spbench.cli_errors import UsageFailure
+from spbench.atomic_files import WriteFailed
 from spbench.report.report_stamp import Stamp
 from spbench.report.row_check import profile_problems, read_meta, rows_read
-from spbench.results import find_result_dirs, stored_rows
-from spbench.row_schema import RowSchemaError
+from spbench.results import stored_rows
 
 #: a temporary report folder is PLOTS/<name><STAGING><pid>; this file in it marks it as one
 STAGING, MARKER = ".tmp-", ".spbench-profile"
@@ -137,49 +134,7 @@ def _kept(final: Path, had_report: bool) -> str:
     return f"{final} kept as it was" if had_report else f"no report in {final}"
 
 
-def profile_folders(results_dir, plots_dir, force: bool) -> None:
-    """The `spbench profile` command (its docstring says what and the exit codes)."""
-    plots_dir = Path(plots_dir)
-    folders = find_result_dirs(results_dir)
-    if not folders:
-        raise UsageFailure(f"{results_dir}: no results here (expected a folder with runs/ or folders of them)")
-    created = [p for p in (plots_dir.absolute(), *plots_dir.absolute().parents) if not p.exists()]
-    try:
-        probe_folder(plots_dir)
-    except WriteFailed as exc:
-        raise UsageFailure(f"--out: {exc}") from None
-    left_out: list[str] = []
-    todo = []
-    try:
-        for folder in folders:
-            stamp = Stamp.of(folder)  # before the rows are read: a row added meanwhile redoes it next time
-            if not force and stamp.is_current(plots_dir / folder.name):
-                click.echo(f"{folder.name}: unchanged since its report in {plots_dir / folder.name}, skipped "
-                           f"(--force redoes it)")
-                continue
-            before = len(left_out)
-            try:
-                df = folder_rows(folder, left_out)
-            except RowSchemaError as exc:
-                raise UsageFailure(str(exc)) from None
-            if df.empty:
-                gone = len(left_out) - before
-                click.echo(f"spbench: {folder}: no rows" + (f" left ({gone} left out)" if gone else " yet")
-                           + ", skipped", err=True)
-                continue
-            todo.append((folder, stamp if len(left_out) == before else None, df))  # left out: warns again
-        failed = _write_reports(todo, plots_dir)
-    finally:
-        for line in left_out:
-            click.echo(f"spbench: warning: {line}; left out of the report", err=True)
-        for path in created:  # deepest first: the folders this command made and left empty
-            with contextlib.suppress(OSError):
-                path.rmdir()
-    if left_out or failed:
-        sys.exit(1)
-
-
-def _write_reports(todo: list, plots_dir: Path) -> int:
+def write_reports(todo: list, plots_dir: Path) -> int:
     """Write each (folder, stamp, rows) report; return how many folders could not be profiled.
     A write failure stops here (ClickException naming what was kept)."""
     if plots_dir.is_dir():

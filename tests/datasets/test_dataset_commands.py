@@ -2,7 +2,7 @@
 import pytest
 from click.testing import CliRunner
 
-from spbench.dataset_commands import datasets
+from spbench.cli.datasets import datasets
 from spbench.datasets.matrix_market import read_matrix
 from spbench.datasets import synthetic
 

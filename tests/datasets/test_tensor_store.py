@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from spbench.dataset_commands import datasets
+from spbench.cli.datasets import datasets
 from spbench.cli import main
 from spbench.datasets import conversion_progress, tns_ingest
 from spbench.datasets import tensor_registry as tr

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import click
 
 from spbench.atomic_files import WriteFailed, probe_folder
-from spbench.cli_errors import OneLineCommand, UsageFailure
+from spbench.cli.errors import OneLineCommand, UsageFailure
 from spbench.datasets import synthetic
 from spbench.datasets.conversion_progress import ConversionProgress
 from spbench.datasets.errors import DatasetError

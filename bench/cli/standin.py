@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import click
 
-from spbench.cli_errors import UsageFailure
-from spbench.dataset_commands import DatasetsCommand
+from spbench.cli.errors import UsageFailure
+from spbench.cli.datasets import DatasetsCommand
 
 
 @click.command("standin-search", cls=DatasetsCommand)

@@ -22,7 +22,7 @@ import click
 from spbench.bench_catalog import declared
 from spbench.bench_declaration import Benchmark, BenchRun
 from spbench.bench_options import BadOption, Option, names_of
-from spbench.cli_errors import OneLineCommand, UsageFailure
+from spbench.cli.errors import OneLineCommand, UsageFailure
 
 __all__ = ["bench", "build_command", "measure_and_store", "BenchCommand", "BenchGroup", "NamesChoice"]
 
