@@ -230,3 +230,9 @@ slurm-check: install
 
 clean:
 	rm -rf build *.egg-info kernels/*.c kernels/*.so kernels/*/*.c kernels/*/*.so
+
+# Every claim of both papers beside ours, with a verdict and its reason, on one page: $(PLOTS)/claims/REPORT.md,
+# from all results folders under $(RESULTS) together (docs/reproducing.md, "The claims, one by one")
+.PHONY: claims
+claims: install
+	$(PY) -m spbench.report.claims $(RESULTS) --out $(PLOTS)/claims
