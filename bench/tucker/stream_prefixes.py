@@ -49,7 +49,7 @@ COUNT_THREADS = 2
 #: ``count_unsorted``) or "sort" (numpy's sort, then ``count_distinct``: the reference, equal counts)
 COUNTING = "radix"
 #: bits of each counting thread's bitmap (a range of keys this wide is counted without sorting)
-BITMAP_BITS = 1 << 22
+BITMAP_BITS = 1 << 24
 
 _buffers = threading.local()
 
@@ -137,8 +137,9 @@ def spill_directory() -> Path:
 
 class _SetLayout:
     """How the keys of one (policy row, T) are packed and bucketed: the lowest mode of T (the lead)
-    is cut into ``groups`` ranges of balanced element counts (``group_of`` per index, ``starts``
-    per range); a key is ((i_lead − start of its range) · Π_rest + rest in mixed radix) · ``width``
+    is cut into ``groups`` ranges of balanced element counts (``starts`` per range; ``lead_block``
+    the range of every 2**``block_shift``-th index, where the kernel's search for an index's range
+    starts); a key is ((i_lead − start of its range) · Π_rest + rest in mixed radix) · ``width``
     + π(e) mod ``width`` (``width`` a power of two); its bucket is (π(e) // ``width``) · ``groups``
     + its range."""
 
@@ -170,7 +171,10 @@ class _SetLayout:
         self.rest_modes = np.array(self.rest, dtype=np.int64)
         self.strides = np.array(strides, dtype=np.int64)
         self.starts = bounds[:-1].astype(np.int64)
-        self.group_of = np.repeat(np.arange(groups, dtype=np.uint16), np.diff(bounds))
+        # the range of each block of 2**block_shift lead indices' first index (at most 16,384 blocks)
+        self.block_shift = max(lead_len - 1, 0).bit_length() - 14 if lead_len > 1 << 14 else 0
+        firsts = np.arange(0, lead_len, 1 << self.block_shift, dtype=np.int64)
+        self.lead_block = (np.searchsorted(bounds, firsts, side="right") - 1).astype(np.uint16)
         ranks = np.arange(P, dtype=np.int64)
         self.own_low = ranks & (width - 1)
         self.own_bucket = (ranks // width) * groups
@@ -194,7 +198,7 @@ class _SetLayout:
 
         m = owner.shape[0]
         scatter_keys(cols, owner, self.lead, self.rest_modes, self.strides, self.starts, self.rest_span,
-                     self.group_of, self.own_low, self.own_bucket, self.width, scratch.bucket,
+                     self.lead_block, self.block_shift, self.own_low, self.own_bucket, self.width, scratch.bucket,
                      scratch.pos, counts, keys)
         return keys[:m]
 

@@ -4,10 +4,13 @@ csf`` cost model's tree shapes, tucker-lite §8): one chunk's packed prefix keys
 into bucket order in one counting sort, and a sorted bucket's distinct keys counted per rank.
 
 Key of element e for a set T = {lead} ∪ rest (``_SetLayout``): ((i_lead − starts[g]) · rest_span +
-Σ_r i_r·stride_r) · width + own_low[π(e)], g = lead_group[i_lead]; its bucket own_bucket[π(e)] + g; ``width`` is a power of
+Σ_r i_r·stride_r) · width + own_low[π(e)], g the range of i_lead (``starts[g] <= i_lead < starts[g + 1]``, found
+from ``lead_block[i_lead >> block_shift]``, the range of the block's first index: a table small enough to stay in
+cache); its bucket own_bucket[π(e)] + g; ``width`` is a power of
 two, so a key's rank within its bucket is its low bits. Every loop is nogil and allocates nothing.
 """
 from libc.stdint cimport int32_t, int64_t, uint16_t, uint64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 ctypedef fused index_t:
@@ -20,36 +23,50 @@ cdef enum:
 
 cdef void _scatter(const index_t **cols, Py_ssize_t m, const int32_t *owner, Py_ssize_t lead,
                    const int64_t *rest, const int64_t *strides, Py_ssize_t nrest, const int64_t *starts, int64_t rest_span,
-                   const uint16_t *lead_group, const int64_t *own_low, const int64_t *own_bucket, int64_t width,
+                   Py_ssize_t ngroups, const uint16_t *lead_block, int block_shift, const int64_t *own_low, const int64_t *own_bucket, int64_t width,
                    int32_t *bucket, int64_t *pos, Py_ssize_t nbuckets, int64_t *counts,
                    int64_t *out) noexcept nogil:
     cdef Py_ssize_t e, r, b
     cdef int64_t key, start
+    cdef int32_t own
+    cdef int64_t i, g
     cdef const index_t *lead_col = cols[lead]
     cdef const index_t *rest_col[MAXMODES]
     for r in range(nrest):
         rest_col[r] = cols[rest[r]]
     for b in range(nbuckets):
         counts[b] = 0
-    for e in range(m):
-        b = own_bucket[owner[e]] + lead_group[lead_col[e]]
-        bucket[e] = <int32_t>b
-        counts[b] += 1
+    if ngroups == 1:                        # one range of the lead mode: no lookup of its group
+        for e in range(m):
+            b = own_bucket[owner[e]]
+            bucket[e] = <int32_t>b
+            counts[b] += 1
+    else:
+        for e in range(m):
+            i = lead_col[e]
+            g = lead_block[i >> block_shift]
+            while g + 1 < ngroups and i >= starts[g + 1]:
+                g += 1
+            b = own_bucket[owner[e]] + g
+            bucket[e] = <int32_t>b
+            counts[b] += 1
     start = 0
     for b in range(nbuckets):
         pos[b] = start
         start += counts[b]
-    for e in range(m):
-        key = (lead_col[e] - starts[lead_group[lead_col[e]]]) * rest_span
+    for e in range(m):                      # the group is the bucket less the rank's first bucket
+        own = owner[e]
+        b = bucket[e]
+        key = (lead_col[e] - starts[b - own_bucket[own]]) * rest_span
         for r in range(nrest):
             key += <int64_t>rest_col[r][e] * strides[r]
-        out[pos[bucket[e]]] = key * width + own_low[owner[e]]
-        pos[bucket[e]] += 1
+        out[pos[b]] = key * width + own_low[own]
+        pos[b] += 1
 
 
 def scatter_keys(list cols, const int32_t[::1] owner, Py_ssize_t lead, const int64_t[::1] rest,
                  const int64_t[::1] strides, const int64_t[::1] starts, int64_t rest_span,
-                 const uint16_t[::1] lead_group,
+                 const uint16_t[::1] lead_block, int block_shift,
                  const int64_t[::1] own_low, const int64_t[::1] own_bucket, int64_t width, int32_t[::1] bucket,
                  int64_t[::1] pos, int64_t[::1] counts, int64_t[::1] out):
     """Write the keys of the chunk whose mode-j indices are ``cols[j]`` (all int32 or all int64,
@@ -79,11 +96,11 @@ def scatter_keys(list cols, const int32_t[::1] owner, Py_ssize_t lead, const int
     with nogil:
         if wide:
             _scatter(p64, m, &owner[0], lead, &rest[0] if nrest else NULL, &strides[0] if nrest else NULL, nrest,
-                     &starts[0], rest_span, &lead_group[0], &own_low[0], &own_bucket[0], width, &bucket[0], &pos[0], nb,
+                     &starts[0], rest_span, starts.shape[0], &lead_block[0], block_shift, &own_low[0], &own_bucket[0], width, &bucket[0], &pos[0], nb,
                      &counts[0], &out[0])
         else:
             _scatter(p32, m, &owner[0], lead, &rest[0] if nrest else NULL, &strides[0] if nrest else NULL, nrest,
-                     &starts[0], rest_span, &lead_group[0], &own_low[0], &own_bucket[0], width, &bucket[0], &pos[0], nb,
+                     &starts[0], rest_span, starts.shape[0], &lead_block[0], block_shift, &own_low[0], &own_bucket[0], width, &bucket[0], &pos[0], nb,
                      &counts[0], &out[0])
 
 
@@ -106,8 +123,9 @@ def count_distinct(const int64_t[::1] keys, int64_t mask, Py_ssize_t base, int64
 # ---- distinct keys of an unsorted bucket: MSD radix passes down to bitmap-sized ranges ----
 
 cdef enum:
-    RADIX_BITS = 10          # one pass splits a range into 1,024 sub-ranges
-    SMALL = 24               # ranges of at most this many keys: insertion sort
+    RADIX_BITS = 10          # at most 1,024 sub-ranges per radix pass (more thrash the TLB)
+    SMALL = 8               # ranges of at most this many keys: insertion sort
+    DEPTH = 16               # nested radix passes at most: 4+ bits a pass, from 63 bits to a 64-bit bitmap
 
 
 cdef extern from *:
@@ -156,16 +174,16 @@ cdef void _count_bitmap(const int64_t *a, Py_ssize_t n, int64_t low, uint64_t sp
 
 
 cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int64_t *result,
-                       uint64_t *bits, uint64_t nbits) noexcept nogil:
+                       uint64_t *bits, uint64_t nbits, Py_ssize_t *hist, int depth) noexcept nogil:
     """Count per rank the distinct keys of ``a[:n]`` (``tmp[:n]`` scratch; both are reordered):
-    a bitmap when their range fits ``nbits``, else one radix pass on the range's top bits and
-    the same for each sub-range."""
-    cdef Py_ssize_t e, d, at
-    cdef Py_ssize_t hist[1 << RADIX_BITS]
-    cdef Py_ssize_t pos[1 << RADIX_BITS]
-    cdef int64_t low, high
+    a bitmap when their range fits ``nbits``, else one radix pass on the range's top bits (about
+    n/8 sub-ranges, ``hist`` holding this pass's and the nested passes' tallies) and the same for
+    each sub-range."""
+    cdef Py_ssize_t e, d, at, size, nd
+    cdef Py_ssize_t *pos = hist + (1 << RADIX_BITS)
+    cdef int64_t low, high, x
     cdef uint64_t span
-    cdef int shift
+    cdef int shift, digits
     if n <= SMALL:
         if n > 0:
             _count_small(a, n, mask, result)
@@ -173,20 +191,26 @@ cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int
     low = a[0]
     high = a[0]
     for e in range(1, n):
-        low = a[e] if a[e] < low else low
-        high = a[e] if a[e] > high else high
+        x = a[e]
+        if x < low:
+            low = x
+        elif x > high:
+            high = x
     span = <uint64_t>(high - low) + 1
     if span <= nbits:
         _count_bitmap(a, n, low, span, mask, result, bits)
         return
-    shift = _bit_length(span - 1) - RADIX_BITS
+    digits = _bit_length(<uint64_t>n) - 3
+    digits = RADIX_BITS if digits > RADIX_BITS else (4 if digits < 4 else digits)
+    shift = _bit_length(span - 1) - digits
     if shift < 0:
         shift = 0
-    memset(hist, 0, sizeof(hist))
+    nd = (<Py_ssize_t>((span - 1) >> shift)) + 1
+    memset(hist, 0, nd * sizeof(Py_ssize_t))
     for e in range(n):
         hist[<uint64_t>(a[e] - low) >> shift] += 1
     at = 0
-    for d in range(1 << RADIX_BITS):
+    for d in range(nd):
         pos[d] = at
         at += hist[d]
     for e in range(n):
@@ -194,10 +218,11 @@ cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int
         tmp[pos[d]] = a[e]
         pos[d] += 1
     at = 0
-    for d in range(1 << RADIX_BITS):
-        if hist[d]:
-            _count_range(tmp + at, a + at, hist[d], mask, result, bits, nbits)
-            at += hist[d]
+    for d in range(nd):
+        size = hist[d]
+        if size:
+            _count_range(tmp + at, a + at, size, mask, result, bits, nbits, hist + (2 << RADIX_BITS), depth + 1)
+            at += size
 
 
 def count_unsorted(int64_t[::1] keys, int64_t[::1] scratch, int64_t mask, Py_ssize_t base,
@@ -208,11 +233,16 @@ def count_unsorted(int64_t[::1] keys, int64_t[::1] scratch, int64_t mask, Py_ssi
     (zero on entry and on return)."""
     cdef Py_ssize_t m = keys.shape[0]
     cdef uint64_t nbits = <uint64_t>bits.shape[0] * 64
+    cdef Py_ssize_t *hist
     if scratch.shape[0] < m:
         raise ValueError("scratch shorter than the keys")
     if m == 0:
         return
     if nbits == 0:
         raise ValueError("an empty bitmap")
+    hist = <Py_ssize_t *>malloc(DEPTH * (2 << RADIX_BITS) * sizeof(Py_ssize_t))
+    if hist == NULL:
+        raise MemoryError()
     with nogil:
-        _count_range(&keys[0], &scratch[0], m, mask, &result[base], &bits[0], nbits)
+        _count_range(&keys[0], &scratch[0], m, mask, &result[base], &bits[0], nbits, hist, 0)
+    free(hist)

@@ -54,7 +54,8 @@ def _sizes(t):
     return [np.bincount(t.coords[:, n], minlength=t.dims[n]).astype(np.int64) for n in range(t.nmodes)]
 
 
-CASES = [((40, 30, 200), 3000), ((300, 2000, 50, 7), 4000), ((12, 9, 7, 5, 6), 1500), ((5000, 20, 900), 5000)]
+CASES = [((40, 30, 200), 3000), ((300, 2000, 50, 7), 4000), ((12, 9, 7, 5, 6), 1500), ((5000, 20, 900), 5000),
+         ((70000, 25, 300), 6000)]        # a lead mode longer than the 16,384 blocks of its range table
 
 
 @pytest.mark.parametrize("name", STREAMED)
