@@ -128,7 +128,7 @@ def spill_groups(nnz: int, N: int, budget: int | None = None, sets=None,
 
 def spill_directory() -> Path:
     """Where spills go: ``$SPBENCH_DATA/tmp`` (the disk the pre-flight checks)."""
-    from spbench.cache_root import data_dir
+    from spbench.store.cache_root import data_dir
 
     path = data_dir() / "tmp"
     path.mkdir(parents=True, exist_ok=True)

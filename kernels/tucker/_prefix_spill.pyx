@@ -124,7 +124,9 @@ def count_distinct(const int64_t[::1] keys, int64_t mask, Py_ssize_t base, int64
 
 cdef enum:
     RADIX_BITS = 10          # at most 1,024 sub-ranges per radix pass (more thrash the TLB)
-    SMALL = 8               # ranges of at most this many keys: insertion sort
+    SMALL = 16               # ranges of at most this many keys: insertion sort
+    HASHED = 4096            # ranges of at most this many keys: a hash set in cache
+    TABLE_BITS = 13          # its slots (twice HASHED; 64 KB)
     DEPTH = 16               # nested radix passes at most: 4+ bits a pass, from 63 bits to a 64-bit bitmap
 
 
@@ -173,12 +175,37 @@ cdef void _count_bitmap(const int64_t *a, Py_ssize_t n, int64_t low, uint64_t sp
         memset(bits, 0, ((span + 63) >> 6) * 8)
 
 
+cdef void _count_hashed(const int64_t *a, Py_ssize_t n, int64_t mask, int64_t *result,
+                        int64_t *table) noexcept nogil:
+    """Insert each key into the open-addressing ``table`` (2**TABLE_BITS slots, -1 free: keys are
+    never negative), counting the keys inserted first; ``table`` is all free again on return."""
+    cdef Py_ssize_t e
+    cdef uint64_t slot, wrap = (1 << TABLE_BITS) - 1
+    cdef int64_t x
+    for e in range(n):
+        x = a[e]
+        slot = (<uint64_t>x * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS)
+        while table[slot] != -1 and table[slot] != x:
+            slot = (slot + 1) & wrap
+        if table[slot] == -1:
+            table[slot] = x
+            result[x & mask] += 1
+    if n < (1 << TABLE_BITS) // 16:
+        for e in range(n):
+            slot = (<uint64_t>a[e] * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS)
+            while table[slot] != -1:
+                table[slot] = -1
+                slot = (slot + 1) & wrap
+    else:
+        memset(table, 0xFF, (1 << TABLE_BITS) * sizeof(int64_t))
+
+
 cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int64_t *result,
-                       uint64_t *bits, uint64_t nbits, Py_ssize_t *hist, int depth) noexcept nogil:
-    """Count per rank the distinct keys of ``a[:n]`` (``tmp[:n]`` scratch; both are reordered):
-    a bitmap when their range fits ``nbits``, else one radix pass on the range's top bits (about
-    n/8 sub-ranges, ``hist`` holding this pass's and the nested passes' tallies) and the same for
-    each sub-range."""
+                       uint64_t *bits, uint64_t nbits, int64_t *table, Py_ssize_t *hist) noexcept nogil:
+    """Count per rank the distinct keys of ``a[:n]`` (``tmp[:n]`` scratch; both are reordered): a
+    hash set when they are few, a bitmap when their range fits ``nbits``, else one radix pass on
+    the range's top bits into sub-ranges of about HASHED / 2 keys (``hist`` holding this pass's and
+    the nested passes' tallies) and the same for each sub-range."""
     cdef Py_ssize_t e, d, at, size, nd
     cdef Py_ssize_t *pos = hist + (1 << RADIX_BITS)
     cdef int64_t low, high, x
@@ -197,10 +224,13 @@ cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int
         elif x > high:
             high = x
     span = <uint64_t>(high - low) + 1
+    if n <= HASHED and (span > nbits or span > (<uint64_t>n << 10)):     # a bitmap this sparse costs more
+        _count_hashed(a, n, mask, result, table)
+        return
     if span <= nbits:
         _count_bitmap(a, n, low, span, mask, result, bits)
         return
-    digits = _bit_length(<uint64_t>n) - 3
+    digits = _bit_length(<uint64_t>n) - 11
     digits = RADIX_BITS if digits > RADIX_BITS else (4 if digits < 4 else digits)
     shift = _bit_length(span - 1) - digits
     if shift < 0:
@@ -221,7 +251,7 @@ cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int
     for d in range(nd):
         size = hist[d]
         if size:
-            _count_range(tmp + at, a + at, size, mask, result, bits, nbits, hist + (2 << RADIX_BITS), depth + 1)
+            _count_range(tmp + at, a + at, size, mask, result, bits, nbits, table, hist + (2 << RADIX_BITS))
             at += size
 
 
@@ -234,15 +264,18 @@ def count_unsorted(int64_t[::1] keys, int64_t[::1] scratch, int64_t mask, Py_ssi
     cdef Py_ssize_t m = keys.shape[0]
     cdef uint64_t nbits = <uint64_t>bits.shape[0] * 64
     cdef Py_ssize_t *hist
+    cdef int64_t *table
     if scratch.shape[0] < m:
         raise ValueError("scratch shorter than the keys")
     if m == 0:
         return
     if nbits == 0:
         raise ValueError("an empty bitmap")
-    hist = <Py_ssize_t *>malloc(DEPTH * (2 << RADIX_BITS) * sizeof(Py_ssize_t))
+    hist = <Py_ssize_t *>malloc(DEPTH * (2 << RADIX_BITS) * sizeof(Py_ssize_t) + (sizeof(int64_t) << TABLE_BITS))
     if hist == NULL:
         raise MemoryError()
+    table = <int64_t *>(hist + DEPTH * (2 << RADIX_BITS))
     with nogil:
-        _count_range(&keys[0], &scratch[0], m, mask, &result[base], &bits[0], nbits, hist, 0)
+        memset(table, 0xFF, sizeof(int64_t) << TABLE_BITS)
+        _count_range(&keys[0], &scratch[0], m, mask, &result[base], &bits[0], nbits, table, hist)
     free(hist)
