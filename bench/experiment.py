@@ -9,7 +9,7 @@ one point (or a batch of them), measures and stores its calibration, profiles it
 Slurm task. What every kind of stored rows declares (its profile, compared metrics, identity axes,
 row fields) is :class:`RowKind`, which the rows of `spbench bench …` implement too without being
 runnable. ``spbench.experiment_registry`` maps names to implementations. This module is a leaf
-of the package (it imports only :mod:`spbench.parameters`, when checking parameters): experiment
+of the package (it imports only :mod:`spbench.pipeline.parameters`, when checking parameters): experiment
 packages import it, it imports none of them.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _same(value):
 class ConfigKey:
     """One of an experiment's own top-level config keys (its `spbench run` flag mirrors it):
     default, what a valid value looks like, whether it is part of a run's identity (run_id) and
-    whether it changes a timed run's numbers (a sweep setting of measured rows, :func:`spbench.sweep.sweep_settings`)."""
+    whether it changes a timed run's numbers (a sweep setting of measured rows, :func:`spbench.pipeline.sweep.sweep_settings`)."""
 
     default: object
     expected: str
@@ -74,7 +74,7 @@ class Estimate:
 @dataclass(frozen=True)
 class Algorithm:
     """A registered algorithm (a scheduler or a distribution scheme): its name, the paper's
-    figure label, its declared parameters (:class:`spbench.parameters.Parameter`) and, for
+    figure label, its declared parameters (:class:`spbench.pipeline.parameters.Parameter`) and, for
     SpTrSV, the kernel its schedules run on (what ``kernel: auto`` means)."""
 
     name: str
@@ -85,7 +85,7 @@ class Algorithm:
 
     def validate(self, params: dict | None) -> dict:
         """``params`` checked against the declaration; ValueError names the algorithm and the key."""
-        from .parameters import check_parameters
+        from spbench.pipeline.parameters import check_parameters
         return check_parameters(f"{self.kind} {self.name!r}", self.parameters, params)
 
 
@@ -103,7 +103,7 @@ class RowKind(ABC):
     executions: tuple = ()
     #: metrics `spbench compare` uses when none is asked for (the first present in both folders)
     compare_metrics: tuple = ()
-    #: the row fields this kind adds to the common ones, name -> type(s) (:mod:`spbench.row_schema`)
+    #: the row fields this kind adds to the common ones, name -> type(s) (:mod:`spbench.store.row_schema`)
     row_fields: dict = {}
 
     def identity_axes(self) -> tuple:
@@ -112,9 +112,9 @@ class RowKind(ABC):
         return ()
 
     def row_problems(self, row: dict) -> list[str]:
-        """What keeps ``row`` from being a row of this kind (:func:`spbench.row_schema.row_problems`
+        """What keeps ``row`` from being a row of this kind (:func:`spbench.store.row_schema.row_problems`
         against the common fields and :attr:`row_fields`); the store writes no row that has any."""
-        from .row_schema import declared_fields, row_problems
+        from spbench.store.row_schema import declared_fields, row_problems
 
         return row_problems(row, declared_fields(self))
 
@@ -215,7 +215,7 @@ class Experiment(RowKind):
         ``force``: keep terms the experiment would refuse as implausible, noting why in the result."""
 
     #: the module holding the experiment's calibration: ``default_calibration_path()``, ``save(measured,
-    #: path)`` and ``load(path)`` over :mod:`spbench.calibration`'s format (imported when used)
+    #: path)`` and ``load(path)`` over :mod:`spbench.store.calibration_file`'s format (imported when used)
     calibration_module: str = ""
 
     def _calibration(self):
@@ -255,7 +255,7 @@ class Experiment(RowKind):
             raise RunError(f"{config.where('costs')}: {exc}") from None
 
     def save_calibration(self, measured: dict, path) -> Path:
-        """Store a measured calibration (:mod:`spbench.calibration`'s format)."""
+        """Store a measured calibration (:mod:`spbench.store.calibration_file`'s format)."""
         return self._calibration().save(measured, path)
 
     def read_calibration(self, path) -> dict:
@@ -276,7 +276,7 @@ class Experiment(RowKind):
         ``quantity``, ``a``, ``b`` and ``rel_diff`` = (b − a) / a, plus what identifies the point.
         Default: every numeric term both hold (dotted paths into nested terms); an experiment whose
         terms trade against each other compares its predictions instead."""
-        from spbench.calibration import relative_difference
+        from spbench.store.calibration_file import relative_difference
 
         def leaves(d, prefix=""):
             for k, v in d.items():

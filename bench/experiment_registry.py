@@ -9,7 +9,7 @@ one line in ``ROW_KINDS``.
 """
 from __future__ import annotations
 
-from .experiment import Experiment, RowKind
+from spbench.experiment import Experiment, RowKind
 
 
 def _sptrsv() -> Experiment:
@@ -23,7 +23,7 @@ def _tucker() -> Experiment:
 
 
 def _benchmarks() -> RowKind:
-    from .bench_row_kind import BenchRows
+    from spbench.harness.row_kind import BenchRows
     return BenchRows()
 
 
@@ -38,7 +38,7 @@ def get_experiment(name: str) -> Experiment:
     """A fresh instance of experiment ``name``, its algorithms with those plugins add
     (:func:`spbench.plugins.load_plugins`); KeyError listing the known ones otherwise (a kind of
     rows no sweep runs is refused, saying what writes them)."""
-    from .plugins import load_plugins
+    from spbench.plugins import load_plugins
 
     try:
         make = REGISTRY[name]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spbench.atomic_files import WriteFailed
+from spbench.store.atomic_files import WriteFailed
 
 from .errors import DatasetError
 from .sparse_tensor import SparseTensor

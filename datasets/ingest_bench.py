@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from spbench.cache_root import data_dir
+from spbench.store.cache_root import data_dir
 
 _CHILD = {
     "convert": ("from spbench.datasets.tns_ingest import convert_tns\n"

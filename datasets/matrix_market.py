@@ -19,7 +19,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from spbench.atomic_files import WriteFailed
+from spbench.store.atomic_files import WriteFailed
 
 from .errors import DatasetError
 from .resources import out_of_memory, require_memory

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from spbench.atomic_files import atomic_output
+from spbench.store.atomic_files import atomic_output
 
 from . import synthetic
 from .errors import DatasetError
@@ -54,7 +54,7 @@ def paper_size_checksum(m: SuiteSparseMatrix, transform: str | None) -> str:
 
 def order_dir() -> Path:
     """Where node orders of paper-size stand-ins are cached."""
-    from spbench.cache_root import data_dir
+    from spbench.store.cache_root import data_dir
     return data_dir() / "paper_size"
 
 

@@ -31,7 +31,7 @@ from .dataset import Dataset, LoadedDataset
 from .errors import DatasetError
 from .fetch import download, file_sha256, recorded_checksum, verify_file
 from .matrix_market import MATRIX_SUFFIXES, MatrixFile, matrix_stem, read_matrix_file, summed_duplicates_note
-from spbench.cache_root import data_dir
+from spbench.store.cache_root import data_dir
 
 from .paper_matrices import (ICHOL_TABLE, METIS_ONLY, METIS_TABLE, SUITESPARSE, PaperRow, SuiteSparseMatrix,
                              suitesparse_matrix)

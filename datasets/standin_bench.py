@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from spbench.cache_root import data_dir
+from spbench.store.cache_root import data_dir
 
 _CHILD = """import hashlib, json, time
 from pathlib import Path

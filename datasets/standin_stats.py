@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from spbench.atomic_files import write_json
+from spbench.store.atomic_files import write_json
 
 from . import synthetic
 from .transforms import lower_triangle
@@ -32,7 +32,7 @@ def matrix_statistics(A) -> dict:
 
 
 def _cache_dir() -> Path:
-    from spbench.cache_root import data_dir
+    from spbench.store.cache_root import data_dir
     return data_dir() / "standin_stats"
 
 

@@ -21,8 +21,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import ClassVar
 
-from spbench.atomic_files import WriteFailed
-from spbench.cache_root import data_dir
+from spbench.store.atomic_files import WriteFailed
+from spbench.store.cache_root import data_dir
 
 from . import conversion_progress
 from .dataset import Dataset, LoadedDataset

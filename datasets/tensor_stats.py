@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spbench.atomic_files import write_json
+from spbench.store.atomic_files import write_json
 
 from .tensor_store import iter_chunks, read_header
 

@@ -77,7 +77,7 @@ def index_dtype(length: int) -> np.dtype:
 
 def stores_dir() -> Path:
     """``$SPBENCH_DATA/stores``: converted files and generated stand-ins, one folder each."""
-    from spbench.cache_root import data_dir
+    from spbench.store.cache_root import data_dir
     return data_dir() / "stores"
 
 

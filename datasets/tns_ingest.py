@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spbench.atomic_files import WriteFailed
+from spbench.store.atomic_files import WriteFailed
 
 from . import conversion_progress
 from .errors import DatasetError

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.results import load_rows
+from spbench.store.results import load_rows
 
 TINY = {
     "serial": ["--grid", "12", "--repeats", "2", "--dram-mib", "1"],

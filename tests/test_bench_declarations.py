@@ -10,12 +10,12 @@ import pytest
 from click import Context
 from click.testing import CliRunner
 
-from spbench import bench_catalog
+from spbench.harness import catalog as bench_catalog
 from spbench.cli.bench import bench
-from spbench.bench_declaration import Benchmark
-from spbench.bench_options import BadOption, Option, names_of
+from spbench.harness.declaration import Benchmark
+from spbench.harness.options import BadOption, Option, names_of
 from spbench.cli import main
-from spbench.results import load_rows
+from spbench.store.results import load_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 DECLARED = sorted(bench_catalog.declared())
@@ -26,7 +26,7 @@ def test_the_declarations_are_read_whole():
     parametrized checks below would pass on an empty list)."""
     assert bench_catalog.declaration_modules() == ("spbench.sptrsv.benchmarks.declarations",
                                                    "spbench.tucker.benchmarks.declarations",
-                                                   "spbench.shared_benchmarks")
+                                                   "spbench.harness.shared_benchmarks")
     assert {"serial", "order", "sptrsv-refs", "sptrsv-model", "lite", "hooi", "ttm", "tucker-scale", "splatt",
             "tucker-model", "ingest", "standin", "preflight"} <= set(DECLARED)
 
@@ -64,19 +64,19 @@ def test_listing_the_benchmarks_imports_no_measuring_code():
     assert done.returncode == 0, done.stderr[-2000:]
     listing, _, modules = done.stdout.partition("MODULES ")
     imported = set(modules.split())
-    assert "spbench.sptrsv.benchmarks.declarations" in imported and "spbench.shared_benchmarks" in imported
+    assert "spbench.sptrsv.benchmarks.declarations" in imported and "spbench.harness.shared_benchmarks" in imported
     experiment_code = {m for m in imported if m.startswith(("spbench.sptrsv", "spbench.tucker"))}
     assert all(m.endswith((".benchmarks.declarations", ".benchmarks")) or m in ("spbench.sptrsv", "spbench.tucker")
                for m in experiment_code), experiment_code
     assert not {m for m in imported if m.split(".")[0] in ("scipy", "pandas", "numpy")}
-    assert not {"spbench.bench_tables", "spbench.bench_rows", "spbench.datasets"} & imported
+    assert not {"spbench.harness.tables", "spbench.harness.rows", "spbench.datasets"} & imported
     for name in DECLARED:
         assert f"  {name} " in listing, name
 
 
 #: shows every declared benchmark's help in one fresh interpreter, then the heavy libraries it imported
 EVERY_HELP_AND_MODULES = ("import sys\nfrom click.testing import CliRunner\nfrom spbench.cli import main\n"
-                          "from spbench import bench_catalog\n"
+                          "from spbench.harness import catalog as bench_catalog\n"
                           "for name in sorted(bench_catalog.declared()):\n"
                           "    assert CliRunner().invoke(main, ['bench', name, '--help']).exit_code == 0, name\n"
                           "print(*sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy', 'pandas'}))\n")

@@ -5,9 +5,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from spbench.calibration import KIND, VERSION, read_calibration
+from spbench.store.calibration_file import KIND, VERSION, read_calibration
 from spbench.cli import main
-from spbench.code_version import code_version
+from spbench.store.code_version import code_version
 from spbench.sptrsv.calibration import calibrate as sptrsv_calibration
 from spbench.tucker.calibration import calibrate as tucker_calibration
 
@@ -44,7 +44,7 @@ def test_calibrate_goes_through_the_experiment(experiment, tmp_path, monkeypatch
 
     kind = type(get_experiment(experiment))
     asked = []
-    monkeypatch.setattr("spbench.machine_load.check_now", lambda seconds=1.0: {"busy": False})
+    monkeypatch.setattr("spbench.machine.load.check_now", lambda seconds=1.0: {"busy": False})
     monkeypatch.setattr(kind, "measure_calibration",
                         lambda self, quick, cores, force=False: asked.append((quick, cores)) or MEASURED[experiment])
     out = tmp_path / "cal.json"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import spbench
-import spbench.code_version as code_version_module
-from spbench.code_version import NOT_RUN
-from spbench.runner import code_version, run_sources
+import spbench.store.code_version as code_version_module
+from spbench.store.code_version import NOT_RUN
+from spbench.pipeline.runner import code_version, run_sources
 
 SPTRSV = """
 name: imports

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.compare import compare
-from spbench.compare_statistics import (FDR, MIN_RUNS, adjusted_p_values, compare_point, geomean_interval,
+from spbench.comparison.compare import compare
+from spbench.comparison.statistics import (FDR, MIN_RUNS, adjusted_p_values, compare_point, geomean_interval,
                                         verdict)
 
 POINTS = [(d, a, c) for d in ("lap2d-5pt", "Flan_1565") for a, c in

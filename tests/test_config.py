@@ -3,7 +3,7 @@ import subprocess
 
 import pytest
 
-from spbench.config import ConfigError, load_config
+from spbench.pipeline.config import ConfigError, load_config
 
 GOOD = """
 name: t

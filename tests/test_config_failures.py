@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.config import ConfigError, load_config
-from spbench.parameters import Parameter
+from spbench.pipeline.config import ConfigError, load_config
+from spbench.pipeline.parameters import Parameter
 from .test_failures import CFG, TUCKER_CFG  # small sweeps: SpTrSV serial/growlocal, simulated Tucker
 
 INT64_MAX = 2**63 - 1
@@ -169,12 +169,12 @@ def no_measuring(monkeypatch):
         pytest.fail("measured before refusing the output")
     for name in EXPERIMENTS:
         monkeypatch.setattr(type(get_experiment(name)), "measure_calibration", measure)
-    monkeypatch.setattr("spbench.machine_load.check_now", lambda seconds=1.0: {"busy": False})
+    monkeypatch.setattr("spbench.machine.load.check_now", lambda seconds=1.0: {"busy": False})
 
 
 def _read_only(monkeypatch, where: Path):
     """tempfile.mkstemp failing with EROFS in ``where`` (tests may run as root, where chmod does not bite)."""
-    import spbench.atomic_files as atomic
+    import spbench.store.atomic_files as atomic
 
     real = atomic.tempfile.mkstemp
 

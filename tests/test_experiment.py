@@ -4,10 +4,10 @@ import subprocess
 
 import pytest
 
-from spbench.config import ConfigError, load_config, parse_config
+from spbench.pipeline.config import ConfigError, load_config, parse_config
 from spbench.experiment import Algorithm, Experiment
 from spbench.experiment_registry import EXPERIMENTS, ROW_KINDS, get_experiment
-from spbench.sweep import expand
+from spbench.pipeline.sweep import expand
 
 SPTRSV = """
 name: t
@@ -95,15 +95,17 @@ def test_kernel_auto_is_the_declared_kernel_not_a_module_name(write_config, monk
 
 
 def test_slurm_resources_come_from_the_experiment(write_config):
-    from spbench.slurm_array import resources
+    from spbench.pipeline.slurm_array import resources
 
     for text, expected in ((SPTRSV, ["--ntasks=1", "--cpus-per-task=2"]), (TUCKER, ["--ntasks=2"])):
         config = load_config(write_config(text))
         assert resources(config, expand(config)) == expected
 
 
-GENERIC = ("config.py", "cli.py", "runner.py", "sweep.py", "slurm_array.py", "compare.py", "results.py",
-           "row_schema.py", "calibration.py", "code_version.py", "report/report.py")
+GENERIC = ("pipeline/config.py", "cli/__init__.py", "cli/run.py", "cli/profile.py", "cli/compare.py",
+           "cli/calibrate.py", "pipeline/runner.py", "pipeline/sweep.py", "pipeline/sweep_folder.py",
+           "pipeline/slurm_array.py", "comparison/compare.py", "store/results.py", "store/row_schema.py",
+           "store/calibration_file.py", "store/code_version.py", "report/report.py")
 
 
 @pytest.mark.parametrize("module", GENERIC)
@@ -115,7 +117,7 @@ def test_generic_modules_name_no_experiment(module):
 
     path = Path(__file__).resolve().parents[1] / "bench" / module
     tree = ast.parse(path.read_text())
-    kinds = EXPERIMENTS if module == "cli.py" else ROW_KINDS  # cli.py's "bench" is a command group's name
+    kinds = EXPERIMENTS if module.startswith("cli/") else ROW_KINDS  # the command's "bench" is a group's name
     names = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in kinds}
     imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}

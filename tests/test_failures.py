@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.results import ResultStore
+from spbench.store.results import ResultStore
 
 CFG = """
 name: fail
@@ -194,7 +194,7 @@ def test_dry_run_marks_stored_points(write_config, tmp_path):
 def test_busy_results_folder_is_refused_naming_the_pid(write_config, tmp_path):
     out = tmp_path / "out"
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from spbench.results import ResultStore\n"
+        "import sys, time; from spbench.store.results import ResultStore\n"
         f"with ResultStore({str(out)!r}).lock():\n"
         "    print('held', flush=True); time.sleep(60)")], stdout=subprocess.PIPE, text=True)
     try:
@@ -270,7 +270,7 @@ def _error_line(res, code, *words):
 def _failing_mkstemp(monkeypatch, where: str, code: int, cause: str, after: int = 0):
     """tempfile.mkstemp (which every atomic write and the write probe use) failing with ``code`` in
     folders whose path holds ``where``, once ``after`` files have been made there."""
-    import spbench.atomic_files as atomic
+    import spbench.store.atomic_files as atomic
 
     real, made = atomic.tempfile.mkstemp, []
 
@@ -301,7 +301,7 @@ def test_unwritable_results_folder_is_refused_before_anything_runs(write_config,
 
 
 def test_results_folder_on_a_full_disk_is_refused_before_anything_runs(write_config, tmp_path, monkeypatch):
-    import spbench.atomic_files as atomic
+    import spbench.store.atomic_files as atomic
 
     from types import SimpleNamespace
 
@@ -487,8 +487,8 @@ def test_progress_shows_a_small_fit_in_scientific_notation():
     import io
     from types import SimpleNamespace
 
-    from spbench.runner import Progress
-    from spbench.sweep import Point
+    from spbench.pipeline.runner import Progress
+    from spbench.pipeline.sweep import Point
     from spbench.tucker.mpi.launch import JobWatch
 
     class Events:
@@ -504,7 +504,7 @@ def test_progress_shows_a_small_fit_in_scientific_notation():
 
 
 def test_info_reports_the_cython_that_built_the_kernels(monkeypatch):
-    import spbench.machine as machine
+    import spbench.machine.facts as machine
     from spbench.kernels._build_info import cython_version
 
     real = machine.version

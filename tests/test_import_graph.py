@@ -127,7 +127,7 @@ def test_the_graph_sees_imports_of_every_kind(tmp_path):
     assert graph == {"p": {"p.a"}, "p.a": {"p.b"}, "p.b": {"p.q", "p.q.c"}, "p.q": set(), "p.q.c": {"p"}}
     assert find_cycle(graph) == ["p", "p.a", "p.b", "p.q.c", "p"]
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
-    assert "spbench.config" in import_graph(package_modules())["spbench.cli.run"]  # inside a click command
+    assert "spbench.pipeline.config" in import_graph(package_modules())["spbench.cli.run"]  # inside a click command
 
 
 def test_the_package_has_no_import_circle():
@@ -149,7 +149,7 @@ def test_every_module_imports_on_its_own():
 
 
 @pytest.mark.parametrize("module", ["spbench.cli", "spbench.cli.run", "spbench.cli.profile", "spbench.cli.compare",
-                                    "spbench.cli.calibrate", "spbench.cli.info", "spbench.config", "spbench.runner"])
+                                    "spbench.cli.calibrate", "spbench.cli.info", "spbench.pipeline.config", "spbench.pipeline.runner"])
 def test_generic_modules_name_no_experiment_module(module):
     """Generic modules reach an experiment only through the registry, never by importing its package."""
     graph = import_graph(package_modules())

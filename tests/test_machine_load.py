@@ -6,9 +6,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from spbench import machine_load
+from spbench.machine import load as machine_load
 from spbench.cli import main
-from spbench.machine_load import LoadWatch, cpu_counters, timing_spread, verdict
+from spbench.machine.load import LoadWatch, cpu_counters, timing_spread, verdict
 
 STAT = "cpu  {user} 0 {system} {idle} 0 0 0 {steal} 0 0\ncpu0 1 2 3 4\n"
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.results import load_rows
+from spbench.store.results import load_rows
 
 SPTRSV_RATES = {"t_row": 2e-9, "t_nnz": 1e-9, "t_chain": 0.0, "t_far": 0.0,
                 "barrier": 1e-7, "barrier_omp": 2e-7, "weak_barrier": 5e-8, "p2p_dep": 2e-8}
@@ -71,7 +71,7 @@ def test_calibrate_validate_after_measuring(sptrsv_cal, tmp_path, monkeypatch):
     from spbench.sptrsv.experiment import SptrsvExperiment
 
     monkeypatch.setattr(SptrsvExperiment, "measure_calibration", lambda self, quick, cores, force=False: load(sptrsv_cal))
-    monkeypatch.setattr("spbench.machine_load.check_now", lambda seconds=1.0: {"busy": False})
+    monkeypatch.setattr("spbench.machine.load.check_now", lambda seconds=1.0: {"busy": False})
     cal, out = tmp_path / "new.json", tmp_path / "val"
     res = invoke("calibrate", "--cores", "1", "--out", cal, "--validate", 6, "--results", out, "-q")
     assert res.exit_code == 0, res.output
@@ -110,7 +110,7 @@ def test_sptrsv_model_on_a_config(sptrsv_cal, tmp_path):
     res = invoke("bench", "sptrsv-model", "--calibration", sptrsv_cal, "--config", config, "--scale", "small",
                  "--repeats", 2, "--rounds", 1, "--out", out)
     assert res.exit_code == 0, res.output
-    from spbench.config import load_config
+    from spbench.pipeline.config import load_config
 
     df = load_rows(out)
     small = [d.name for d in load_config(config).scaled("small").datasets]

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.point_process import run_apart
-from spbench.results import ResultStore
+from spbench.pipeline.point_process import run_apart
+from spbench.store.results import ResultStore
 
 CFG = """
 name: apart

@@ -6,7 +6,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from spbench import preflight
+from spbench.pipeline import preflight
 from spbench.cli import main
 
 TUCKER = """
@@ -93,7 +93,7 @@ def test_sptrsv_sizes_come_from_the_recipe_the_table_and_the_file(tmp_path):
     import scipy.io
     import scipy.sparse as sp
 
-    from spbench.config import parse_config
+    from spbench.pipeline.config import parse_config
     from spbench.datasets import synthetic
     from spbench.sptrsv.memory_estimate import matrix_size
 
@@ -141,23 +141,23 @@ TINY_SPTRSV = """
 
 
 def test_spread_keeps_the_largest_and_spaces_the_rest():
-    from spbench.preflight_bench import spread
+    from spbench.harness.preflight_bench import spread
 
     assert spread(1, 5) == [4] and spread(2, 5) == [0, 4] and spread(3, 5) == [0, 2, 4]
     assert spread(4, 2) == [0, 1] and spread(2, 0) == []
 
 
 def test_within_a_quarter_of_the_measured_peak():
-    from spbench.preflight_bench import within
+    from spbench.harness.preflight_bench import within
 
     assert within(125, 100) and within(75, 100) and not within(126, 100) and not within(74, 100)
     assert within(None, 100) is None and within(100, 0) is None
 
 
 def test_one_point_config_holds_the_point_alone(write_config):
-    from spbench.config import parse_config, load_config
-    from spbench.preflight_bench import one_point_raw
-    from spbench.sweep import expand
+    from spbench.pipeline.config import parse_config, load_config
+    from spbench.harness.preflight_bench import one_point_raw
+    from spbench.pipeline.sweep import expand
 
     config = load_config(write_config(TINY_TUCKER))
     point = [p for p in expand(config) if p.dataset.name == "enron" and p.axes["ranks"] == 16][0]
@@ -167,7 +167,7 @@ def test_one_point_config_holds_the_point_alone(write_config):
 
 
 def test_bench_preflight_measures_estimated_points(write_config, tmp_path):
-    from spbench.results import load_rows
+    from spbench.store.results import load_rows
 
     tucker, sptrsv = write_config(TINY_TUCKER, "t.yaml"), write_config(TINY_SPTRSV, "s.yaml")
     out = tmp_path / "r"

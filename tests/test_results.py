@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from spbench.results import InvalidRow, ResultStore
-from spbench.row_schema import SCHEMA_VERSION
-from spbench.sweep import run_id
+from spbench.store.results import InvalidRow, ResultStore
+from spbench.store.row_schema import SCHEMA_VERSION
+from spbench.pipeline.sweep import run_id
 
 
 def _tucker_row(**over) -> dict:
@@ -98,7 +98,7 @@ def test_a_bench_row_is_checked_but_its_figures_are_its_own(tmp_path):
 
 
 def test_record_writer_makes_meta_then_keeps_what_was_first(tmp_path, monkeypatch):
-    from spbench import machine
+    from spbench.machine import facts as machine
 
     store = ResultStore(tmp_path / "res")
     facts = {"host": "a", "cpu": "c", "cores": 2}

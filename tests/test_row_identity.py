@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.results import load_rows
+from spbench.store.results import load_rows
 from spbench.sptrsv.calibration import calibrate as sptrsv_calibration
 
 CFG = """
@@ -262,8 +262,8 @@ CHANGES = {"repeats": 7, "seed": 3, "barrier": "omp", "launcher": "srun -n {rank
 def test_every_shipped_config_rerun_with_one_setting_changed_has_other_settings(path):
     """Each setting a flag or the environment changes gives the sweep other settings than its stored
     rows', so the rerun is refused (or, with --fresh, replaces them): a profile never mixes them."""
-    from spbench.config import load_config
-    from spbench.sweep import sweep_settings
+    from spbench.pipeline.config import load_config
+    from spbench.pipeline.sweep import sweep_settings
 
     config = load_config(path)
     for execution in sorted({config.execution, "simulate", "measured"} & set(_executions(config))):

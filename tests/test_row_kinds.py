@@ -6,12 +6,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from spbench import compare as compare_module
+from spbench.comparison import compare as compare_module
 from spbench.cli import main
-from spbench.compare import compare
+from spbench.comparison.compare import compare
 from spbench.experiment_registry import EXPERIMENTS, ROW_KINDS, get_experiment, get_row_kind
-from spbench.results import load_rows
-from spbench.row_schema import row_problems
+from spbench.store.results import load_rows
+from spbench.store.row_schema import row_problems
 
 
 def test_every_experiment_is_a_row_kind_and_bench_runs_nothing():

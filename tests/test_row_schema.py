@@ -8,14 +8,14 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.results import ResultStore, load_rows
-from spbench.row_schema import SCHEMA_VERSION, RowSchemaError
+from spbench.store.results import ResultStore, load_rows
+from spbench.store.row_schema import SCHEMA_VERSION, RowSchemaError
 
 
 def _folder(tmp_path, **row):
     """A folder holding one fragment as another spbench (or a hand) left it: written around the store,
     which writes only rows as this spbench declares them."""
-    from spbench.atomic_files import write_json
+    from spbench.store.atomic_files import write_json
 
     store = ResultStore(tmp_path / "sweep")
     write_json(store.fragment("a1"), {"run_id": "a1", "experiment": "sptrsv", "dataset": "d", "status": "ok", **row})
@@ -88,7 +88,7 @@ def _stored_rows(out):
 
 def _check_declared(rows):
     from spbench.experiment_registry import get_experiment
-    from spbench.row_schema import declared_fields, row_problems
+    from spbench.store.row_schema import declared_fields, row_problems
 
     assert rows
     for row in rows:
@@ -148,7 +148,7 @@ def test_failed_rows_are_as_declared(write_config, tmp_path, monkeypatch):
 
 def test_a_row_off_its_declaration_is_caught():
     from spbench.experiment_registry import get_experiment
-    from spbench.row_schema import declared_fields, row_problems
+    from spbench.store.row_schema import declared_fields, row_problems
 
     fields = declared_fields(get_experiment("sptrsv"))
     assert "solve_time" in fields and "hooi_time" not in fields

@@ -5,10 +5,10 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.config import ConfigError, load_config
+from spbench.pipeline.config import ConfigError, load_config
 from spbench.datasets import synthetic
 from spbench.datasets.registry import MatrixDataset
-from spbench.sweep import expand, run_id, run_parameters
+from spbench.pipeline.sweep import expand, run_id, run_parameters
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from spbench.config import load_config
-from spbench.results import ResultsBusy, ResultStore
-from spbench.shard import Shard, array_shard, parse_shard, slurm_provenance
-from spbench.sweep import expand
+from spbench.pipeline.config import load_config
+from spbench.store.results import ResultsBusy, ResultStore
+from spbench.pipeline.shard import Shard, array_shard, parse_shard, slurm_provenance
+from spbench.pipeline.sweep import expand
 
 CFG = """
 name: sharded

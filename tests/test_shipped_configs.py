@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from spbench.config import load_config
-from spbench.sweep import expand
+from spbench.pipeline.config import load_config
+from spbench.pipeline.sweep import expand
 
 CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
 

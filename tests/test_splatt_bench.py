@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.results import load_rows
+from spbench.store.results import load_rows
 
 
 def fake_splatt(tmp_path):

@@ -1,6 +1,6 @@
 """Sweep expansion: cartesian product, include/exclude, serial once, stable run ids."""
-from spbench.config import load_config
-from spbench.sweep import expand, run_id, run_parameters
+from spbench.pipeline.config import load_config
+from spbench.pipeline.sweep import expand, run_id, run_parameters
 
 CFG = """
 name: s
@@ -68,7 +68,7 @@ def test_run_parameters_are_the_experiments_identity_keys():
     """What a run_id hashes, per experiment: the common parameters plus the experiment's own keys
     that change a run (SpTrSV: barrier, schedule_repeats; Tucker: invocations, init, lanczos and ttm unless swept),
     never launcher, timeout or oversubscribe; stored rows keep their run_ids across versions."""
-    from spbench.config import parse_config
+    from spbench.pipeline.config import parse_config
     sptrsv = parse_config({"name": "a", "experiment": "sptrsv", "datasets": ["lap2d-5pt"],
                            "sweep": {"algorithm": ["serial", "growlocal"], "cores": [2], "kernel": ["auto"]},
                            "params": {"growlocal": {"sync_cost": 400}}})
@@ -99,7 +99,7 @@ def test_measured_runs_go_in_passes_simulated_runs_together(write_config):
     """A measured sweep runs run r of every point in pass r (a point's runs spread over the sweep);
     a simulated one keeps a point's runs, and a data set's points, together. Shards deal the same
     points either way."""
-    from spbench.shard import Shard
+    from spbench.pipeline.shard import Shard
     cfg = load_config(write_config(CFG + "runs: 3\n"))
     measured = expand(cfg)
     assert [p.repeat for p in measured] == [0] * 6 + [1] * 6 + [2] * 6

@@ -1,5 +1,5 @@
 """Timing helpers of the calibrations: round-robin medians."""
-from spbench.timing import collect_timings, interleaved_medians
+from spbench.machine.timing import collect_timings, interleaved_medians
 
 
 def test_interleaved_medians_visit_every_case_once_per_round_and_keep_medians():
@@ -22,7 +22,7 @@ def test_interleaved_medians_visit_every_case_once_per_round_and_keep_medians():
 def test_nested_collectors_end_in_any_order():
     """An inner collector opened while an equal (empty) outer one is open ends without removing the
     outer one; both see the timings made while they were open."""
-    from spbench.timing import median_time
+    from spbench.machine.timing import median_time
 
     with collect_timings() as outer:
         with collect_timings() as inner:

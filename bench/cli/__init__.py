@@ -41,7 +41,7 @@ class TopGroup(click.Group):
         """A write that fails where a command does not say more (a full disk, a read-only folder)
         is one line naming the path and the cause, exit code 1; a plugin that cannot be loaded
         (``$SPBENCH_PLUGINS``) one line naming it, exit code 2."""
-        from spbench.atomic_files import WriteFailed
+        from spbench.store.atomic_files import WriteFailed
         from spbench.plugins import PluginError
 
         try:

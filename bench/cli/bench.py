@@ -1,13 +1,13 @@
 """``spbench bench NAME``: the benchmarks as subcommands built from their declarations, storing their
 rows like any sweep.
 
-:func:`build_command` makes one click command from a :class:`~spbench.bench_declaration.Benchmark`:
+:func:`build_command` makes one click command from a :class:`~spbench.harness.declaration.Benchmark`:
 its options, ``--out`` (default ``results/bench-NAME/``), ``--fresh`` and ``--quiet``; the checks
 (a bad option is one line and exit code 2 with nothing written); the locked results folder; the
-measurement (progress on stderr); one row per item (:mod:`spbench.bench_rows`: a second invocation
+measurement (progress on stderr); one row per item (:mod:`spbench.harness.rows`: a second invocation
 appends its rows as the next repeat, ``--fresh`` starts over) and the benchmark's Markdown table on
 stdout. Exit 1 when an item ended error, timeout or invalid. The group lists and builds commands
-from the declarations (:mod:`spbench.bench_catalog`), so `spbench bench --help` imports no
+from the declarations (:mod:`spbench.harness.catalog`), so `spbench bench --help` imports no
 measuring code.
 """
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import click
 
-from spbench.bench_catalog import declared
-from spbench.bench_declaration import Benchmark, BenchRun
-from spbench.bench_options import BadOption, Option, names_of
+from spbench.harness.catalog import declared
+from spbench.harness.declaration import Benchmark, BenchRun
+from spbench.harness.options import BadOption, Option, names_of
 from spbench.cli.errors import OneLineCommand, UsageFailure
 
 __all__ = ["bench", "build_command", "measure_and_store", "BenchCommand", "BenchGroup", "NamesChoice"]
@@ -137,10 +137,10 @@ def build_command(declaration: Benchmark) -> BenchCommand:
 
 def measure_and_store(name: str, options: dict, code: str, measure, out_dir, fresh: bool, quiet: bool) -> None:
     """Lock the folder, measure (``measure(say)`` → items), store the rows, print the table."""
-    from spbench.atomic_files import WriteFailed
-    from spbench.bench_rows import bench_folder, store_items
-    from spbench.bench_tables import bench_table
-    from spbench.results import ResultsBusy
+    from spbench.store.atomic_files import WriteFailed
+    from spbench.harness.rows import bench_folder, store_items
+    from spbench.harness.tables import bench_table
+    from spbench.store.results import ResultsBusy
 
     out = out_dir or Path("results") / f"bench-{name}"
     options = json.loads(json.dumps(options))

@@ -61,7 +61,7 @@ def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, valida
     nonzero, barrier, weak barrier, P2P wait) or Tucker (TTM, oracle, Lanczos, MPI latency and
     per-word cost from a 2-rank micro-benchmark); --validate SIZE then stores the model's
     validation rows (`spbench profile` reads them)."""
-    from spbench.atomic_files import WriteFailed, probe_folder
+    from spbench.store.atomic_files import WriteFailed, probe_folder
     from spbench.experiment_registry import get_experiment
 
     chosen = get_experiment(experiment)
@@ -93,7 +93,7 @@ def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, valida
         except (OSError, ValueError) as exc:
             raise UsageFailure(f"spbench calibrate: --costs: {exc}") from None
     else:
-        from spbench.machine_load import MachineBusy, check_now, require_quiet
+        from spbench.machine.load import MachineBusy, check_now, require_quiet
 
         what = f"spbench calibrate --experiment {experiment}"
         try:

@@ -38,8 +38,8 @@ def compare(base, new, metric, threshold, fdr, fail, cross_machine, out_dir):
     p-values and the geometric mean; flags regressions and improvements, says which points are
     inconclusive (one run on a side). Exit 0, 1 with --fail on a regression, 2 for bad input or no
     matched point (one line, nothing written)."""
-    from spbench.atomic_files import WriteFailed, probe_folder
-    from spbench.compare import CompareError, compare as run_compare, report_lines, write_outputs
+    from spbench.store.atomic_files import WriteFailed, probe_folder
+    from spbench.comparison.compare import CompareError, compare as run_compare, report_lines, write_outputs
 
     try:
         result = run_compare(base, new, metric=metric, threshold=_fraction("--threshold", threshold),

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from spbench.atomic_files import WriteFailed, probe_folder
+from spbench.store.atomic_files import WriteFailed, probe_folder
 from spbench.cli.errors import OneLineCommand, UsageFailure
 from spbench.datasets import synthetic
 from spbench.datasets.conversion_progress import ConversionProgress

@@ -10,7 +10,7 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def info(as_json):
     """Machine, build and MPI facts (what every results folder's meta.json records)."""
-    from spbench.machine import machine_facts
+    from spbench.machine.facts import machine_facts
 
     facts = machine_facts()
     if as_json:

@@ -31,11 +31,11 @@ def profile(results_dir, plots_dir, force):
 def _profile_folders(results_dir, plots_dir, force: bool) -> None:
     """Every folder's rows read first, then each report written and swapped in whole
     (:mod:`spbench.report.profile_folders`); a refusal writes nothing and makes no folder."""
-    from spbench.atomic_files import WriteFailed, probe_folder
+    from spbench.store.atomic_files import WriteFailed, probe_folder
     from spbench.report.profile_folders import folder_rows, write_reports
     from spbench.report.report_stamp import Stamp
-    from spbench.results import find_result_dirs
-    from spbench.row_schema import RowSchemaError
+    from spbench.store.results import find_result_dirs
+    from spbench.store.row_schema import RowSchemaError
 
     plots_dir = Path(plots_dir)
     folders = find_result_dirs(results_dir)

@@ -60,13 +60,13 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
     invalid, or when a write fails mid-sweep (a full disk: the rows stored are kept), 2 for a bad
     config or data set, a point that would not fit in memory (or stores on disk), a busy results
     folder or one nothing can be written into (nothing written)."""
-    from spbench.atomic_files import WriteFailed
-    from spbench.config import ConfigError, load_config
-    from spbench.preflight import skipped
-    from spbench.results import ResultsBusy
-    from spbench.runner import RunError, SweepStopped, run_sweep
-    from spbench.shard import parse_shard
-    from spbench.sweep import expand
+    from spbench.store.atomic_files import WriteFailed
+    from spbench.pipeline.config import ConfigError, load_config
+    from spbench.pipeline.preflight import skipped
+    from spbench.store.results import ResultsBusy
+    from spbench.pipeline.runner import RunError, SweepStopped, run_sweep
+    from spbench.pipeline.shard import parse_shard
+    from spbench.pipeline.sweep import expand
 
     try:
         config = load_config(config_file).with_overrides(execution=execution, repeats=repeats, runs=runs,
@@ -126,8 +126,8 @@ def _dry_run(config, points, out, resume) -> None:
     """`--dry-run`: the points (marking those stored) with each one's estimated peak memory, the
     disk the stores still to generate take, and what this machine has free."""
     from spbench.experiment_registry import get_experiment
-    from spbench.preflight import available_memory, data_disk, size_text
-    from spbench.runner import RunError, estimate_points, stored_points
+    from spbench.pipeline.preflight import available_memory, data_disk, size_text
+    from spbench.pipeline.runner import RunError, estimate_points, stored_points
 
     try:
         estimates = estimate_points(config, points)
@@ -156,7 +156,7 @@ def _dry_run(config, points, out, resume) -> None:
 def _slurm_array(config, config_file, points, count, submit):
     """`--slurm-array N`: the array job's sbatch command (printed, or submitted with --submit); the
     run flags given on this command line travel with it."""
-    from spbench.slurm_array import array_command, render, submit as submit_job
+    from spbench.pipeline.slurm_array import array_command, render, submit as submit_job
 
     ctx = click.get_current_context()
     flags = []

@@ -296,7 +296,7 @@ def paper_modules() -> list:
 def read_rows(paths) -> tuple[pd.DataFrame, list[str], list[str]]:
     """The rows of every sweep folder under ``paths`` as one frame (column ``results_folder`` added),
     the folders read and one note per fragment or folder left out."""
-    from spbench.results import find_result_dirs, stored_rows
+    from spbench.store.results import find_result_dirs, stored_rows
 
     rows, sources, notes = [], [], []
     for path in paths:
@@ -316,7 +316,7 @@ def read_rows(paths) -> tuple[pd.DataFrame, list[str], list[str]]:
 def write_page(paths, out_dir) -> tuple[Path, dict]:
     """Read the rows under ``paths``, judge every paper's claims and write ``out_dir/REPORT.md``
     atomically; the page's path and the counts."""
-    from spbench.atomic_files import atomic_write_text
+    from spbench.store.atomic_files import atomic_write_text
 
     df, sources, notes = read_rows(paths)
     sections = []

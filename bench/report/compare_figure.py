@@ -1,5 +1,5 @@
 """The figure of `spbench compare`: NEW/BASE ratio per point with its t-interval over the runs,
-coloured by verdict (:mod:`spbench.compare_statistics`). The axis spans the ratios and the
+coloured by verdict (:mod:`spbench.comparison.statistics`). The axis spans the ratios and the
 threshold band with a margin: a t-interval over 2 runs a side can span decades, and its end beyond
 the axis is drawn as an arrow at the edge (the CSV keeps the whole interval)."""
 from __future__ import annotations

@@ -16,8 +16,8 @@ from spbench.report.tables import atomic_output, write_csv  # noqa: E402
 
 def scale_phrase(df: pd.DataFrame) -> str:
     """"--scale small" when the rows come from a reduced ``--scale`` run (its config is named
-    ``<name>_<scale>``, :meth:`spbench.config.Config.scaled`), "" at full scale."""
-    from spbench.scales import SCALES, scaled_name
+    ``<name>_<scale>``, :meth:`spbench.pipeline.config.Config.scaled`), "" at full scale."""
+    from spbench.pipeline.scales import SCALES, scaled_name
 
     configs = set(df["config"].dropna().astype(str)) if "config" in df.columns else set()
     scales = sorted({s for s in SCALES if s != "full" for c in configs if c.endswith(scaled_name("", s))})

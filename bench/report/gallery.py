@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from spbench.atomic_files import atomic_output, atomic_write_text
+from spbench.store.atomic_files import atomic_output, atomic_write_text
 
 WIDTH = 760
 """Width in pixels of a gallery image (the reports' PNGs are 150 dpi, about 1100 px wide)."""

@@ -1,5 +1,5 @@
 """What a report must say about how its rows were obtained: measured rows taken on a busy machine
-(the row's ``load``, :mod:`spbench.machine_load`) or with more threads/ranks than cores
+(the row's ``load``, :mod:`spbench.machine.load`) or with more threads/ranks than cores
 (``oversubscribed``), simulated rows whose costs a calibration did not measure but its
 extrapolation law supplied (``model_extrapolated``, ``model_law``), and simulated rows modelled
 with a calibration kept only with --force (their ``settings``).  One section for every

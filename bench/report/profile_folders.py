@@ -19,10 +19,10 @@ from pathlib import Path
 
 import click
 
-from spbench.atomic_files import WriteFailed
+from spbench.store.atomic_files import WriteFailed
 from spbench.report.report_stamp import Stamp
 from spbench.report.row_check import profile_problems, read_meta, rows_read
-from spbench.results import stored_rows
+from spbench.store.results import stored_rows
 
 #: a temporary report folder is PLOTS/<name><STAGING><pid>; this file in it marks it as one
 STAGING, MARKER = ".tmp-", ".spbench-profile"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from spbench.atomic_files import write_json
+from spbench.store.atomic_files import write_json
 
 STAMP_NAME = ".profile_stamp.json"
 #: libraries whose version changes what a report draws

@@ -1,5 +1,5 @@
 """Which stored rows `spbench profile` and `spbench compare` read: a row whose fields are not as its kind
-declares (:mod:`spbench.row_schema`), or one of another experiment than its folder's, is left out with
+declares (:mod:`spbench.store.row_schema`), or one of another experiment than its folder's, is left out with
 one line naming its file and what was expected, never a traceback somewhere in a table.
 
 A reader checks every declared field a row carries against its declared types, and asks only for the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from spbench.experiment import Experiment
 from spbench.experiment_registry import ROW_KINDS, get_row_kind
-from spbench.row_schema import declared_fields
+from spbench.store.row_schema import declared_fields
 
 #: what every profile reads of a row besides its kind's axes: its identity and its outcome
 PROFILE_FIELDS = ("run_id", "schema_version", "experiment", "config", "dataset", "execution", "status", "repeat")

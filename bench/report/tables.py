@@ -1,5 +1,5 @@
 """Tables from result rows as Markdown + CSV. Every file is written atomically
-(:mod:`spbench.atomic_files`); the SpTrSV summary is :mod:`spbench.sptrsv.report.summary`.
+(:mod:`spbench.store.atomic_files`); the SpTrSV summary is :mod:`spbench.sptrsv.report.summary`.
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from spbench.atomic_files import atomic_output  # noqa: F401  (figures write through it)
-from spbench.atomic_files import atomic_write_text as write_text
+from spbench.store.atomic_files import atomic_output  # noqa: F401  (figures write through it)
+from spbench.store.atomic_files import atomic_write_text as write_text
 
 
 def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> Path:

@@ -12,11 +12,11 @@ from threadpoolctl import threadpool_limits
 
 from spbench.datasets.transforms import lower_triangle
 from spbench.kernels.sptrsv import _sptrsv
-from spbench.machine import usable_cores
+from spbench.machine.facts import usable_cores
 from spbench.sptrsv.dag import DAG, check_lower
 from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph, validate, validate_tasks
 from spbench.sptrsv.schedulers import SCHEDULERS
-from spbench.timing import median_time
+from spbench.machine.timing import median_time
 
 DEFAULT_BARRIER = "spin"
 BARRIERS = {"spin": _sptrsv.BARRIER_SPIN, "omp": _sptrsv.BARRIER_OMP}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
-from spbench.row_schema import NUMBER, optional, required
+from spbench.store.row_schema import NUMBER, optional, required
 
 #: the fields SpTrSV rows add to the common ones (docs/design.md, "Results"): measured and simulated rows carry
 #: the solve, `execution: schedule` rows the schedule's work statistics and no solve time
@@ -24,7 +24,7 @@ ROW_FIELDS = {
     # simulated: costs of a core count the calibration did not measure, and the law that supplied them
     "model_extrapolated": optional(bool), "model_law": optional(str, None),
     # measured: more threads than this machine's usable cores (time slices, not costs), and the
-    # machine's load over the point (spbench.machine_load)
+    # machine's load over the point (spbench.machine.load)
     "oversubscribed": optional(bool), "load": optional(dict),
     # a scheduler's calls behind `schedule_time` (their median; key `schedule_repeats`), the slowest
     # over the median and whether it passed execute.NOISY_SPREAD (None with too few calls to tell)
@@ -156,7 +156,7 @@ class SptrsvExperiment(Experiment):
     def check_points(self, config, points) -> None:
         """Refuse, before anything runs, core counts this machine cannot execute (measured) or a
         missing calibration (simulated)."""
-        from spbench.machine import usable_cores
+        from spbench.machine.facts import usable_cores
 
         if config.execution == "schedule":  # schedules only: any core count, nothing runs on the cores
             return
@@ -223,8 +223,8 @@ class SptrsvExperiment(Experiment):
             result["model_extrapolated"] = bool(result["model"]["extrapolated"])
             result["model_law"] = result["model"].get("law")
         else:
-            from spbench.machine import usable_cores
-            from spbench.machine_load import LoadWatch, timing_spread
+            from spbench.machine.facts import usable_cores
+            from spbench.machine.load import LoadWatch, timing_spread
             watch = LoadWatch()
             plan = self._plan(prepared, axes, params, config)
             result = solve_point(prepared.lower, axes["algorithm"], axes["cores"], repeats=config.repeats,

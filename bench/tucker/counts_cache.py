@@ -4,7 +4,7 @@ sweep of the same tensors, schemes and rank counts (``tucker_k20`` after ``tucke
 differs) or a ``--fresh`` rerun reads them instead of streaming the store again.
 
 A file ``$SPBENCH_DATA/counts/<tensor>-<hash>.npz`` per (data set checksum, scheme, its parameters,
-P, seed, code version of the Tucker package and kernels: :func:`spbench.code_version.code_version`),
+P, seed, code version of the Tucker package and kernels: :func:`spbench.store.code_version.code_version`),
 written atomically; its identity is stored inside and checked on reading, and a file that cannot be
 read whole (corrupt, partial, another identity) counts as absent and is written again.
 ``SPBENCH_COUNTS_CACHE=0`` turns it off (nothing read, nothing written): `spbench bench preflight`
@@ -34,7 +34,7 @@ LAYOUT = 1
 
 @lru_cache(maxsize=None)
 def _code() -> str:
-    from spbench.code_version import code_version
+    from spbench.store.code_version import code_version
 
     return code_version("tucker")
 
@@ -48,7 +48,7 @@ def counts_identity(checksum: str, scheme: str, ranks: int, seed: int, params: d
 
 def counts_path(identity: dict, label: str = "tensor") -> Path:
     """The cache file of ``identity`` (``label`` names the tensor for people)."""
-    from spbench.cache_root import data_dir
+    from spbench.store.cache_root import data_dir
 
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label) or "tensor"
@@ -75,7 +75,7 @@ def enabled() -> bool:
 def save_counts(path: Path, identity: dict, cached: CachedCounts) -> None:
     """Write ``cached`` to ``path`` atomically; a write that fails (full disk) leaves no file and
     is not an error of the point (the counts are only kept for later)."""
-    from spbench.atomic_files import WriteFailed, atomic_output, json_ready
+    from spbench.store.atomic_files import WriteFailed, atomic_output, json_ready
 
     if not enabled():
         return

@@ -26,7 +26,7 @@ from pathlib import Path
 from spbench.datasets.store_duplicates import DUPLICATE_RULES
 
 from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
-from spbench.row_schema import NUMBER, optional, required
+from spbench.store.row_schema import NUMBER, optional, required
 from spbench.tucker.schemes import get_scheme
 
 #: `init:` initial factors, random (seeded, orthonormalized) or hosvd
@@ -50,7 +50,7 @@ ROW_FIELDS = {
     "dist_cached": optional(bool), "counts_cached": optional(bool), "init": optional(str), "lanczos": optional(str),
     "invocations": optional(int), "threads": optional(int),
     # measured with more ranks than this machine's cores (time slices, not costs); the machine's load
-    # over the MPI job that ran the row (spbench.machine_load)
+    # over the MPI job that ran the row (spbench.machine.load)
     "oversubscribed": optional(bool), "load": optional(dict),
     **dict.fromkeys(("dist_time", "hooi_time", "ttm_time", "svd_time", "comm_time", "other_time", "core_time",
                      "fm_time", "init_time", "plan_time", "dist_policy_time", "dist_redistribute_time", "fit", "e_max",
@@ -173,7 +173,7 @@ class TuckerExperiment(Experiment):
         import json
 
         mpi = {k: v for k, v in measured["mpi"].items() if k != "raw"}
-        from spbench.machine_load import describe
+        from spbench.machine.load import describe
 
         def number(v) -> str:
             return ", ".join(f"{x:.4g}" for x in v) if isinstance(v, (list, tuple)) else f"{v:.4g}"
@@ -207,7 +207,7 @@ class TuckerExperiment(Experiment):
 
     def check_points(self, config, points) -> None:
         """Measured runs: refuse, before anything starts, rank counts this machine cannot host."""
-        from spbench.machine import usable_cores
+        from spbench.machine.facts import usable_cores
         from spbench.tucker.mpi.launch import launcher_command
 
         if config.execution != "measured":

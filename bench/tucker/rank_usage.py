@@ -16,7 +16,7 @@ import resource
 
 import numpy as np
 
-from ..machine import proc_kb
+from spbench.machine.facts import proc_kb
 
 __all__ = ["reset_peak_rss", "peak_rss_mb", "proc_kb", "distributed_metrics"]
 

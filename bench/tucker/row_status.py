@@ -63,7 +63,7 @@ def value_summary(store) -> dict:
     over the values column, cached beside the store (a store is never rewritten)."""
     import numpy as np
 
-    from spbench.atomic_files import write_json
+    from spbench.store.atomic_files import write_json
     from spbench.datasets.tensor_store import iter_columns, read_header
 
     store = Path(store)

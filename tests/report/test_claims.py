@@ -8,7 +8,7 @@ import pytest
 
 from spbench.report import claims as engine
 from spbench.report.claims import VERDICTS, evaluate, judge_cases, judge_cells, judge_range, judge_value
-from spbench.row_schema import SCHEMA_VERSION
+from spbench.store.row_schema import SCHEMA_VERSION
 from spbench.sptrsv.report import claims as sptrsv_claims
 from spbench.tucker.report import claims as tucker_claims
 

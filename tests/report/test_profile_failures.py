@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.row_schema import SCHEMA_VERSION
+from spbench.store.row_schema import SCHEMA_VERSION
 
 #: a sweep of two points that runs in a second (a JSON config is YAML too)
 CFG = {"name": "tiny", "experiment": "sptrsv", "datasets": [{"lap2d-5pt": {"grid": 10}}],
@@ -153,7 +153,7 @@ def test_rows_of_two_sweeps_in_one_folder_are_one_line_and_the_others_profiled(s
 
 def _failing_mkstemp(monkeypatch, where: str, after: int):
     """tempfile.mkstemp (every atomic write) failing with a full disk under ``where`` after ``after`` files."""
-    import spbench.atomic_files as atomic
+    import spbench.store.atomic_files as atomic
 
     real, made = atomic.tempfile.mkstemp, []
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from spbench.cli import main
 from spbench.report import report, report_stamp
-from spbench.row_schema import SCHEMA_VERSION
+from spbench.store.row_schema import SCHEMA_VERSION
 
 FOLDERS = ("sweep_a", "sweep_b", "sweep_c")
 

@@ -6,11 +6,11 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve_triangular
 
 from spbench.sptrsv.dag import DAG
-from spbench.machine import usable_cores
+from spbench.machine.facts import usable_cores
 from spbench.sptrsv.execute import prepare_lower, solve_point
 from spbench.sptrsv.schedule import Schedule, ScheduleError, reorder, validate
 from spbench.sptrsv.schedulers import SCHEDULERS, elastic_divide
-from spbench.parameters import defaults
+from spbench.pipeline.parameters import defaults
 
 # Cross-checked against OneStopParallel (branch ssp_kernel) GrowLocalSSP<..., 2> built from
 # source, L = 2000: identical (core, superstep) arrays.

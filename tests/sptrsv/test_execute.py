@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from spbench.kernels import _build_info
 from spbench.sptrsv import execute
-from spbench.machine import usable_cores
+from spbench.machine.facts import usable_cores
 from spbench.sptrsv.execute import backward_error, solve_point
 
 KEYS = {"kernel", "staleness", "cores", "n", "nnz", "wavefronts", "supersteps", "schedule_time",
@@ -90,7 +90,7 @@ def test_children_spawned_unpinned_get_every_core_back():
     """Bound threads pin the main thread to one core, which a child process would inherit; spawned
     inside ``unpinned_for_children`` (an original code run beside ours) it gets all the cores."""
     code = ("import subprocess, sys, scipy.sparse as sp; from spbench.sptrsv.execute import solve_point; "
-            "from spbench.machine import unpinned_for_children; "
+            "from spbench.machine.facts import unpinned_for_children; "
             "solve_point(sp.eye(4, format='csr'), 'wavefront', 2, repeats=1); "
             "count = [sys.executable, '-c', 'import os; print(len(os.sched_getaffinity(0)))']; "
             "pinned = subprocess.run(count, capture_output=True, text=True).stdout.strip()\n"

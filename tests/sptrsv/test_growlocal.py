@@ -5,11 +5,11 @@ import pytest
 import scipy.sparse as sp
 
 from spbench.sptrsv.dag import DAG
-from spbench.machine import usable_cores
+from spbench.machine.facts import usable_cores
 from spbench.sptrsv.execute import prepare_lower, solve_point
 from spbench.sptrsv.schedule import validate
 from spbench.sptrsv.schedulers import SCHEDULERS, growlocal, wavefront
-from spbench.parameters import defaults
+from spbench.pipeline.parameters import defaults
 
 # Cross-checked against OneStopParallel (branch ssp_kernel) GrowLocalAutoCores built from source,
 # L = 500: identical (core, superstep) arrays; 54 supersteps on 300 x 300 at 2 cores is also the

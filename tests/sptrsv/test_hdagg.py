@@ -7,11 +7,11 @@ import scipy.sparse.linalg as spla
 from spbench.kernels import _build_info
 from spbench.kernels.sptrsv import _hdagg
 from spbench.sptrsv.dag import DAG
-from spbench.machine import usable_cores
+from spbench.machine.facts import usable_cores
 from spbench.sptrsv.execute import prepare_lower, solve_point
 from spbench.sptrsv.schedule import reorder, validate
 from spbench.sptrsv.schedulers import SCHEDULERS, hdagg
-from spbench.parameters import defaults
+from spbench.pipeline.parameters import defaults
 
 PARALLEL = min(2, usable_cores()) if _build_info.openmp_enabled() else 1
 

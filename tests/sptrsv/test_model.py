@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from spbench.sptrsv.calibration import calibrate as cal
 from spbench.sptrsv.dag import DAG
-from spbench.machine import usable_cores
+from spbench.machine.facts import usable_cores
 from spbench.sptrsv.execute import prepare_lower
 from spbench.sptrsv.model import barrier_sweep, costs_for, predict_point, simulate, validate_model
 from spbench.sptrsv.schedule import Schedule, task_graph, validate

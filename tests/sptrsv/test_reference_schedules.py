@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.results import load_rows
+from spbench.store.results import load_rows
 from spbench.sptrsv.execute import prepare_lower
 from spbench.sptrsv.benchmarks.reference_schedules import ReferenceFailed, parse_driver, write_lower_mtx
 

@@ -5,8 +5,8 @@ from click.testing import CliRunner
 
 from spbench.cli import main
 from spbench.experiment_registry import get_row_kind
-from spbench.results import load_rows
-from spbench.row_schema import row_problems
+from spbench.store.results import load_rows
+from spbench.store.row_schema import row_problems
 
 
 def test_rows_of_both_schedulers(tmp_path):

@@ -61,9 +61,9 @@ def test_schedule_repeats_is_checked(write_config, tmp_path, value):
 
 def test_simulated_rows_time_their_schedules_too(tmp_path, monkeypatch):
     """A simulated point runs its scheduler for real: its row carries the calls and the wait policy."""
-    from spbench.config import parse_config
+    from spbench.pipeline.config import parse_config
     from spbench.experiment_registry import get_experiment
-    from spbench.sweep import expand
+    from spbench.pipeline.sweep import expand
 
     monkeypatch.setenv("OMP_WAIT_POLICY", "active")
     config = parse_config({"name": "s", "experiment": "sptrsv", "execution": "simulate",

@@ -6,7 +6,7 @@ to the residual bound of the measured protocol (§5.1)."""
 import pytest
 
 from spbench.datasets.synthetic import GENERATORS, generate
-from spbench.machine import usable_cores
+from spbench.machine.facts import usable_cores
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import RESIDUAL_TOL, prepare_lower, solve_point
 from spbench.sptrsv.schedule import Schedule, TaskSchedule, validate, validate_tasks

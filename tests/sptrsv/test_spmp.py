@@ -7,12 +7,12 @@ import scipy.sparse as sp
 
 from spbench.kernels import _build_info
 from spbench.sptrsv.dag import DAG
-from spbench.machine import usable_cores
+from spbench.machine.facts import usable_cores
 from spbench.sptrsv.execute import prepare_lower, solve_point
 from spbench.sptrsv.schedule import (Schedule, ScheduleError, TaskSchedule, task_graph,
                                      validate, validate_tasks)
 from spbench.sptrsv.schedulers import SCHEDULERS, spmp, wavefront
-from spbench.parameters import defaults
+from spbench.pipeline.parameters import defaults
 
 PARALLEL = min(2, usable_cores()) if _build_info.openmp_enabled() else 1
 

@@ -8,7 +8,7 @@ from spbench.kernels import _build_info
 from spbench.kernels.sptrsv import _sptrsv
 from spbench.sptrsv import execute
 from spbench.sptrsv.dag import DAG
-from spbench.machine import usable_cores
+from spbench.machine.facts import usable_cores
 from spbench.sptrsv.execute import prepare_lower, solve_point
 from spbench.sptrsv.schedule import Schedule, reorder, task_graph, validate, validate_tasks
 from spbench.sptrsv.schedulers import wavefront

@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from spbench.calibration import relative_difference
+from spbench.store.calibration_file import relative_difference
 from spbench.cli import main
 from spbench.tucker.calibration.agreement import agreement_rows
 from spbench.tucker.calibration.calibrate import save

@@ -105,7 +105,7 @@ def test_a_rank_imports_no_pandas(fresh_python):
     distribution, HOOI, the schemes) leaves pandas out: it would add about 60 MB to every rank's
     peak, which the pre-flight's per-rank law does not count."""
     code = ("import sys\n"
-            "import spbench.tucker.mpi.worker, spbench.results, spbench.plugins, spbench.tucker.mpi.job_progress\n"
+            "import spbench.tucker.mpi.worker, spbench.store.results, spbench.plugins, spbench.tucker.mpi.job_progress\n"
             "import spbench.tucker.mpi.task_loop, spbench.tucker.mpi.distribute, spbench.tucker.hooi.loop\n"
             "import spbench.tucker.schemes, spbench.tucker.rank_usage\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'matplotlib'}))\n")

@@ -188,7 +188,7 @@ def test_registered_toy_scheme_runs_measured_under_mpi(write_config, tmp_path, m
     from spbench.cli import main
     from spbench.datasets.tensor_registry import standin
     from spbench.experiment_registry import get_experiment
-    from spbench.row_schema import declared_fields, row_problems
+    from spbench.store.row_schema import declared_fields, row_problems
     from spbench.tucker.metrics import compute_metrics
 
     plugin = _load_plugin()

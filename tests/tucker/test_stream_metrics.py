@@ -119,7 +119,7 @@ def test_a_simulated_point_imports_no_pandas(fresh_python):
     registry and readers, the streaming engine) leaves pandas and matplotlib out: they would add
     40 MB or more to the process the law's POINT_BASE_BYTES counts as 35 MB."""
     code = ("import sys\n"
-            "import spbench.cli, spbench.runner, spbench.point_process, spbench.preflight\n"
+            "import spbench.cli, spbench.pipeline.runner, spbench.pipeline.point_process, spbench.pipeline.preflight\n"
             "import spbench.datasets.frostt, spbench.datasets.tensor_registry, spbench.tucker.experiment\n"
             "import spbench.tucker.stream_metrics, spbench.tucker.memory_estimate, spbench.tucker.schemes\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'matplotlib'}))\n")

@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from spbench.cli import main
-from spbench.config import ConfigError, load_config
+from spbench.pipeline.config import ConfigError, load_config
 from spbench.datasets.errors import DatasetError
 from spbench.datasets.tensor_registry import resolve, standin
 from spbench.tucker.metrics import compute_metrics

@@ -227,8 +227,8 @@ def test_hooi_same_fit_with_either_kernel(ttm_kind, make_tensor):
 
 
 def test_config_ttm_key_and_axis(tmp_path):
-    from spbench.config import ConfigError, parse_config
-    from spbench.sweep import expand as expand_points, run_parameters
+    from spbench.pipeline.config import ConfigError, parse_config
+    from spbench.pipeline.sweep import expand as expand_points, run_parameters
 
     base = {"name": "t", "experiment": "tucker", "fallback": "standin", "datasets": [{"nell2": {"nnz": 2000}}],
             "sweep": {"algorithm": ["lite"], "ranks": [1], "K": [2]}}

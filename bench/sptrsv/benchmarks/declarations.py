@@ -11,13 +11,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from spbench.bench_calibration import CALIBRATION
-from spbench.bench_declaration import Benchmark
-from spbench.bench_options import BadOption, Option, executable, within_machine
+from spbench.harness.calibration_option import CALIBRATION
+from spbench.harness.declaration import Benchmark
+from spbench.harness.options import BadOption, Option, executable, within_machine
 
 #: the shipped configs, whose data sets sptrsv-refs' matrix sets name
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
-TABLES = "spbench.bench_tables"
+TABLES = "spbench.harness.tables"
 #: the schedulers sptrsv-model validates when neither --algorithms nor a config names them
 MODEL_ALGORITHMS = "serial,wavefront,growlocal,elastic_divide,spmp"
 
@@ -177,7 +177,7 @@ BENCHMARKS = (
                Option("--config", "file", None, "Validate on this SpTrSV config's data sets and schedulers instead "
                       "of the grid.", as_path=True, show_default=False),
                Option("--scale", "choice", "full", "With --config: small = its stand-ins at about 1/8 of the rows.",
-                      choices="spbench.scales:SCALES"),
+                      choices="spbench.pipeline.scales:SCALES"),
                Option("--cores", "text", None, "Comma-separated core counts (default: the calibrated ones).",
                       show_default=False),
                Option("--algorithms", "text", None, f"Comma-separated [default: {MODEL_ALGORITHMS}, or the "
@@ -185,7 +185,7 @@ BENCHMARKS = (
                Option("--repeats", "int", 50, "Timed solves per measured point.", minimum=1),
                Option("--rounds", "int", 3, "Interleaved rounds per measured point.", minimum=1),
                CALIBRATION),
-              "spbench.sptrsv.benchmarks.model_bench:measure", "spbench.model_bench_tables:sptrsv_model_table",
+              "spbench.sptrsv.benchmarks.model_bench:measure", "spbench.harness.model_tables:sptrsv_model_table",
               "sptrsv", check="spbench.sptrsv.benchmarks.model_bench:check"),
     Benchmark("schedule-in-sweep", "SpMP's and GrowLocal's scheduling time in an `execution: schedule` sweep beside "
                                    "the scheduler timed standalone, interleaved rounds (within 1.2x when quiet?).",

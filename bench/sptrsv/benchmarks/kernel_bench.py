@@ -22,7 +22,7 @@ from spbench.datasets.synthetic import generate
 from spbench.kernels.sptrsv import _sptrsv
 from spbench.datasets.transforms import lower_triangle
 from spbench.sptrsv.execute import WARMUP_RUNS, solve_point
-from spbench.timing import median_time
+from spbench.machine.timing import median_time
 
 
 def _laplacian_lower(grid: int):

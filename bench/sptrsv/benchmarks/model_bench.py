@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spbench.bench_calibration import read_calibration
-from spbench.bench_options import BadOption, parse_ints, parse_names, within_machine
+from spbench.harness.calibration_option import read_calibration
+from spbench.harness.options import BadOption, parse_ints, parse_names, within_machine
 from spbench.sptrsv.benchmarks.declarations import MODEL_ALGORITHMS
 
 __all__ = ["check", "measure"]
@@ -17,7 +17,7 @@ __all__ = ["check", "measure"]
 def _config(path, scale: str):
     """The SpTrSV config at ``path`` at ``scale``, stand-ins for matrices not cached; BadOption when it
     is not one."""
-    from spbench.config import ConfigError, load_config
+    from spbench.pipeline.config import ConfigError, load_config
 
     try:
         config = load_config(path).with_overrides(scale=scale, fallback="standin")
@@ -62,7 +62,7 @@ def _matrices(o: dict, say):
         yield f"lap2d-5pt[grid={o['grid']}]", prepare_lower(generate("lap2d-5pt", {"grid": o["grid"]})), {}
         return
     from spbench.experiment_registry import get_experiment
-    from spbench.sweep import expand
+    from spbench.pipeline.sweep import expand
 
     unscaled = _config(Path(o["config"]), "full")
     config = unscaled.with_overrides(scale=o["scale"])

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from spbench.timing import interleaved_medians, median_time
+from spbench.machine.timing import interleaved_medians, median_time
 
 #: the driver's scheduler names → the row fields their supersteps go to
 REFERENCE_FIELDS = {"hdagg_tree": "ref_supersteps", "hdagg_tree_bfs": "ref_supersteps_bfs",
@@ -44,7 +44,7 @@ def write_lower_mtx(L: sp.csr_matrix, path: Path, values: bool = False) -> Path:
     """L as Matrix Market, entries column by column, rows ascending (the order the original's
     reader needs: it builds CSC pointers from consecutive column indices); values 1 (the pattern
     is all a schedule reads) unless ``values``, then L's own, exactly (for the solve)."""
-    from spbench.atomic_files import atomic_output
+    from spbench.store.atomic_files import atomic_output
 
     C = L.tocsc()
     C.sort_indices()
@@ -77,7 +77,7 @@ def run_driver(binary: str, mtx: Path, cores: int, only: list[str], threads: int
                extra: list[str] = ()) -> dict:
     """One driver process at one core count (SpMP's thread pool cannot grow within a process),
     free to use every core this process's threads may (see ``unpinned_for_children``)."""
-    from spbench.machine import unpinned_for_children
+    from spbench.machine.facts import unpinned_for_children
 
     try:
         with unpinned_for_children():
@@ -208,7 +208,7 @@ def side_by_side(binary: str, sets: list[str], cores: list[int], scale: float, t
     """Every matrix of ``sets`` (stand-ins where the real matrix is not cached, ``scale`` × their
     rows) at every core count; a matrix that cannot be loaded is one error row."""
     from spbench.datasets.registry import resolve
-    from spbench.machine import usable_cores
+    from spbench.machine.facts import usable_cores
     from spbench.sptrsv.execute import prepare_lower
 
     rows = []

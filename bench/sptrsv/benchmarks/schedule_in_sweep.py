@@ -4,7 +4,7 @@ scheduler timed standalone in the same process (sptrsv-elasticity Fig. 6.2, Tabl
 Each round runs a one-point `execution: schedule` sweep per scheduler (its `schedule_time` the
 median of `schedule_repeats` calls, ``execute.plan_schedule``) and times the scheduler bare on the
 sweep's own DAG, the median of as many calls; the rounds visit every case in turn
-(``spbench.timing.interleaved_medians``), so drift hits both alike. On a quiet machine the ratio
+(``spbench.machine.timing.interleaved_medians``), so drift hits both alike. On a quiet machine the ratio
 should be within :data:`WITHIN`: further off, the sweep adds a cost of its own to the times Fig.
 6.2's slope and Table 6.3's amortisation are built from.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from spbench.results import stored_rows
+from spbench.store.results import stored_rows
 from spbench.sptrsv.execute import wait_policy
-from spbench.timing import interleaved_medians, median_time
+from spbench.machine.timing import interleaved_medians, median_time
 
 __all__ = ["ALGORITHMS", "WITHIN", "bench_schedule_in_sweep", "schedule_in_sweep_table"]
 
@@ -26,7 +26,7 @@ WITHIN = 1.2
 
 
 def _config(grid: int, cores: int, algorithm: str, repeats: int):
-    from spbench.config import parse_config
+    from spbench.pipeline.config import parse_config
 
     return parse_config({"name": f"schedule-in-sweep-{algorithm}", "experiment": "sptrsv", "execution": "schedule",
                          "datasets": [{"lap2d-5pt": {"grid": grid}}], "schedule_repeats": repeats,
@@ -35,7 +35,7 @@ def _config(grid: int, cores: int, algorithm: str, repeats: int):
 
 def _in_sweep(config, folder: Path, rows: list):
     """A sampler: run the one-point sweep afresh in ``folder``, keep its row, return its schedule_time."""
-    from spbench.runner import run_sweep
+    from spbench.pipeline.runner import run_sweep
 
     def sample() -> float:
         run_sweep(config, folder, fresh=True, quiet=True, stream=io.StringIO(), check_resources=False)

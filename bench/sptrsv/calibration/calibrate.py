@@ -21,7 +21,7 @@ What is measured (medians of timed solves, 2 untimed first as in §5.1):
 
 A per-row or per-nonzero rate at or below zero, a cross-core synchronisation below SYNC_FLOOR,
 or a per-nonzero cost changing more than COMPUTE_JUMP_MAX times between 1 and 2 cores, is refused (:func:`check_physical`).  The result
-also records the machine's load over the measurement (:mod:`spbench.machine_load`; `spbench
+also records the machine's load over the measurement (:mod:`spbench.machine.load`; `spbench
 calibrate` refuses a busy machine unless ``--force``) and a machine profile (:func:`machine_profile`:
 sockets, NUMA domains, copy bandwidth, the law for core counts not measured).
 
@@ -30,7 +30,7 @@ threads on a small VM were seen to share one CPU for a while, making a superstep
 switch (3x slower solves) in some runs and not in others.
 
 ``calibrate()`` returns a JSON-serialisable dict; :func:`save`/:func:`load` store it in
-the calibration format of every experiment (:mod:`spbench.calibration`). Run ``spbench calibrate
+the calibration format of every experiment (:mod:`spbench.store.calibration_file`). Run ``spbench calibrate
 --experiment sptrsv [--validate GRID]`` (the validation: ``spbench bench sptrsv-model``).
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from spbench.kernels.sptrsv import _sptrsv
-from spbench.machine import usable_cores
+from spbench.machine.facts import usable_cores
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import BARRIERS, WARMUP_RUNS, prepare_lower
 from spbench.sptrsv import compute_rates
@@ -337,7 +337,7 @@ def machine_profile(cores_list, quick: bool) -> dict:
     """What a simulation on another machine needs to know about this one besides the costs:
     sockets, NUMA domains, cores per domain (sysfs), one core's copy bandwidth of a 256 MiB buffer,
     the calibrated core counts and the law the model extrapolates beyond them with."""
-    from spbench.machine import topology
+    from spbench.machine.facts import topology
     from spbench.sptrsv.benchmarks.kernel_bench import copy_bandwidth
     from spbench.sptrsv.model import EXTRAPOLATION_LAW
 
@@ -349,13 +349,13 @@ def machine_profile(cores_list, quick: bool) -> dict:
 def calibrate(cores_list=None, quick: bool = False, keep_implausible: bool = False) -> dict:
     """Measure the model's costs on this machine; JSON-serialisable (module docstring).
 
-    ``load`` holds the machine's load over the measurement (:mod:`spbench.machine_load`); the
+    ``load`` holds the machine's load over the measurement (:mod:`spbench.machine.load`); the
     caller refuses a busy one.  A term no machine can have raises :class:`ImplausibleCalibration`
     (:func:`check_physical`), unless ``keep_implausible`` (`spbench calibrate --force`): then its
     one-line reason is kept as ``implausible``. A quick calibration's small matrices at 2 cores can
     put the per-row rate within noise of zero (−0.02 ns seen on a quiet machine)."""
-    from spbench.machine import machine_facts
-    from spbench.machine_load import LoadWatch, timing_spread
+    from spbench.machine.facts import machine_facts
+    from spbench.machine.load import LoadWatch, timing_spread
 
     watch = LoadWatch()
     cores_list = sorted({int(c) for c in (cores_list or default_core_counts())})
@@ -403,8 +403,8 @@ def calibrate(cores_list=None, quick: bool = False, keep_implausible: bool = Fal
 
 
 def default_calibration_path() -> Path:
-    """Where `spbench calibrate` keeps this machine's SpTrSV costs (:func:`spbench.calibration.default_path`)."""
-    from spbench.calibration import default_path
+    """Where `spbench calibrate` keeps this machine's SpTrSV costs (:func:`spbench.store.calibration_file.default_path`)."""
+    from spbench.store.calibration_file import default_path
     return default_path("sptrsv")
 
 
@@ -414,17 +414,17 @@ _ENVELOPE_KEYS = ("schema_version", "kind", "date", "quick", "machine")
 
 def save(costs: dict, path) -> Path:
     """Write :func:`calibrate`'s dict in the calibration format of every experiment
-    (:mod:`spbench.calibration`), atomically (parents created)."""
-    from spbench.calibration import write_calibration
+    (:mod:`spbench.store.calibration_file`), atomically (parents created)."""
+    from spbench.store.calibration_file import write_calibration
     terms = {k: v for k, v in costs.items() if k not in _ENVELOPE_KEYS}
     return write_calibration(path, "sptrsv", terms, machine=costs.get("machine", {}), created=costs.get("date"),
                              quick=costs.get("quick", False), terms_version=SCHEMA_VERSION)
 
 
 def load_calibration(path) -> dict:
-    """The calibration file's envelope (:func:`spbench.calibration.read_calibration`); ValueError
+    """The calibration file's envelope (:func:`spbench.store.calibration_file.read_calibration`); ValueError
     with one line when it is no SpTrSV calibration of this spbench."""
-    from spbench.calibration import read_calibration
+    from spbench.store.calibration_file import read_calibration
     return read_calibration(path, "sptrsv", "an SpTrSV calibration", SCHEMA_VERSION)
 
 
@@ -458,7 +458,7 @@ def summary(costs: dict) -> list[tuple[str, str]]:
                                 f"{profile['cores_per_domain']} cores, copy "
                                 f"{profile['copy_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s; beyond "
                                 f"{max(profile['calibrated_cores'])} cores: {profile['law']}"))
-    from spbench.machine_load import describe
+    from spbench.machine.load import describe
 
     load = costs.get("load")
     if load:

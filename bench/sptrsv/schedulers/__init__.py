@@ -2,7 +2,7 @@
 
 A scheduler is one module with ``name``, ``kernel`` (the kernel its schedules run on: what
 ``kernel: auto`` means), ``label`` (its name in the paper's figures), ``parameters``
-(declarations: type, default, range, meaning; :class:`spbench.parameters.Parameter`) and
+(declarations: type, default, range, meaning; :class:`spbench.pipeline.parameters.Parameter`) and
 ``schedule(dag, cores, **params)``; one line in ``MODULES`` is all the runner, the sweep and
 the profile need. A TaskSchedule (SpMP) runs point-to-point.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from spbench.experiment import Algorithm
-from spbench.parameters import defaults
+from spbench.pipeline.parameters import defaults
 from spbench.sptrsv.schedule import Schedule, TaskSchedule
 from spbench.sptrsv.schedulers import hdagg, spmp, wavefront
 from spbench.sptrsv.schedulers import elastic_divide, growlocal

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from spbench.kernels.sptrsv import _elastic_divide
-from spbench.parameters import Parameter
+from spbench.pipeline.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
 from spbench.sptrsv.schedulers.growlocal import SYNC_COST_MAX, check_parameters

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from spbench.kernels.sptrsv import _grow_local
-from spbench.parameters import Parameter
+from spbench.pipeline.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule
 

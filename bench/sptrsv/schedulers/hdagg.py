@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from spbench.kernels.sptrsv import _hdagg
-from spbench.parameters import Parameter
+from spbench.pipeline.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule, ScheduleTimeout
 

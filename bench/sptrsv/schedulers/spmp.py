@@ -18,7 +18,7 @@ HDagg's benchmark runs it), computed in one parallel Cython pass (``kernels/sptr
   thread's rows contiguous (a layout, not a different schedule).
 
 Scheduling runs on min(cores, usable cores) OpenMP threads; the result does not depend on it. In
-a forked child (simulated sweeps run their points so, ``spbench.point_process``) it runs on one:
+a forked child (simulated sweeps run their points so, ``spbench.pipeline.point_process``) it runs on one:
 libgomp's thread pool does not survive a fork, and a parallel region there hangs once the parent
 has run one.
 """
@@ -27,8 +27,8 @@ from __future__ import annotations
 import os
 
 from spbench.kernels.sptrsv import _spmp
-from spbench.machine import usable_cores
-from spbench.parameters import Parameter
+from spbench.machine.facts import usable_cores
+from spbench.pipeline.parameters import Parameter
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.schedule import Schedule, TaskSchedule
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import shutil
 import tempfile
 
-from spbench.bench_calibration import CALIBRATION
-from spbench.bench_declaration import Benchmark
-from spbench.bench_options import BadOption, Option, executable
+from spbench.harness.calibration_option import CALIBRATION
+from spbench.harness.declaration import Benchmark
+from spbench.harness.options import BadOption, Option, executable
 
-TABLES = "spbench.bench_tables"
+TABLES = "spbench.harness.tables"
 SCHEMES = "spbench.tucker.schemes:SCHEMES"
 LANCZOS = "spbench.tucker.hooi.variants:LANCZOS_MODES"
 TTM = "spbench.tucker.hooi.variants:TTM_KINDS"
@@ -129,6 +129,6 @@ BENCHMARKS = (
                Option("--csv", "file", None, "Also write the validation table here as CSV.", as_path=True,
                       show_default=False, stored=False),
                CALIBRATION),
-              "spbench.tucker.benchmarks.model_bench:measure", "spbench.model_bench_tables:tucker_model_table",
+              "spbench.tucker.benchmarks.model_bench:measure", "spbench.harness.model_tables:tucker_model_table",
               "tucker", check="spbench.tucker.benchmarks.model_bench:check"),
 )

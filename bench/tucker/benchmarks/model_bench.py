@@ -6,7 +6,7 @@ machine's, as `spbench calibrate --experiment tucker` writes it).
 """
 from __future__ import annotations
 
-from spbench.bench_calibration import read_calibration
+from spbench.harness.calibration_option import read_calibration
 
 __all__ = ["check", "measure"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spbench.machine import unpinned_for_children
+from spbench.machine.facts import unpinned_for_children
 
 __all__ = ["splatt_timers", "write_tns", "splatt_rounds", "linked_blas", "our_blas"]
 

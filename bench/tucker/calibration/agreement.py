@@ -43,7 +43,7 @@ def agreement_rows(costs_a: dict, costs_b: dict, *, points=None, schemes=SCHEMES
     ``rel_diff`` = (b − a) / a. ``costs_*``: calibrations as :func:`.calibrate.load` returns them
     ``points`` (default :data:`POINTS`) with more than one rank are skipped when a calibration has
     no MPI part."""
-    from spbench.calibration import relative_difference
+    from spbench.store.calibration_file import relative_difference
     from spbench.tucker.model.cost_model import predict_from_loads
 
     rows = []

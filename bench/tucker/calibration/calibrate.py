@@ -46,7 +46,7 @@ fits live in :mod:`.calibrate_ttm`, the fitting helpers in :mod:`.cost_fit`):
 The result is a JSON-serialisable dict: ``{"schema_version", "timestamp", "quick", "machine",
 "costs": {name: seconds}, "fits": {diagnostics}, "mpi": {...}, "load"}``; :func:`save` / :func:`load`.
 ``load``: the machine's load over the whole calibration and the spread of the repeated timings
-(:mod:`spbench.machine_load`); `spbench calibrate` refuses a busy machine unless ``--force``.
+(:mod:`spbench.machine.load`); `spbench calibrate` refuses a busy machine unless ``--force``.
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spbench.timing import interleaved_medians, median_time
+from spbench.machine.timing import interleaved_medians, median_time
 
 from spbench.tucker.calibration.cost_fit import nnls_relative
 
@@ -354,9 +354,9 @@ def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> 
 # ---- all ------------------------------------------------------------------------------------
 def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
     """Every cost of :mod:`.model` on this machine (quick: ≈ 10–30 s, full: a few minutes)."""
-    from spbench.machine import machine_facts
-    from spbench.machine_load import LoadWatch, timing_spread
-    from spbench.timing import collect_timings
+    from spbench.machine.facts import machine_facts
+    from spbench.machine.load import LoadWatch, timing_spread
+    from spbench.machine.timing import collect_timings
 
     from spbench.tucker.calibration.calibrate_ttm import calibrate_ttm, calibrate_ttm_csf
 
@@ -389,8 +389,8 @@ def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
 
 def default_calibration_path() -> Path:
     """Where `spbench calibrate --experiment tucker` keeps this machine's costs
-    (:func:`spbench.calibration.default_path`)."""
-    from spbench.calibration import default_path
+    (:func:`spbench.store.calibration_file.default_path`)."""
+    from spbench.store.calibration_file import default_path
     return default_path("tucker")
 
 
@@ -400,17 +400,17 @@ _ENVELOPE_KEYS = ("schema_version", "timestamp", "quick", "machine")
 
 def save(cal: dict, path) -> Path:
     """Write :func:`calibrate`'s dict in the calibration format of every experiment
-    (:mod:`spbench.calibration`), atomically."""
-    from spbench.calibration import write_calibration
+    (:mod:`spbench.store.calibration_file`), atomically."""
+    from spbench.store.calibration_file import write_calibration
     terms = {k: v for k, v in cal.items() if k not in _ENVELOPE_KEYS}
     return write_calibration(path, "tucker", terms, machine=cal.get("machine", {}), created=cal.get("timestamp"),
                              quick=cal.get("quick", False), terms_version=SCHEMA_VERSION)
 
 
 def load_calibration(path) -> dict:
-    """The calibration file's envelope (:func:`spbench.calibration.read_calibration`); ValueError
+    """The calibration file's envelope (:func:`spbench.store.calibration_file.read_calibration`); ValueError
     with one line when it is no Tucker calibration of this cost model."""
-    from spbench.calibration import read_calibration
+    from spbench.store.calibration_file import read_calibration
     return read_calibration(path, "tucker", "a Tucker calibration", SCHEMA_VERSION)
 
 

@@ -84,10 +84,10 @@ def _cold_sample(tensor, plan, F, kh: int, scratch, evict: np.ndarray) -> float:
 
 def _cold_medians(samples: list, rounds: int) -> np.ndarray:
     """Median seconds of each (tensor, plan, F, kh, scratch, evict) case over ``rounds`` rounds
-    visiting every case in turn (:func:`spbench.timing.interleaved_medians`)."""
+    visiting every case in turn (:func:`spbench.machine.timing.interleaved_medians`)."""
     from functools import partial
 
-    from spbench.timing import interleaved_medians
+    from spbench.machine.timing import interleaved_medians
 
     return np.array(interleaved_medians([partial(_cold_sample, *case) for case in samples], rounds, warmup=0))
 

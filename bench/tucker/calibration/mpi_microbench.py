@@ -157,7 +157,7 @@ def main(argv=None) -> int:
     patterns = run(comm, QUICK_SIZES if quick else SIZES, quick=quick)
     comm.Barrier()
     if comm.rank == 0:
-        from spbench.machine import usable_cores
+        from spbench.machine.facts import usable_cores
         cores = usable_cores()
         out = {"ranks": comm.size, "cores": cores, "oversubscribed": comm.size > cores,
                "library": MPI.Get_library_version().rstrip("\x00").strip().splitlines()[0],

@@ -103,7 +103,7 @@ def init_factors(tensor: SparseTensor, K, init="random", seed: int = 0, *, tol: 
 
 def _available_bytes() -> int:
     """MemAvailable of this node (Linux), else a large number."""
-    from spbench.machine import proc_kb
+    from spbench.machine.facts import proc_kb
     kb = proc_kb("/proc/meminfo", "MemAvailable")
     return kb * 1024 if kb is not None else 1 << 62
 

@@ -4,7 +4,7 @@ The CLI process never imports mpi4py.MPI nor loads the tensor: it points the job
 at the data set's tensor store (each rank memory-maps its block), writes a job spec into the
 results folder's job folder, and launches `{launcher} python -m mpi4py -m spbench.tucker.mpi.worker
 SPEC` (:mod:`.job_process`: the job dies with the sweep). Rank 0 stores each finished run's row
-through the results folder's :class:`spbench.results.ResultStore` and reports progress
+through the results folder's :class:`spbench.store.results.ResultStore` and reports progress
 (:mod:`.job_progress`); a run that fails is its own error row (:mod:`.task_loop`); a run without
 a row after the job is recorded `error` (with the job's last error line) or `timeout`. A job whose
 MPI world is not the ranks asked for (each process's rank 0 reports its world size; a launcher of
@@ -63,8 +63,8 @@ def run_mpi_batch(pending, prepared, config, store, progress):
     process adds the machine's load over the job (``load``), one update of each stored row.
     Each task's start, HOOI invocations and finish are printed as the job reports them. A job that dies takes only the
     task it was running with it: the tasks it had not started run in a new job."""
-    from spbench.machine import usable_cores
-    from spbench.machine_load import LoadWatch
+    from spbench.machine.facts import usable_cores
+    from spbench.machine.load import LoadWatch
 
     cores = usable_cores()  # rows of more ranks than cores say so: their times are time slices
     by_ranks: dict = {}

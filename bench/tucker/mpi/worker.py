@@ -15,7 +15,7 @@ time on rank 0), then HOOI (:func:`.hooi.hooi_distributed`), then the distributi
 metrics from the ranks' own counts (:mod:`.rank_usage`) and the fields the scheme adds to them
 (:meth:`spbench.tucker.schemes.Scheme.metrics_beyond`: Lite's Theorem 6.1 slack). Rank 0 stores the
 task's row + the measured fields + ``"status": "ok"`` through the results folder RESULTS
-(:class:`spbench.results.ResultStore`: ``RESULTS/runs/<run_id>.json``, checked against the row's
+(:class:`spbench.store.results.ResultStore`: ``RESULTS/runs/<run_id>.json``, checked against the row's
 declared fields, atomically) as soon as the task ends; spec key ``scratch`` (true: a folder whose
 rows the caller reads back itself, a calibration's or a benchmark's, not a sweep's results) writes
 them unchecked. The sweep that launched the job holds the folder's lock meanwhile. An untimed
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spbench.atomic_files import atomic_output
+from spbench.store.atomic_files import atomic_output
 
 __all__ = ["main", "run_task"]
 
@@ -53,7 +53,7 @@ SETUP_TIMERS = ("plan_time", "init_time")
 
 def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=None) -> dict | None:
     """One task: parallel distribution, HOOI, the run's own metrics; returns the row on rank 0
-    (None elsewhere) and writes it when ``store`` (a :class:`spbench.results.ResultStore`) is
+    (None elsewhere) and writes it when ``store`` (a :class:`spbench.store.results.ResultStore`) is
     given. ``block``: this rank's input
     block, or a callable reading it (then read for this task and dropped once distributed, so
     HOOI's peak does not hold it). The peak resident size is reset first, so
@@ -216,7 +216,7 @@ def main(argv=None) -> int:
     from mpi4py import MPI
 
     from spbench.plugins import load_plugins
-    from spbench.results import ResultStore
+    from spbench.store.results import ResultStore
     from spbench.tucker.mpi.distribute import read_block
     from spbench.tucker.mpi.job_progress import ProgressWriter
     from spbench.tucker.mpi.launch import wrong_world

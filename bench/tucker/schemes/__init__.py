@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ...parameters import Parameter, check_parameters
+from spbench.pipeline.parameters import Parameter, check_parameters
 from .coarse import coarse, coarse_parallel, coarse_stream
 from .distribution import Distribution, PolicyStream, contiguous_blocks, mode_rng
 from .hyper import HYPER_PARAMETERS, hyper, hyper_parallel, partition_cache_dir, partition_memory

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from spbench.cache_root import data_dir
+from spbench.store.cache_root import data_dir
 
 from spbench.tucker.mpi.collectives import gatherv, scatterv
-from ...parameters import Parameter
+from spbench.pipeline.parameters import Parameter
 from .distribution import Distribution
 
 __all__ = ["hyper", "hyper_parallel", "available", "HyperGUnavailable", "HYPER_PARAMETERS", "partition_cache_dir",

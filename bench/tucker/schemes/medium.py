@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 
 from spbench.tucker.mpi.collectives import LocalComm, allreduce
-from ...parameters import Parameter
+from spbench.pipeline.parameters import Parameter
 from .distribution import Distribution, PolicyStream, permuted_cut
 
 __all__ = ["medium", "medium_parallel", "medium_policy", "splatt_grid", "splatt_layers", "prime_factors",

@@ -13,7 +13,7 @@ from mpi4py import MPI
 
 from spbench.tucker.mpi.job_progress import ProgressWriter
 from spbench.tucker.mpi.task_loop import run_tasks
-from spbench.atomic_files import write_json
+from spbench.store.atomic_files import write_json
 
 
 def write_row(runs, row):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from spbench.bench_options import Option, Ref, resolve
+from spbench.harness.options import Option, Ref, resolve
 
 __all__ = ["Benchmark", "BenchRun"]
 
@@ -32,7 +32,7 @@ class BenchRun:
 class Benchmark:
     """``spbench bench NAME``.
 
-    - ``options``: its :class:`~spbench.bench_options.Option` s, in the order `--help` lists them
+    - ``options``: its :class:`~spbench.harness.options.Option` s, in the order `--help` lists them
       (``--out``, ``--fresh`` and ``--quiet`` come with every benchmark);
     - ``measure(options, run)`` → one dict per item (``item``, ``dataset``, its figures, and
       ``status``/``error`` when it did not run ok); ``options`` are the checked values, ``run`` a
@@ -40,7 +40,7 @@ class Benchmark:
     - ``table(rows)`` → the Markdown table of one invocation's rows (printed, and written by
       `spbench profile`);
     - ``code``: the experiment whose code version the rows carry, or a key of
-      ``spbench.bench_rows.BENCH_SOURCES``;
+      ``spbench.harness.rows.BENCH_SOURCES``;
     - ``check(options)`` → the options the rows store, when they are more than the checked values
       (a path resolved, a file read, a value that depends on another); raises BadOption.
     """

@@ -24,15 +24,15 @@ def default_path(experiment: str) -> Path:
     ``$SPBENCH_DATA/calibration/<experiment>-<host>.json``."""
     import socket
 
-    from .cache_root import data_dir
+    from spbench.store.cache_root import data_dir
     return data_dir() / "calibration" / f"{experiment}-{socket.gethostname()}.json"
 
 
 def write_calibration(path, experiment: str, terms: dict, *, machine: dict, created: str, quick: bool,
                       terms_version: int) -> Path:
     """Store ``terms`` of ``experiment``'s cost model, measured on ``machine`` at ``created``, atomically."""
-    from .atomic_files import write_json
-    from .code_version import code_version
+    from spbench.store.atomic_files import write_json
+    from spbench.store.code_version import code_version
 
     envelope = {"kind": KIND, "version": VERSION, "experiment": experiment, "machine": machine,
                 "code_version": code_version(experiment), "created": created, "quick": bool(quick),

@@ -1,8 +1,8 @@
 """Every benchmark `spbench bench` knows, by name, read from the declarations.
 
 Each experiment declares its benchmarks in ``spbench.<experiment>.benchmarks.declarations``
-(a ``BENCHMARKS`` tuple of :class:`~spbench.bench_declaration.Benchmark`); those of the data
-layer and the pre-flight, which belong to neither, in :mod:`spbench.shared_benchmarks`. The modules
+(a ``BENCHMARKS`` tuple of :class:`~spbench.harness.declaration.Benchmark`); those of the data
+layer and the pre-flight, which belong to neither, in :mod:`spbench.harness.shared_benchmarks`. The modules
 are found from the folders (``<package>/benchmarks/declarations.py``), not listed by hand;
 importing them imports no measuring code. :func:`register` adds one more (a plugin's, a test's).
 """
@@ -11,19 +11,19 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from spbench.bench_declaration import Benchmark
+from spbench.harness.declaration import Benchmark
 
 __all__ = ["declaration_modules", "declared", "find", "register", "unregister"]
 
 #: the declarations of benchmarks no experiment owns
-SHARED = "spbench.shared_benchmarks"
+SHARED = "spbench.harness.shared_benchmarks"
 #: benchmarks registered at run time, by name
 _REGISTERED: dict[str, Benchmark] = {}
 
 
 def declaration_modules() -> tuple[str, ...]:
     """The modules holding declarations: each experiment's (by folder name), then the shared one."""
-    found = sorted(Path(__file__).resolve().parent.glob("*/benchmarks/declarations.py"))
+    found = sorted(Path(__file__).resolve().parents[1].glob("*/benchmarks/declarations.py"))
     return (*(f"spbench.{path.parents[1].name}.benchmarks.declarations" for path in found), SHARED)
 
 

@@ -7,7 +7,7 @@ by a sweep, and left out with its reason by a reader that asks for that.
 
 :class:`ResultStore` is the one way rows and meta.json are written, by every writer: the sweep
 runner, the MPI worker's rank 0 (which opens the store by its path) and `spbench bench`. A row is
-checked against its kind's declared fields (:mod:`spbench.row_schema`) before it is written.
+checked against its kind's declared fields (:mod:`spbench.store.row_schema`) before it is written.
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from spbench.atomic_files import WriteFailed, json_ready, probe_folder, write_json
-from spbench.row_schema import CorruptRow, RowSchemaError, check_row, read_row
+from spbench.store.atomic_files import WriteFailed, json_ready, probe_folder, write_json
+from spbench.store.row_schema import CorruptRow, RowSchemaError, check_row, read_row
 
 #: a stored run with one of these statuses is not run again on resume
 FINAL_STATUSES = ("ok", "invalid", "skipped")
@@ -238,7 +238,7 @@ class ResultStore:
         (key -> mapping) merged into the mapping at its key; each entry of ``appended``
         (key -> entry) appended to its list; stamped ``created_at``/``updated_at``. Returns the
         recorded machine when it is another one (the caller says so), else None."""
-        from spbench import machine
+        from spbench.machine import facts as machine
 
         facts = machine.machine_facts()
         now = _now()

@@ -2,7 +2,7 @@
 and the file it names read as the experiment's cost model reads it."""
 from __future__ import annotations
 
-from spbench.bench_options import BadOption, Option
+from spbench.harness.options import BadOption, Option
 
 __all__ = ["CALIBRATION", "read_calibration"]
 

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from spbench.preflight_table import WITHIN
+from spbench.harness.preflight_table import WITHIN
 
 __all__ = ["Selection", "DEFAULT_PLAN", "bench_preflight", "spread", "within", "one_point_raw", "prepare_alone"]
 
@@ -88,15 +88,15 @@ def one_point_raw(config, point) -> dict:
 
 
 def _config(path, scale: str, execution: str | None):
-    from spbench.config import load_config
+    from spbench.pipeline.config import load_config
 
     return load_config(path).with_overrides(scale=scale, execution=execution)
 
 
 def _chosen(selection: Selection, say) -> list:
     """(config, point, memory Estimate or None) of the points the selection measures."""
-    from spbench.runner import estimate_points
-    from spbench.sweep import expand
+    from spbench.pipeline.runner import estimate_points
+    from spbench.pipeline.sweep import expand
 
     config = _config(selection.config, selection.scale, selection.execution)
     points = [p for p in expand(config) if p.repeat == 0 and selection.only in p.label]
@@ -167,7 +167,7 @@ def measure_point(config, point, estimate, scale: str, work: Path, timeout: floa
     work.mkdir(parents=True, exist_ok=True)
     one = work / "point.yaml"
     one.write_text(yaml.safe_dump(one_point_raw(config, point), sort_keys=False))
-    prepared = subprocess.run([sys.executable, "-c", "import sys; from spbench.preflight_bench import "
+    prepared = subprocess.run([sys.executable, "-c", "import sys; from spbench.harness.preflight_bench import "
                                "prepare_alone; prepare_alone(*sys.argv[1:])", str(one), scale, config.execution],
                               capture_output=True, text=True, timeout=timeout)
     base = {"dataset": point.dataset.name, "item": f"{config.name} {config.execution} {point.label}",

@@ -4,7 +4,7 @@ Rows are matched by point identity (experiment, data set, execution and the swee
 point's runs are its rows, each summarised by the median of its repetitions; per point the ratio
 NEW/BASE of the runs' geometric means with a t-interval on the runs' log-medians, the p-value of a
 change beyond the threshold, Benjamini–Hochberg over all tested points
-(:mod:`spbench.compare_statistics`). A point with one run on a side is inconclusive. Over all
+(:mod:`spbench.comparison.statistics`). A point with one run on a side is inconclusive. Over all
 matched points: the geometric-mean ratio with its interval. Folders measured on different machines
 are refused unless asked for; both sides' machine load (meta.json's ``load``) is shown. A fragment
 that holds no row, or a row not as its kind declares, is left out and listed with its file
@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from spbench.compare_statistics import (CONFIDENCE, FDR, MIN_RUNS, adjusted_p_values, compare_point,
+from spbench.comparison.statistics import (CONFIDENCE, FDR, MIN_RUNS, adjusted_p_values, compare_point,
                                         geomean_interval, verdict)
 from spbench.experiment_registry import ROW_KINDS, get_row_kind
-from spbench.machine_load import describe
+from spbench.machine.load import describe
 from spbench.report.intervals import raw_samples
 from spbench.report.labels import dataset_display
 from spbench.report.row_check import compare_problems, rows_read
@@ -274,7 +274,7 @@ def _point_text(keys: list[str], key: tuple, sources: dict[str, str]) -> str:
 
 
 def load_text(load: dict | None) -> str:
-    """meta.json's record of the machine's load in one line (:func:`spbench.machine_load.describe`)."""
+    """meta.json's record of the machine's load in one line (:func:`spbench.machine.load.describe`)."""
     return "load not recorded" if load is None else describe(load)
 
 

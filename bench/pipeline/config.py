@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .config_yaml import YamlProblem, parse_yaml
-from .experiment_registry import EXPERIMENTS, ROW_KINDS, get_experiment
-from .scales import SCALES, scaled_name
+from spbench.pipeline.config_yaml import YamlProblem, parse_yaml
+from spbench.experiment_registry import EXPERIMENTS, ROW_KINDS, get_experiment
+from spbench.pipeline.scales import SCALES, scaled_name
 
 #: every execution some experiment supports (each experiment declares its own)
 EXECUTIONS = ("measured", "simulate", "schedule")
@@ -203,7 +203,7 @@ def _unused_params(src: str, sweep: tuple, include: tuple, params: dict) -> tupl
 def _check_some_point(config: Config) -> None:
     """ConfigError when the excludes leave the sweep without a point (it would run nothing and
     still write a results folder)."""
-    from .sweep import expand
+    from spbench.pipeline.sweep import expand
 
     if not expand(config):
         scoped = any("execution" in item for item in config.exclude)

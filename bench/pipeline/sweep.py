@@ -20,11 +20,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .experiment_registry import get_experiment
-from .row_schema import SCHEMA_VERSION
+from spbench.experiment_registry import get_experiment
+from spbench.store.row_schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:  # annotations only: config checks that a sweep keeps a point through expand()
-    from .config import Config
+    from spbench.pipeline.config import Config
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def run_parameters(config: Config, point: Point, settings: dict | None = None) -
 def run_id(parameters: dict, dataset_checksum: str | None, code_version: str) -> str:
     """Content hash of parameters + data set checksum + code version + schema version: the one run
     identity of every row, a sweep's (:func:`run_parameters`) and a benchmark item's
-    (:func:`spbench.bench_rows.store_items`, whose items hash no data set file: ``None``)."""
+    (:func:`spbench.harness.rows.store_items`, whose items hash no data set file: ``None``)."""
     blob = {"p": parameters, "code": code_version, "schema": SCHEMA_VERSION}
     if dataset_checksum is not None:
         blob["data"] = dataset_checksum

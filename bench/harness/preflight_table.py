@@ -1,4 +1,4 @@
-"""The table of `spbench bench preflight` (:mod:`spbench.preflight_bench`): per point the pre-flight's
+"""The table of `spbench bench preflight` (:mod:`spbench.harness.preflight_bench`): per point the pre-flight's
 memory estimate, the peak measured when the point ran alone, their ratio and whether the estimate
 is within 25% of the peak."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ WITHIN = 0.25
 
 def preflight_table(rows: list[dict]) -> str:
     """Estimate against measured peak per point, the ratio and whether it is within 25%."""
-    from spbench.preflight import size_text
+    from spbench.pipeline.preflight import size_text
 
     lines = ["| config | scale | execution | point | estimate | measured peak | measured is | estimate / measured | "
              f"within {WITHIN:.0%} | seconds |", "|---" * 10 + "|"]

@@ -73,7 +73,7 @@ def parse_name(flag: str, text: str, known) -> str:
 
 def within_machine(cores: int) -> int:
     """A core count this machine runs (its usable cores); BadOption naming --cores otherwise."""
-    from spbench.machine import usable_cores
+    from spbench.machine.facts import usable_cores
 
     if cores > usable_cores():
         raise BadOption(f"--cores: this machine runs at most {usable_cores()} cores, got {cores}")

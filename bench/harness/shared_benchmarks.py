@@ -7,10 +7,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from spbench.bench_declaration import Benchmark
-from spbench.bench_options import BadOption, Option
+from spbench.harness.declaration import Benchmark
+from spbench.harness.options import BadOption, Option
 
-TABLES = "spbench.bench_tables"
+TABLES = "spbench.harness.tables"
 
 
 def _memory_mb(text: str) -> float:
@@ -46,8 +46,8 @@ def _standin(o: dict, run) -> list[dict]:
 
 def _plan(options: dict) -> dict:
     """The points to measure: --points of each of --configs at --scale, or the default plan."""
-    from spbench.config import ConfigError, load_config
-    from spbench.preflight_bench import DEFAULT_PLAN, Selection
+    from spbench.pipeline.config import ConfigError, load_config
+    from spbench.harness.preflight_bench import DEFAULT_PLAN, Selection
 
     paths = [p for p in options["configs"].split(",") if p]
     for path in paths:
@@ -60,7 +60,7 @@ def _plan(options: dict) -> dict:
 
 
 def _preflight(o: dict, run) -> list[dict]:
-    from spbench.preflight_bench import Selection, bench_preflight
+    from spbench.harness.preflight_bench import Selection, bench_preflight
 
     work = run.out / ".jobs" / "preflight"
     try:
@@ -92,9 +92,9 @@ BENCHMARKS = (
                       "kind shipped, small where --scale small is quick, one full-size nell1 point, the measured MPI "
                       "config).", show_default=False),
                Option("--scale", "choice", "full", "With --configs: the scale their points run at.",
-                      choices="spbench.scales:SCALES"),
+                      choices="spbench.pipeline.scales:SCALES"),
                Option("--points", "int", 2, "With --configs: points per config, spread from the smallest estimate "
                       "to the largest.", minimum=1),
                Option("--timeout", "float", 900.0, "Seconds per point.", minimum=0, open_minimum=True)),
-              _preflight, "spbench.preflight_table:preflight_table", "preflight", check=_plan),
+              _preflight, "spbench.harness.preflight_table:preflight_table", "preflight", check=_plan),
 )

@@ -2,7 +2,7 @@
 
 `spbench bench NAME` prints it from the rows it has just stored and `spbench profile` writes it
 from the stored rows, so both show the same table: the one the benchmark's declaration names
-(:mod:`spbench.bench_catalog`). Ratios (speed-ups, bandwidth shares, budgets)
+(:mod:`spbench.harness.catalog`). Ratios (speed-ups, bandwidth shares, budgets)
 are derived here from the measured figures, never stored.
 """
 from __future__ import annotations
@@ -245,6 +245,6 @@ def standin_table(rows: list[dict]) -> str:
 
 def bench_table(rows: list[dict]) -> str:
     """The table of one invocation's rows (they share a benchmark), as its declaration names it."""
-    from spbench.bench_catalog import find
+    from spbench.harness.catalog import find
 
     return find(rows[0]["benchmark"]).tabulating()(rows)

@@ -16,11 +16,11 @@ import secrets
 from contextlib import contextmanager
 from pathlib import Path
 
-from spbench import machine
-from spbench.bench_row_kind import BenchRows
-from spbench.results import ResultStore
-from spbench.row_schema import SCHEMA_VERSION
-from spbench.sweep import run_id
+from spbench.machine import facts as machine
+from spbench.harness.row_kind import BenchRows
+from spbench.store.results import ResultStore
+from spbench.store.row_schema import SCHEMA_VERSION
+from spbench.pipeline.sweep import run_id
 
 __all__ = ["UNITS", "bench_folder", "store_items", "bench_code_version"]
 
@@ -47,7 +47,7 @@ BENCH_SOURCES = {"ingest": ("spbench.datasets.tns_ingest", "spbench.datasets.ten
                  "standin": ("spbench.datasets.tensor_standins", "spbench.datasets.tensor_registry",
                              "spbench.datasets.tensor_store", "spbench.datasets.store_duplicates",
                              "spbench.kernels.tucker._standin_draw"),
-                 "preflight": ("spbench.preflight", "spbench.preflight_bench", "spbench.tucker.memory_estimate",
+                 "preflight": ("spbench.pipeline.preflight", "spbench.harness.preflight_bench", "spbench.tucker.memory_estimate",
                                "spbench.tucker.stream_metrics", "spbench.sptrsv.memory_estimate")}
 
 
@@ -55,7 +55,7 @@ def bench_code_version(code: str) -> str:
     """``code`` is an experiment (``sptrsv``, ``tucker``: the hash of what its runs execute) or a key
     of :data:`BENCH_SOURCES` (the hash of those modules' files)."""
     if code not in BENCH_SOURCES:
-        from spbench.code_version import code_version
+        from spbench.store.code_version import code_version
         return code_version(code)
     digest = hashlib.sha256()
     for name in BENCH_SOURCES[code]:
@@ -86,7 +86,8 @@ def store_items(store: ResultStore, benchmark: str, options: dict, items: list[d
     # config.sweep names the axes `spbench compare` matches rows by
     names = [it["item"] for it in items]
     store.record_writer(f"bench-{benchmark}", {"name": f"bench-{benchmark}", "benchmark": benchmark,
-                                               "options": options, "sweep": {"benchmark": [benchmark], "item": names}})
+                                               "options": options, "sweep": {"benchmark": [benchmark], "item": names}},
+                        created={"experiment": BenchRows.name})
     git = machine.git_state()
     facts = machine.machine_facts(with_mpi=False)
     invocation = secrets.token_hex(6)

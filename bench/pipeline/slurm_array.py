@@ -11,11 +11,11 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from .config import Config
-from .experiment_registry import get_experiment
+from spbench.pipeline.config import Config
+from spbench.experiment_registry import get_experiment
 
 #: the batch template, beside the package in a checkout
-TEMPLATE = Path(__file__).resolve().parent.parent / "configs" / "slurm" / "spbench.sbatch"
+TEMPLATE = Path(__file__).resolve().parents[2] / "configs" / "slurm" / "spbench.sbatch"
 
 
 def resources(config: Config, points: list) -> list[str]:

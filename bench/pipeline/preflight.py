@@ -9,10 +9,10 @@ import os
 import shutil
 from pathlib import Path
 
-from spbench.cache_root import data_dir
+from spbench.store.cache_root import data_dir
 from spbench.datasets.resources import available_memory, size_text  # one figure for the data layer's checks too
 
-from .experiment import Estimate, RunError
+from spbench.experiment import Estimate, RunError
 
 __all__ = ["available_memory", "free_disk", "data_disk", "check", "skipped", "size_text", "SKIP_ENV"]
 

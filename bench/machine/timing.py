@@ -16,7 +16,7 @@ _collectors: list[list] = []
 def collect_timings():
     """Inside the block every :func:`median_time` call also appends its timed list to the yielded
     list: the repeated timings whose spread tells a calibration the machine was busy
-    (:func:`spbench.machine_load.timing_spread`)."""
+    (:func:`spbench.machine.load.timing_spread`)."""
     groups: list = []
     _collectors.append(groups)
     try:

@@ -24,18 +24,20 @@ from datetime import datetime, timezone
 
 from spbench.datasets import conversion_progress
 
-from . import machine, preflight
-from .code_version import code_version, run_sources  # noqa: F401  (run_sources: the sources code_version hashes)
-from .config import Config
-from .experiment import RunError
-from .experiment_registry import get_experiment
-from .atomic_files import WriteFailed
-from .machine_load import LoadWatch
-from .point_process import run_apart
-from .results import FINAL_STATUSES, ResultStore
-from .shard import Shard, slurm_provenance
-from .sweep import SCHEMA_VERSION, Point, expand, run_id, run_parameters, sweep_settings
-from . import sweep_folder
+from spbench.machine import facts as machine
+
+from spbench.pipeline import preflight
+from spbench.store.code_version import code_version, run_sources  # noqa: F401  (run_sources: the sources code_version hashes)
+from spbench.pipeline.config import Config
+from spbench.experiment import RunError
+from spbench.experiment_registry import get_experiment
+from spbench.store.atomic_files import WriteFailed
+from spbench.machine.load import LoadWatch
+from spbench.pipeline.point_process import run_apart
+from spbench.store.results import FINAL_STATUSES, ResultStore
+from spbench.pipeline.shard import Shard, slurm_provenance
+from spbench.pipeline.sweep import SCHEMA_VERSION, Point, expand, run_id, run_parameters, sweep_settings
+from spbench.pipeline import sweep_folder
 
 
 def _fmt_duration(seconds: float) -> str:
@@ -374,7 +376,7 @@ def _identity(dataset: str, repeat: int, execution: str, axes: dict) -> tuple:
 def _write_meta(store: ResultStore, config: Config, settings: dict, calibration: dict | None = None,
                 shard: Shard | None = None) -> None:
     """meta.json (:meth:`ResultStore.record_writer`): machine, versions, git state, the config, the
-    settings of each execution's rows (``settings``: execution -> :func:`spbench.sweep.sweep_settings`)
+    settings of each execution's rows (``settings``: execution -> :func:`spbench.pipeline.sweep.sweep_settings`)
     and the cost-model calibration simulated rows used; a different machine is recorded, not hidden,
     and said on stderr. Each Slurm job (or array task) that wrote here is listed under ``slurm_jobs``."""
     job = slurm_provenance()

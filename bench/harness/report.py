@@ -1,5 +1,5 @@
 """``spbench profile`` of a `spbench bench …` results folder: each invocation's table, as the
-benchmark printed it (:mod:`spbench.bench_tables`), in ``<benchmark>.md`` and REPORT.md,
+benchmark printed it (:mod:`spbench.harness.tables`), in ``<benchmark>.md`` and REPORT.md,
 and every row flattened in ``rows.csv``."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from spbench.bench_tables import bench_table
+from spbench.harness.tables import bench_table
 from spbench.report.failed_rows import failed_rows_section
 from spbench.report.tables import write_csv, write_text
 

@@ -25,7 +25,7 @@ import struct
 import sys
 import traceback
 
-from .preflight import available_memory, size_text
+from spbench.pipeline.preflight import available_memory, size_text
 
 __all__ = ["run_apart"]
 

@@ -1,6 +1,6 @@
 """A config file's bytes → its YAML document, refused in one line naming the file and line when it
 is no UTF-8 text, gives a key twice in one mapping (PyYAML would keep the last silently), nests too
-deep or expands its aliases past what a config holds (:mod:`spbench.config` checks the keys)."""
+deep or expands its aliases past what a config holds (:mod:`spbench.pipeline.config` checks the keys)."""
 from __future__ import annotations
 
 import yaml

@@ -4,7 +4,7 @@ per folder, one set of settings per execution, and no row kept beside the one th
 Before a sweep writes anything it reads what the folder holds:
 
 - rows of another sweep (another config name or experiment): refused, the folder is left as it is;
-- rows of its execution made with other settings (:func:`spbench.sweep.sweep_settings`: another
+- rows of its execution made with other settings (:func:`spbench.pipeline.sweep.sweep_settings`: another
   calibration, barrier, repeats, thread binding, launcher …): refused in one line naming the first
   setting that differs and both values, unless ``--fresh``, which moves them as a whole to
   runs/superseded/ before the first point runs;
@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .experiment import RunError
+from spbench.experiment import RunError
 
 
 @dataclass
@@ -40,7 +40,7 @@ def check_one_sweep(root: Path, name: str, experiment: str) -> None:
     """RunError when the folder at ``root`` holds another sweep's rows (its meta.json's sweep name
     or experiment, else its rows' ``config``/``experiment``): one folder holds one sweep."""
     held = _held_sweep(root)
-    if held is None or held == (name, experiment):
+    if held is None or held == (name, experiment) or (held[0] == name and held[1] is None):
         return
     other_name, other_experiment = held
     what = f"sweep {other_name!r}" + (f" ({other_experiment})" if other_experiment != experiment else "")
@@ -56,8 +56,7 @@ def _held_sweep(root: Path):
         meta = None
     if isinstance(meta, dict) and isinstance(meta.get("sweep"), str):
         config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
-        # a `spbench bench` folder's config names its benchmark, not an experiment
-        return meta["sweep"], meta.get("experiment") or config.get("experiment") or "bench"
+        return meta["sweep"], meta.get("experiment") or config.get("experiment")
     for _, row in _rows(root / "runs"):
         if isinstance(row.get("config"), str):
             return row["config"], row.get("experiment")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .experiment import RowKind
-from .row_schema import COMMON_FIELDS, optional, required, row_problems
+from spbench.experiment import RowKind
+from spbench.store.row_schema import COMMON_FIELDS, optional, required, row_problems
 
 #: common row fields a bench row does not carry: no data set file is hashed, no sweep is sharded or
 #: run as a Slurm job, no algorithm axis (the item names what was measured)
@@ -17,7 +17,7 @@ NOT_CARRIED = ("dataset_checksum", "shard", "slurm_job_id", "slurm_array_job_id"
 
 
 class BenchRows(RowKind):
-    """One row per measured item of a benchmark invocation (:mod:`spbench.bench_rows`)."""
+    """One row per measured item of a benchmark invocation (:mod:`spbench.harness.rows`)."""
 
     name, title = "bench", "Benchmarks"
     written_by = "`spbench bench NAME`"
@@ -38,5 +38,5 @@ class BenchRows(RowKind):
         return row_problems({k: v for k, v in row.items() if k in fields}, fields)
 
     def write_profile(self, df, out_dir) -> list[Path]:
-        from spbench.bench_report import write_bench_profile
+        from spbench.harness.report import write_bench_profile
         return write_bench_profile(df, out_dir)

@@ -66,7 +66,7 @@ COMMON_FIELDS = {
     "slurm_array_job_id": required(_TEXT_OR_NULL), "slurm_array_task_id": required(_TEXT_OR_NULL),
     "algorithm": required(str), "params": required(dict),
     "error": optional(_TEXT_OR_NULL), "omp_threads": optional(int, None),
-    # what besides the point changed its numbers (spbench.sweep.sweep_settings): a sweep's rows carry it
+    # what besides the point changed its numbers (spbench.pipeline.sweep.sweep_settings): a sweep's rows carry it
     "settings": optional(dict),
 }
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 __all__ = ["SCALES", "scaled_name"]
 
 #: ``full`` runs the config as written; ``small`` is the quick variant; ``paper``: SpTrSV stand-ins at
-#: the paper matrices' own rows and nonzeros (:meth:`spbench.config.Config.scaled`)
+#: the paper matrices' own rows and nonzeros (:meth:`spbench.pipeline.config.Config.scaled`)
 SCALES = ("full", "small", "paper")
 
 
