@@ -13,7 +13,7 @@ from pathlib import Path
 
 from spbench.harness.declaration import Benchmark
 
-__all__ = ["declaration_modules", "declared", "find", "register", "unregister"]
+__all__ = ["declaration_modules", "declared", "find", "register", "unregister", "units"]
 
 #: the declarations of benchmarks no experiment owns
 SHARED = "spbench.harness.shared_benchmarks"
@@ -55,3 +55,12 @@ def register(benchmark: Benchmark) -> Benchmark:
 def unregister(name: str) -> None:
     """Forget a benchmark :func:`register` added."""
     _REGISTERED.pop(name, None)
+
+
+def units() -> dict[str, str]:
+    """The units of the figures the declared benchmarks' rows carry beyond the shared ones
+    (``UNITS`` of each declarations module)."""
+    found: dict[str, str] = {}
+    for module in declaration_modules():
+        found.update(getattr(importlib.import_module(module), "UNITS", {}))
+    return found

@@ -24,22 +24,16 @@ from spbench.pipeline.sweep import run_id
 
 __all__ = ["UNITS", "bench_folder", "store_items", "bench_code_version"]
 
-#: the unit of every figure a bench row may carry (rows list theirs under ``units``)
+#: the unit of the figures any benchmark's rows may carry (rows list theirs under ``units``); each
+#: experiment's declarations module adds its own benchmarks' figures (``UNITS`` there, gathered by
+#: :func:`spbench.harness.catalog.units`)
 UNITS = {
     "time": "s", "times": "s", "schedule_time": "s", "schedule_times": "s", "plan_time": "s",
     "generate_time": "s", "bandwidth": "B/s", "bytes": "B", "traffic_bytes": "B", "bytes_per_nnz": "B",
     "gflops": "GFLOP/s", "flops": "flop", "elements_per_s": "1/s", "maxrss_mb": "MiB", "peak_mb": "MiB",
-    "peak_rss_mb_max": "MB", "mem_total_mb_max": "MB", "size_mb": "MiB", "words_per_rank_max": "words",
-    "residual": "1", "max_rel_diff": "1", "chained": "1", "slope": "1", "fit": "1",
-    "lanczos_residual_max": "1", "theorem_slack": "1", "predicted_time": "s", "rel_error": "1",
-    "hooi_time": "s", "speedup": "1", "paper_time": "s", "paper_gflops": "GFLOP/s",
-    "flop_reduction": "1", "splatt_ttm": "s", "splatt_svd": "s", "csf_ttm": "s", "spbench_svd": "s",
-    "estimate_bytes": "B", "peak_bytes": "B", "largest_process_bytes": "B", "ratio": "1",
-    "ref_schedule_time": "s", "spmp_schedule_time": "s", "ref_spmp_schedule_time": "s", "growlocal_schedule_time": "s",
-    "standalone_time": "s", "standalone_times": "s",
-    **{f"{w}_{k}": "1" if w == "rel_error" else "s" for k in ("hooi_time", "ttm_time", "svd_time", "comm_time",
-                                                                   "other_time")
-       for w in ("measured", "predicted", "rel_error")},
+    "peak_rss_mb_max": "MB", "mem_total_mb_max": "MB", "size_mb": "MiB", "residual": "1", "max_rel_diff": "1",
+    "slope": "1", "fit": "1", "predicted_time": "s", "rel_error": "1", "speedup": "1", "ratio": "1",
+    "estimate_bytes": "B", "peak_bytes": "B", "largest_process_bytes": "B",
 }
 #: the sources a benchmark's numbers depend on, beyond an experiment's run sources: modules
 BENCH_SOURCES = {"ingest": ("spbench.datasets.tns_ingest", "spbench.datasets.tensor_store",
@@ -81,6 +75,9 @@ def store_items(store: ResultStore, benchmark: str, options: dict, items: list[d
                 started_at: str) -> list[dict]:
     """Write one row per item (its ``item`` and ``dataset`` name it; the rest are its figures, a
     ``status``/``error`` when it did not run ok) and return the rows as stored."""
+    from spbench.harness.catalog import units as declared_units
+
+    units = {**UNITS, **declared_units()}
     version = bench_code_version(code)
     repeat = store.next_repeat(benchmark=benchmark, params=options, code_version=version)
     # config.sweep names the axes `spbench compare` matches rows by
@@ -102,6 +99,6 @@ def store_items(store: ResultStore, benchmark: str, options: dict, items: list[d
                "git_sha": git.get("sha"), "git_dirty": git.get("dirty"), "host": facts["host"],
                "omp_threads": facts["openmp"].get("threads"), "code_version": version, "params": options,
                **item}
-        row["units"] = {k: UNITS[k] for k in item if k in UNITS}
+        row["units"] = {k: units[k] for k in item if k in units}
         rows.append(json.loads(store.write_row(row).read_text()))
     return rows

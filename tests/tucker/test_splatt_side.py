@@ -19,7 +19,7 @@ def test_splatt_rounds_interleave_and_read_its_timers(tmp_path):
     assert [(i["threads"], i["splatt_ttm"], i["splatt_svd"]) for i in items] == [(1, 0.036, 0.012), (2, 0.036, 0.012)]
     assert items[0]["csf_ttm"] > 0 and items[0]["spbench_svd"] > 0 and items[1]["spbench_svd"] is None
     assert all(i["splatt_csf"] == 0.5 and i["csf_build"] > 0 for i in items)       # its trees' build beside ours
-    from spbench.harness.tables import splatt_table
+    from spbench.tucker.benchmarks.tables import splatt_table
     table = splatt_table([{**i, "params": {"binary": str(fake), "iterations": 1, "reps": 2}} for i in items])
     assert "| 0.500 | " in table and "ours / SPLATT" in table
     calls = log.read_text().splitlines()

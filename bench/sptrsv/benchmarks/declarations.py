@@ -17,7 +17,10 @@ from spbench.harness.options import BadOption, Option, executable, within_machin
 
 #: the shipped configs, whose data sets sptrsv-refs' matrix sets name
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
-TABLES = "spbench.harness.tables"
+TABLES = "spbench.sptrsv.benchmarks.tables"
+#: the units of the figures these benchmarks' rows carry beyond the shared ones (spbench.harness.rows.UNITS)
+UNITS = {"chained": "1", "ref_schedule_time": "s", "spmp_schedule_time": "s", "ref_spmp_schedule_time": "s",
+         "growlocal_schedule_time": "s", "standalone_time": "s", "standalone_times": "s"}
 #: the schedulers sptrsv-model validates when neither --algorithms nor a config names them
 MODEL_ALGORITHMS = "serial,wavefront,growlocal,elastic_divide,spmp"
 
@@ -185,7 +188,7 @@ BENCHMARKS = (
                Option("--repeats", "int", 50, "Timed solves per measured point.", minimum=1),
                Option("--rounds", "int", 3, "Interleaved rounds per measured point.", minimum=1),
                CALIBRATION),
-              "spbench.sptrsv.benchmarks.model_bench:measure", "spbench.harness.model_tables:sptrsv_model_table",
+              "spbench.sptrsv.benchmarks.model_bench:measure", f"{TABLES}:sptrsv_model_table",
               "sptrsv", check="spbench.sptrsv.benchmarks.model_bench:check"),
     Benchmark("schedule-in-sweep", "SpMP's and GrowLocal's scheduling time in an `execution: schedule` sweep beside "
                                    "the scheduler timed standalone, interleaved rounds (within 1.2x when quiet?).",

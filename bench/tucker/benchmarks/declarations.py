@@ -14,7 +14,14 @@ from spbench.harness.calibration_option import CALIBRATION
 from spbench.harness.declaration import Benchmark
 from spbench.harness.options import BadOption, Option, executable
 
-TABLES = "spbench.harness.tables"
+TABLES = "spbench.tucker.benchmarks.tables"
+#: the units of the figures these benchmarks' rows carry beyond the shared ones (spbench.harness.rows.UNITS)
+UNITS = {"words_per_rank_max": "words", "lanczos_residual_max": "1", "theorem_slack": "1", "hooi_time": "s",
+         "paper_time": "s", "paper_gflops": "GFLOP/s", "flop_reduction": "1", "splatt_ttm": "s", "splatt_svd": "s",
+         "csf_ttm": "s", "spbench_svd": "s",
+         **{f"{w}_{k}": "1" if w == "rel_error" else "s" for k in ("hooi_time", "ttm_time", "svd_time", "comm_time",
+                                                                        "other_time")
+            for w in ("measured", "predicted", "rel_error")}}
 SCHEMES = "spbench.tucker.schemes:SCHEMES"
 LANCZOS = "spbench.tucker.hooi.variants:LANCZOS_MODES"
 TTM = "spbench.tucker.hooi.variants:TTM_KINDS"
@@ -129,6 +136,6 @@ BENCHMARKS = (
                Option("--csv", "file", None, "Also write the validation table here as CSV.", as_path=True,
                       show_default=False, stored=False),
                CALIBRATION),
-              "spbench.tucker.benchmarks.model_bench:measure", "spbench.harness.model_tables:tucker_model_table",
+              "spbench.tucker.benchmarks.model_bench:measure", f"{TABLES}:tucker_model_table",
               "tucker", check="spbench.tucker.benchmarks.model_bench:check"),
 )
