@@ -361,9 +361,10 @@ RUN_PROCESS_BYTES = 50e6
 KEPT_BYTES = {False: (16, 16), True: (22, 22)}
 #: per element of a chunk while its CSF prefix keys are made, bucketed and counted: counted from the
 #: arrays alive at once (two int64 key buffers, one being written, the int32 bucket of each element,
-#: and two buckets of about a chunk's keys sorted by the counting threads), not fitted; checked on
-#: two calibrated full-size points (docs/performance.md): nell1 Lite 512 and delicious Lite 512
-SPILL_CHUNK_BYTES = 36
+#: and per counting thread a bucket of about a chunk's keys and as many radix scratch keys), not
+#: fitted; checked on two calibrated full-size points (docs/performance.md): nell1 Lite 512 and
+#: delicious Lite 512
+SPILL_CHUNK_BYTES = 52
 
 
 def simulated_peak_bytes(dims, nnz: int, nparts: int, multi_policy: bool, decision_slice_bytes: int = 80,

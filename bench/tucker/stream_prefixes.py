@@ -11,8 +11,9 @@ can hold, so they are counted by an external sort: while the store streams past,
 key (its indices over T in mixed radix, with the low bits of π_n(e)) is written to a spill file,
 partitioned into buckets by π_n(e)'s high bits and by a range of the lowest mode of T whose
 elements are balanced (one compiled counting sort per chunk, ``kernels/tucker/_prefix_spill.pyx``);
-afterwards each bucket is read back alone, sorted and its distinct keys counted per rank, one
-bucket per thread. Memory: one chunk's keys and a bucket per thread (:data:`BUCKET`), whatever
+afterwards each bucket is read back alone and its distinct keys counted per rank in compiled code
+(a radix pass into cache-sized ranges, then a hash set or a bitmap: no sort), one bucket per
+thread. Memory: one chunk's keys and a bucket and its scratch per thread (:data:`BUCKET`), whatever
 the tensor's size; disk: 8 bytes per element and key set of one group (:func:`spill_groups`),
 deleted as soon as its buckets are counted.
 

@@ -1,7 +1,9 @@
 # cython: language_level=3
 """The two compiled steps of the CSF prefix spill (``spbench.tucker.stream_prefixes``; the ``ttm:
-csf`` cost model's tree shapes, tucker-lite §8): one chunk's packed prefix keys made and scattered
-into bucket order in one counting sort, and a sorted bucket's distinct keys counted per rank.
+csf`` cost model's tree shapes, tucker-lite §8, Appendix A): one chunk's packed prefix keys made and
+scattered into bucket order in one counting sort, and a bucket's distinct keys counted per rank,
+unsorted (``count_unsorted``: radix passes down to cache-sized ranges, then a hash set or a bitmap)
+or sorted (``count_distinct``, the reference the tests hold it to).
 
 Key of element e for a set T = {lead} ∪ rest (``_SetLayout``): ((i_lead − starts[g]) · rest_span +
 Σ_r i_r·stride_r) · width + own_low[π(e)], g the range of i_lead (``starts[g] <= i_lead < starts[g + 1]``, found
