@@ -133,7 +133,7 @@ def checked_figures(monkeypatch):
 
 def test_the_figure_modules_are_found():
     """Every experiment's figures and the shared ones are seen (an empty list would pass the contract)."""
-    assert {"spbench.report.compare_figure", "spbench.report.model_report", "spbench.sptrsv.report.figures",
+    assert {"spbench.report.compare_figure", "spbench.sptrsv.report.model_sections", "spbench.sptrsv.report.figures",
             "spbench.sptrsv.report.fig6_2_scheduling_time", "spbench.tucker.report.figures",
             "spbench.tucker.report.paper"} <= set(figure_modules())
 
@@ -193,7 +193,7 @@ def test_every_figure_csv_holds_what_the_figure_plots(checked_figures, make_rows
     from spbench.report.compare_figure import ratio_figure
     from spbench.report.report import write_profile
 
-    from spbench.report.model_report import write_model_sections
+    from spbench.sptrsv.report.model_sections import write_model_sections
 
     write_profile(sptrsv_rows(make_rows), tmp_path / "sptrsv")
     write_model_sections(model_rows(), tmp_path / "model")

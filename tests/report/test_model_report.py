@@ -1,7 +1,8 @@
 """The cost model in the SpTrSV report: error table (and its 30% call-out) and the barrier sweep."""
 import pandas as pd
 
-from spbench.report.model_report import barrier_sweep_table, model_error, write_model_sections
+from spbench.report.model_report import model_error
+from spbench.sptrsv.report.model_sections import barrier_sweep_table, write_model_sections
 
 
 def _row(dataset, execution, t, **extra):
@@ -32,7 +33,7 @@ def test_only_simulated_rows_get_a_note(tmp_path):
 
 
 def test_barrier_sweep_title_says_simulated_scale_cores_and_matrices(tmp_path, monkeypatch):
-    from spbench.report import model_report
+    from spbench.sptrsv.report import model_sections
 
     titles = []
 
@@ -40,7 +41,7 @@ def test_barrier_sweep_title_says_simulated_scale_cores_and_matrices(tmp_path, m
         titles.append(fig.axes[0].get_title().replace("\n", " "))
         return []
 
-    monkeypatch.setattr(model_report, "save_figure", keep)
+    monkeypatch.setattr(model_sections, "save_figure", keep)
     sweep = [{"latency": 0.0, "ratio": 1.0}, {"latency": 1e-7, "ratio": 1.5}]
     df = pd.DataFrame([_row(d, "simulated", 1.0, barrier_sweep=sweep, cores=c, config="smoke_small",
                             dataset_source="synthetic")

@@ -14,7 +14,7 @@ from spbench.sptrsv.report.figures import performance_profile_figure, speedup_po
 from spbench.report.labels import display_map
 from spbench.report.measurement_conditions import conditions_section
 from spbench.report.rows import REQUIRED_COLUMNS, check_columns, executions
-from spbench.report.model_report import write_model_sections
+from spbench.sptrsv.report.model_sections import write_model_sections
 from spbench.sptrsv.report.paper_sections import write_paper_sections
 from spbench.sptrsv.report.summary import SERIAL, sptrsv_summary
 from spbench.report.tables import format_markdown, write_table, write_text
