@@ -27,6 +27,14 @@ sweep:
   cores: [1]
 repeats: 2
 """
+TUCKER = """
+name: tflags
+experiment: tucker
+execution: simulate
+datasets:
+  - nell2: {nnz: 500, standin: true}
+sweep: {algorithm: [lite], ranks: [2], K: [2]}
+"""
 MACHINE = {"host": "h", "cpu": "c", "cores": 2}
 SYNC = {"barrier": 1e-7, "barrier_omp": 2e-7, "weak_barrier": 5e-8, "p2p_dep": 2e-8}
 
@@ -124,14 +132,7 @@ def test_thread_binding_and_wait_policy_are_settings_of_measured_rows(write_conf
 
 @pytest.mark.parametrize("other", [
     CFG.replace("name: ident", "name: another"),
-    """
-name: ident
-experiment: tucker
-execution: simulate
-datasets:
-  - nell2: {nnz: 500, standin: true}
-sweep: {algorithm: [lite], ranks: [2], K: [2]}
-""",
+    TUCKER.replace("name: tflags", "name: ident"),  # the same name, another experiment
 ])
 def test_a_folder_holds_one_sweep(write_config, tmp_path, other):
     out = tmp_path / "out"
@@ -233,15 +234,6 @@ def test_params_of_an_algorithm_not_in_the_sweep_are_a_warning(write_config, tmp
     res = _run(write_config(CFG + "params: {hdagg: {}}\n"), tmp_path / "out")
     assert res.exit_code == 0 and "spbench: warning:" in res.output and "params.hdagg" in res.output
 
-
-TUCKER = """
-name: tflags
-experiment: tucker
-execution: simulate
-datasets:
-  - nell2: {nnz: 500, standin: true}
-sweep: {algorithm: [lite], ranks: [2], K: [2]}
-"""
 
 
 def test_a_flag_s_value_refused_when_the_sweep_starts_names_the_flag(write_config, tmp_path):

@@ -49,15 +49,15 @@ def test_hooi_matches_dense(dims, K, init, make_tensor):
 
 
 def test_one_process_time_partition_and_no_words(make_tensor):
-    """On one process: ttm + svd + comm + other = hooi_time within 2% (Fig. 11's bars), nothing is
-    sent (no message time, 0 words per rank)."""
+    """On one process: ttm + svd + comm + other = hooi_time (Fig. 11's bars; the same clock
+    readings, so only rounding differs), nothing is sent (no message time, 0 words per rank)."""
     from spbench.tucker.hooi.loop import PARTITION
 
     T = make_tensor(5, dims=(300, 200, 100), nnz=20000)
     res = hooi(T, 6, invocations=2, seed=0)
     parts = [res.times[k] for k in PARTITION]
     assert min(parts) >= 0 and res.times["ttm_time"] > 0 and res.times["svd_time"] > 0
-    assert sum(parts) == pytest.approx(res.times["hooi_time"], rel=0.02)
+    assert sum(parts) == pytest.approx(res.times["hooi_time"], rel=1e-9)
     assert res.times["comm_time"] == 0.0 and res.words_sent_recv == 0 and res.core_words == 0
 
 

@@ -167,8 +167,8 @@ def test_worker_contract(tmp_path):
 @pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_measured_components_partition_hooi_time(tmp_path, ranks):
-    """A measured row's ttm + svd + comm + other (the slowest rank's timers) = its hooi_time within
-    2% (Fig. 11's bars); at one rank nothing is sent: no message time, 0 words per rank."""
+    """A measured row's ttm + svd + comm + other (the slowest rank's timers) = its hooi_time, the
+    same rank's partition span (Fig. 11's bars); at one rank nothing is sent: no message time, 0 words per rank."""
     from spbench.tucker.hooi.loop import PARTITION
 
     tdir = _write_tensor_dir(tmp_path / "tensor", _tensor(dims=(300, 200, 150), nnz=30000))
@@ -183,7 +183,7 @@ def test_measured_components_partition_hooi_time(tmp_path, ranks):
         row = json.loads((runs / f"{t['scheme']}.json").read_text())
         parts = [row[k] for k in PARTITION]
         assert min(parts) >= 0 and row["ttm_time"] > 0 and row["svd_time"] > 0, row
-        assert sum(parts) == pytest.approx(row["hooi_time"], rel=0.02), (t["scheme"], parts, row["hooi_time"])
+        assert sum(parts) == pytest.approx(row["hooi_time"], rel=1e-9), (t["scheme"], parts, row["hooi_time"])
         assert row["fm_time"] <= row["comm_time"] and "slowest rank" in row["hooi_time_kind"]
         if ranks == 1:
             assert row["comm_time"] == 0.0 and row["words_per_rank_max"] == 0 and row["core_words"] == 0
