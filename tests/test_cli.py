@@ -26,6 +26,25 @@ def test_version():
     assert res.exit_code == 0 and __version__ in res.output
 
 
+def test_a_warning_while_a_command_runs_is_one_line():
+    """A report skipping a figure warns; the user sees one line, not Python's file:line form."""
+    import warnings
+
+    import click
+
+    @click.command("warns")
+    def warns():
+        warnings.warn("no serial baseline, speed-up figure skipped", UserWarning)
+
+    main.add_command(warns)
+    try:
+        res = CliRunner().invoke(main, ["warns"])
+    finally:
+        main.commands.pop("warns")
+    assert res.exit_code == 0
+    assert res.output.strip().splitlines() == ["spbench: warning: no serial baseline, speed-up figure skipped"]
+
+
 def test_info_reports_machine_and_mpi_without_initializing_it(spbench_cmd):
     env = {**os.environ, "OMP_WAIT_POLICY": "passive"}
     env.pop("GOMP_SPINCOUNT", None)

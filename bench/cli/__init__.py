@@ -3,6 +3,8 @@ manage data sets, report the machine; one module per command (`run.py`, `profile
 `calibrate.py`, `info.py`, `datasets.py`, `bench.py`), the shared one-line errors in `errors.py`."""
 from __future__ import annotations
 
+import warnings
+
 import click
 
 from spbench import __version__
@@ -22,6 +24,11 @@ def _bench_group() -> click.Group:
     from .bench import bench
 
     return bench
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning raised while a command runs, as the command's other warnings: one line on stderr."""
+    click.echo(f"spbench: warning: {message}", err=True)
 
 
 class TopGroup(click.Group):
@@ -44,12 +51,15 @@ class TopGroup(click.Group):
         from spbench.store.atomic_files import WriteFailed
         from spbench.plugins import PluginError
 
+        shown, warnings.showwarning = warnings.showwarning, _warning_line
         try:
             return super().invoke(ctx)
         except WriteFailed as exc:
             raise click.ClickException(str(exc)) from None
         except PluginError as exc:
             raise UsageFailure(str(exc)) from None
+        finally:
+            warnings.showwarning = shown
 
     def get_command(self, ctx, name):
         if name in self.LAZY and name not in self.commands:
