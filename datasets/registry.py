@@ -1,8 +1,9 @@
 """The data sets a SpTrSV config can name: the paper's matrices, the generators, local files.
 
 The paper's 33 SuiteSparse matrices of Table A.1, the 12 more of Table A.3, Tables A.2/A.3 and
-each matrix's synthetic stand-in live in ``paper_matrices`` (re-exported here); this module
-resolves config entries, fetches and caches real matrices, and falls back to stand-ins. Its
+each matrix's synthetic stand-in live in ``paper_matrices`` (re-exported here); real matrices
+are fetched and cached by ``suitesparse_cache`` (re-exported too). This module resolves config
+entries and loads them: generated, from a file, from the cache, or the stand-in. Its
 ``resolve`` and ``MatrixDataset`` follow the data layer's one protocol (``dataset``), as the
 tensor registry's do.
 
@@ -13,7 +14,6 @@ lower triangle (``transforms.apply_transform``).
 """
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -27,38 +27,22 @@ import scipy.sparse as sp
 import yaml
 
 from . import synthetic
-from .dataset import Dataset, LoadedDataset
+from .dataset import Dataset
 from .errors import DatasetError
-from .fetch import download, file_sha256, recorded_checksum, verify_file
-from .matrix_market import MATRIX_SUFFIXES, MatrixFile, matrix_stem, read_matrix_file, summed_duplicates_note
+from .fetch import file_sha256
+from .loaded_matrix import LoadedMatrix, file_matrix
+from .matrix_market import MATRIX_SUFFIXES, matrix_stem, read_matrix_file
+from .matrix_names import unknown_name
 from spbench.store.cache_root import data_dir
 
 from .paper_matrices import (ICHOL_TABLE, METIS_ONLY, METIS_TABLE, SUITESPARSE, PaperRow, SuiteSparseMatrix,
                              suitesparse_matrix)
+from .suitesparse_cache import fetch_suitesparse, is_cached, load_real, save_npz, suitesparse_dir
 from .transforms import TRANSFORM_VERSION, TRANSFORMS, IcholBreakdown, apply_transform, is_symmetric
 
 __all__ = ["DatasetError", "MatrixDataset", "LoadedMatrix", "SuiteSparseMatrix", "SUITESPARSE", "METIS_ONLY",
            "PaperRow", "ICHOL_TABLE", "METIS_TABLE", "TRANSFORMS", "suitesparse_matrix", "resolve", "list_datasets",
            "fetch_suitesparse", "is_cached", "data_dir", "suitesparse_dir"]
-
-
-def suitesparse_dir() -> Path:
-    """Where SuiteSparse tarballs, parsed ``.npz`` files and ``checksums.json`` live."""
-    return data_dir() / "suitesparse"
-
-
-@dataclass(frozen=True)
-class LoadedMatrix(LoadedDataset):
-    """A loaded data set: row name, ``real`` or ``synthetic``, sha256 identity, full matrix (CSR);
-    for a transformed one, ``symmetric``: whether the matrix before the transform was. A
-    paper-size stand-in (``--scale paper``) is its lower triangle only, ``symmetric`` True.
-    ``duplicates``: a file's entries summed into an earlier one's; ``warnings``: the one-line
-    notes a sweep prints for it (the summed duplicates, naming the file)."""
-
-    matrix: sp.csr_matrix = field(compare=False, repr=False)
-    symmetric: bool | None = None
-    duplicates: int = field(default=0, compare=False)
-    warnings: tuple = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -98,9 +82,9 @@ class MatrixDataset(Dataset):
         if self.kind == "suitesparse" and self.params.get("standin_size") == "paper":
             m = suitesparse_matrix(self.base)
             if m is None:
-                raise _unknown(self.name, self.base)
+                raise unknown_name(self.name, self.base)
             why = []
-            real = _load_real(m, fetch=fetch, progress=progress, why=why)
+            real = load_real(m, fetch=fetch, progress=progress, why=why)
             if real is None:
                 if not standin:
                     raise _not_cached(m, why[0] if why else "fetching is disabled")
@@ -147,7 +131,7 @@ class MatrixDataset(Dataset):
         if self.kind == "suitesparse":
             m = suitesparse_matrix(self.base)
             if m is None:
-                raise _unknown(self.name, self.base)
+                raise unknown_name(self.name, self.base)
             return _load_suitesparse(m, fetch=fetch, standin=standin, progress=progress,
                                      standin_scale=self.params.get("standin_scale", 1.0))
         raise DatasetError(f"{self.name}: unknown data set kind {self.kind!r}")
@@ -180,7 +164,7 @@ def _transformed(name: str, transform: str, loaded: LoadedMatrix) -> LoadedMatri
     except DatasetError as exc:
         raise DatasetError(f"{name}: {exc}") from None
     if cache is not None:
-        _save_npz(cache, L)
+        save_npz(cache, L)
     return _with_notes(LoadedMatrix(name, loaded.source, checksum, L, symmetric), loaded)
 
 
@@ -189,130 +173,18 @@ def _with_notes(loaded: LoadedMatrix, source: LoadedMatrix) -> LoadedMatrix:
     return replace(loaded, duplicates=source.duplicates, warnings=source.warnings)
 
 
-def _save_npz(path: Path, A) -> bool:
-    """Save ``A`` to ``path`` atomically; False when the cache cannot be written (a read-only or
-    full disk only costs a parse next time)."""
-    part = path.with_name(path.name + ".part")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(part, "wb") as fh:
-            sp.save_npz(fh, A)
-        os.replace(part, path)
-        return True
-    except OSError:
-        part.unlink(missing_ok=True)
-        return False
-
-
-def _file_matrix(name: str, path: Path, read, checksum: str) -> LoadedMatrix:
-    """A matrix read from ``path`` (``read_matrix_file``'s result), its summed duplicates noted."""
-    note = summed_duplicates_note(path, read.duplicates)
-    return LoadedMatrix(name, "real", checksum, read.matrix, duplicates=read.duplicates,
-                        warnings=(note,) if note else ())
-
-
 def _load_file(name: str, path: Path) -> LoadedMatrix:
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")
     with tempfile.TemporaryDirectory(prefix="spbench-") as tmp:
         read = read_matrix_file(path, extract_dir=tmp)
     _check_square(read.matrix, path)
-    return _file_matrix(name, path, read, file_sha256(path))
+    return file_matrix(name, path, read, file_sha256(path))
 
 
 def _check_square(A, what) -> None:
     if A.shape[0] != A.shape[1]:
         raise DatasetError(f"{what}: expected a square matrix, got {A.shape[0]}x{A.shape[1]}")
-
-
-def _source_file(m: SuiteSparseMatrix) -> Path | None:
-    """The cached original of ``m`` (downloaded tarball, or a .mtx/.mtx.gz put there by hand)."""
-    folder = suitesparse_dir()
-    for suffix in (".tar.gz", ".mtx.gz", ".mtx"):
-        path = folder / f"{m.name}{suffix}"
-        if path.is_file():
-            return path
-    return None
-
-
-def _npz_paths(m: SuiteSparseMatrix) -> tuple[Path, Path]:
-    folder = suitesparse_dir()
-    return folder / f"{m.name}.npz", folder / f"{m.name}.npz.json"
-
-
-def is_cached(name: str) -> bool:
-    """Whether registry matrix ``name`` is in the cache (parsed or as its original file)."""
-    m = _registry_entry(name)
-    return _npz_paths(m)[0].is_file() or _source_file(m) is not None
-
-
-def _load_cached_npz(m: SuiteSparseMatrix) -> LoadedMatrix | None:
-    """The parsed matrix when its ``.npz`` is there and still matches the recorded checksum."""
-    npz, meta_path = _npz_paths(m)
-    if not (npz.is_file() and meta_path.is_file()):
-        return None
-    try:
-        meta = json.loads(meta_path.read_text())
-        source = suitesparse_dir() / meta["source"]
-        expected = m.sha256 or recorded_checksum(source)
-        if expected is not None and meta["sha256"] != expected:
-            return None
-        if source.is_file() and source.stat().st_size != meta["size"]:
-            return None
-        A = sp.csr_matrix(sp.load_npz(npz))
-        duplicates = int(meta.get("duplicates", 0))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return _file_matrix(m.name, source, MatrixFile(A, duplicates), meta["sha256"])
-
-
-def _parse_and_cache(m: SuiteSparseMatrix, source: Path) -> LoadedMatrix:
-    """Verify the cached original, parse it, check its size against Table A.1, save the ``.npz``."""
-    sha = verify_file(source, m.sha256)
-    try:
-        read = read_matrix_file(source, extract_dir=source.parent)
-    finally:
-        if source.name.endswith(".tar.gz"):
-            (source.parent / f"{m.name}.mtx").unlink(missing_ok=True)
-    A = read.matrix
-    if A.shape != (m.n, m.n):
-        raise DatasetError(f"{source}: expected a {m.n}x{m.n} matrix for {m.name} (Table A.1), "
-                           f"got {A.shape[0]}x{A.shape[1]}")
-    npz, meta_path = _npz_paths(m)
-    if _save_npz(npz, A):
-        meta = {"source": source.name, "sha256": sha, "size": source.stat().st_size, "duplicates": read.duplicates}
-        try:
-            meta_path.write_text(json.dumps(meta, indent=1) + "\n")
-        except OSError:
-            npz.unlink(missing_ok=True)
-    return _file_matrix(m.name, source, read, sha)
-
-
-def fetch_suitesparse(name: str, *, base: str | None = None, timeout: float = 60,
-                      progress: Callable[[int, int | None], None] | None = None) -> Path:
-    """Download registry matrix ``name`` into the cache unless its original is already there."""
-    m = _registry_entry(name)
-    existing = _source_file(m)
-    if existing is not None:
-        return existing
-    dest = suitesparse_dir() / f"{m.name}.tar.gz"
-    download(m.url(base), dest, m.sha256, timeout=timeout, progress=progress)
-    return dest
-
-
-def _load_real(m: SuiteSparseMatrix, *, fetch: bool, progress=None, why: list | None = None) -> LoadedMatrix | None:
-    """The real matrix from the cache or a download, None when neither has it (``why`` gets the reason)."""
-    cached = _load_cached_npz(m)
-    if cached is not None:
-        return cached
-    if _source_file(m) is None and fetch:
-        try:
-            fetch_suitesparse(m.name, progress=progress)
-        except DatasetError as exc:
-            if why is not None:
-                why.append(str(exc))
-    source = _source_file(m)
-    return _parse_and_cache(m, source) if source is not None else None
 
 
 def _paper_size_standin(name: str, m: SuiteSparseMatrix, transform: str | None) -> LoadedMatrix:
@@ -335,7 +207,7 @@ def _not_cached(m: SuiteSparseMatrix, reason: str) -> DatasetError:
 def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool, progress=None,
                       standin_scale: float = 1.0) -> LoadedMatrix:
     why = []
-    real = _load_real(m, fetch=fetch, progress=progress, why=why)
+    real = load_real(m, fetch=fetch, progress=progress, why=why)
     if real is not None:
         return real
     reason = why[0] if why else "fetching is disabled"
@@ -345,31 +217,6 @@ def _load_suitesparse(m: SuiteSparseMatrix, *, fetch: bool, standin: bool, progr
         A = synthetic.generate(m.standin, params)
         return LoadedMatrix(m.name, "synthetic", synthetic.checksum(m.standin, params), A)
     raise _not_cached(m, reason)
-
-
-def _known_names() -> list[str]:
-    return [*SUITESPARSE, *METIS_ONLY, *synthetic.GENERATORS, *ICHOL_TABLE, *METIS_TABLE]
-
-
-def close_names_hint(name: str, names) -> str:
-    """``; close names: A, B`` for up to three of ``names`` like ``name`` (ignoring case), else ""."""
-    lowered = {n.lower(): n for n in names}
-    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
-    return f"; close names: {', '.join(lowered[c] for c in close)}" if close else ""
-
-
-def _unknown(entry, name: str) -> DatasetError:
-    hint = close_names_hint(name, _known_names())
-    return DatasetError(f"data set {entry!r}: unknown name {name!r}; expected a SuiteSparse matrix of "
-                        f"Table A.1, a generator ({', '.join(synthetic.GENERATORS)}) or {{path: FILE.mtx}}"
-                        f"{hint} ('spbench datasets list' shows all)")
-
-
-def _registry_entry(name: str) -> SuiteSparseMatrix:
-    m = suitesparse_matrix(name)
-    if m is None:
-        raise _unknown(name, name)
-    return m
 
 
 def _parse_label(entry: str) -> tuple[str, dict]:
@@ -444,7 +291,7 @@ def _from_name(entry, name: str, params) -> MatrixDataset:
         return _with_transform(entry, MatrixDataset(name, "suitesparse", {}), suffix, key)
     if name in synthetic.GENERATORS:
         return _with_transform(entry, _synthetic(entry, name, params), suffix, key)
-    raise _unknown(entry, name)
+    raise unknown_name(entry, name)
 
 
 def _from_path(entry, raw) -> MatrixDataset:

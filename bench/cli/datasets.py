@@ -22,8 +22,9 @@ from spbench.datasets import synthetic
 from spbench.datasets.conversion_progress import ConversionProgress
 from spbench.datasets.errors import DatasetError
 from spbench.datasets.matrix_market import MATRIX_SUFFIXES, check_output, write_matrix
-from spbench.datasets.registry import (ICHOL_TABLE, METIS_TABLE, SUITESPARSE, close_names_hint, fetch_suitesparse,
-                                       list_datasets, parse_value, resolve, suitesparse_dir, suitesparse_matrix)
+from spbench.datasets.matrix_names import close_names_hint
+from spbench.datasets.registry import (ICHOL_TABLE, METIS_TABLE, SUITESPARSE, fetch_suitesparse, list_datasets,
+                                       parse_value, resolve, suitesparse_dir, suitesparse_matrix)
 from spbench.datasets.transforms import lower_triangle
 
 
