@@ -63,7 +63,8 @@ ROW_FIELDS = {
     **dict.fromkeys(("dist_time_kind", "hooi_time_kind", "metrics_source", "peak_rss_kind"), optional(str)),
     **dict.fromkeys(("mode_metrics", "fits", "fm_words", "svd_words", "svd_gather_words", "queries", "restarts",
                      "lanczos_residual_max", "peak_rss_mb"), optional(list)),
-    **dict.fromkeys(("dist_info", "lite_bound_slack", "tensor_stats", "peak_rss_mb_phases"), optional(dict)),
+    **dict.fromkeys(("dist_info", "lite_bound_slack", "tensor_stats", "peak_rss_mb_phases", "model_groups"),
+                    optional(dict)),
 }
 
 
@@ -361,7 +362,7 @@ class TuckerExperiment(Experiment):
         row = self.exact_metrics(point, prepared, config)
         times = {"hooi_time": None, "ttm_time": None, "svd_time": None, "comm_time": None, "other_time": None}
         if self.costs is not None:
-            from spbench.tucker.model.cost_model import loads_from_counts, predict_from_loads
+            from spbench.tucker.model.cost_model import loads_from_counts, model_groups, predict_from_loads
             dc = self._counts(prepared, axes["algorithm"], axes["ranks"], config.seed,
                               config.params.get(axes["algorithm"], {}))
             lanczos, ttm = config.lanczos, axes.get("ttm", config.ttm)
@@ -371,6 +372,8 @@ class TuckerExperiment(Experiment):
             predicted = predict_from_loads(loads, self.costs, invocations=config.invocations, lanczos=lanczos,
                                            ttm=ttm)
             times = {k: float(predicted[k]) for k in times}
+            row["model_groups"] = model_groups(loads, self.costs, invocations=config.invocations, lanczos=lanczos,
+                                               ttm=ttm, predicted=predicted)  # compute, latency, bandwidth
             row["ttm"] = ttm
             row["hooi_time_kind"] = (f"modelled (bench/tucker/model/cost_model.py v{predicted['model_version']}, "
                                      f"ttm: {ttm}, lanczos: {lanczos}, "

@@ -72,7 +72,7 @@ from spbench.tucker.model.mode_load import ModeLoad, khat_of as _khat
 
 __all__ = ["ModeLoad", "loads_from_counts", "csf_work", "rank_loads", "lanczos_steps", "predict_from_loads",
            "predict_hooi", "entry_cost", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS",
-           "TERM_COMPONENT"]
+           "TERM_COMPONENT", "COST_GROUPS", "COST_SIZES", "cost_group", "scale_costs", "model_groups"]
 
 #: 4: svd_time is the Lanczos runs' local work (its messages are in comm_time only), other_time the
 #: core's product, and the four add up to hooi_time; 5: the oracle's cost per entry by Z's size
@@ -330,3 +330,69 @@ def predict_hooi(tensor, dist, K, costs: dict, *, queries=None, invocations: int
     return predict_from_loads(rank_loads(tensor, dist, K, Q=queries, metrics=metrics, ttm=ttm), costs,
                               invocations=invocations, lanczos=lanczos, ttm=ttm)
 
+
+
+# -- the time split by cost group: compute, latency, bandwidth ---------------------------------------
+#: the cost groups :func:`model_groups` splits the modelled HOOI time into: every compute cost, the
+#: per-message latencies (``alpha_*``) and the per-word costs (``beta_*``)
+COST_GROUPS = ("compute", "latency", "bandwidth")
+#: calibration entries that are sizes, not seconds (the TTM's cache, the oracle ladder's Z sizes):
+#: never scaled with a group
+COST_SIZES = ("ttm_cache_bytes", "oracle_bytes")
+
+
+def cost_group(name: str) -> str | None:
+    """The group of a calibration entry: "latency" (``alpha_*``), "bandwidth" (``beta_*``), None
+    for a size (:data:`COST_SIZES`), else "compute"."""
+    if name in COST_SIZES:
+        return None
+    return "latency" if name.startswith("alpha_") else "bandwidth" if name.startswith("beta_") else "compute"
+
+
+def scale_costs(costs: dict, compute: float = 1.0, latency: float = 1.0, bandwidth: float = 1.0) -> dict:
+    """The costs with every entry of each group (:func:`cost_group`) multiplied by that group's
+    scale (a ladder of per-entry costs entry by entry); sizes unchanged. The envelope's other keys
+    are dropped: the result is a plain ``{name: seconds}``."""
+    scale = {"compute": float(compute), "latency": float(latency), "bandwidth": float(bandwidth)}
+    out = {}
+    for name, value in _costs(costs).items():
+        group = cost_group(name)
+        if group is None or isinstance(value, (str, bool)) or value is None:
+            out[name] = value
+        elif np.ndim(value):
+            out[name] = [scale[group] * float(v) for v in value]
+        else:
+            out[name] = scale[group] * float(value)
+    return out
+
+
+def model_groups(loads: list[ModeLoad], costs: dict, *, invocations: int = 1, lanczos: str = "paper",
+                 ttm: str = "csf", predicted: dict | None = None) -> dict:
+    """``{"compute": C, "latency": A, "bandwidth": B}`` (seconds): the modelled HOOI time split by
+    cost group, so that ``hooi_time`` = C + A + B and, with every compute cost scaled by s_c, every
+    ``alpha_*`` by s_α and every ``beta_*`` by s_β (:func:`scale_costs`), the model predicts
+    s_c·C + s_α·A + s_β·B. That is exact, not a linearization: every max over ranks of the model
+    (the TTM, each Lanczos step's slowest rank, the oracle's products, the core's product) is taken
+    over compute terms alone, and every message term is α·(a max of messages) + β·(a max of words),
+    two maxes of load counts, never a max over a sum of groups; the oracle's per-entry ladder is
+    interpolated linearly in its costs. It is what lets one calibration be re-scaled to another
+    machine: tucker-lite's cluster (§7.1) against this one, fitted to the paper's printed HOOI times
+    (Figs. 14 and 16) in :mod:`spbench.tucker.report.paper_profile`.
+
+    C is ``ttm_time`` + ``svd_time`` + ``other_time`` of the prediction (``predicted``, the same
+    loads and options, is reused when given); A and B are the ``comm_time`` of the model with only
+    the latencies, or only the per-word costs, left (every compute cost zero, so the local TTM is
+    evaluated in its cheap element-wise form: the messages do not depend on the TTM kernel)."""
+    if predicted is None:
+        predicted = predict_from_loads(loads, costs, invocations=invocations, lanczos=lanczos, ttm=ttm)
+    compute = float(predicted["ttm_time"] + predicted["svd_time"] + predicted["other_time"])
+
+    def messages(latency: float, bandwidth: float) -> float:
+        if loads[0].P <= 1:
+            return 0.0
+        only = scale_costs(costs, 0.0, latency, bandwidth)
+        only.update({k: 0.0 for k in COMPUTE_COSTS if k not in only and cost_group(k) == "compute"})
+        return float(predict_from_loads(loads, only, invocations=invocations, lanczos=lanczos,
+                                        ttm="paper")["comm_time"])
+
+    return {"compute": compute, "latency": messages(1.0, 0.0), "bandwidth": messages(0.0, 1.0)}
