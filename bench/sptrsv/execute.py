@@ -148,6 +148,26 @@ class SchedulePlan:
         return schedule_timing(self.schedule_times or (self.schedule_time,))
 
 
+def check_point(algorithm: str, cores: int, kernel: str, params: dict | None) -> None:
+    """One-line ValueError for a point no kernel runs: cores below 1, an unknown kernel or
+    algorithm, or the serial algorithm given more cores, parameters or a kernel; shared by the
+    measured (`solve_point`) and the modelled (`model.predict_point`) paths."""
+    if cores < 1:
+        raise ValueError(f"cores must be >= 1, got {cores}")
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {', '.join(map(repr, KERNELS))}; got {kernel!r}")
+    if algorithm == "serial":
+        if cores != 1:
+            raise ValueError(f"algorithm 'serial' runs on 1 core, got cores = {cores}")
+        if params:
+            raise ValueError(f"algorithm 'serial' takes no parameters, got {sorted(params)}")
+        if kernel != "auto":
+            raise ValueError(f"algorithm 'serial' runs the serial kernel, got kernel {kernel!r}")
+    elif algorithm not in SCHEDULERS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; known: serial, "
+                         f"{', '.join(sorted(SCHEDULERS))}")
+
+
 def plan_schedule(dag, algorithm: str, cores: int, kernel: str = "auto", barrier: str = "auto",
                   params: dict | None = None, repeats: int = 1, budget: float = SCHEDULE_BUDGET,
                   deadline: float | None = None) -> SchedulePlan:
@@ -203,20 +223,7 @@ def solve_point(L, algorithm: str, cores: int, repeats: int = 100, barrier: str 
     """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
-    if cores < 1:
-        raise ValueError(f"cores must be >= 1, got {cores}")
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {', '.join(map(repr, KERNELS))}; got {kernel!r}")
-    if algorithm == "serial":
-        if cores != 1:
-            raise ValueError(f"algorithm 'serial' runs on 1 core, got cores = {cores}")
-        if params:
-            raise ValueError(f"algorithm 'serial' takes no parameters, got {sorted(params)}")
-        if kernel != "auto":
-            raise ValueError(f"algorithm 'serial' runs the serial kernel, got kernel {kernel!r}")
-    elif algorithm not in SCHEDULERS:
-        raise ValueError(f"unknown algorithm {algorithm!r}; known: serial, "
-                         f"{', '.join(sorted(SCHEDULERS))}")
+    check_point(algorithm, cores, kernel, params)
     barrier_name = None if algorithm == "serial" else _barrier_name(barrier)
     have = usable_cores()
     if cores > have:

@@ -269,7 +269,7 @@ def test_a_zero_serial_row_rate_is_refused():
 
 
 def test_extrapolation_law_peers_linear_with_numa_step():
-    from spbench.sptrsv.model import EXTRAPOLATION_LAW
+    from spbench.sptrsv.model_costs import EXTRAPOLATION_LAW
 
     sync = {"weak_barrier": 0.0, "barrier_omp": 0.0}
     costs = {"serial": {"t_row": 1.0, "t_nnz": 1.0}, "profile": {"cores_per_domain": 4},

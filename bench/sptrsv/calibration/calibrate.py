@@ -47,7 +47,8 @@ from spbench.machine.facts import usable_cores
 from spbench.sptrsv.dag import DAG
 from spbench.sptrsv.execute import BARRIERS, WARMUP_RUNS, prepare_lower
 from spbench.sptrsv import compute_rates
-from spbench.sptrsv.model import RATE_KEYS, SYNC_KEYS, simulate, sync_bench_time
+from spbench.sptrsv.model import simulate, sync_bench_time
+from spbench.sptrsv.model_costs import RATE_KEYS, SYNC_KEYS
 from spbench.sptrsv.schedule import Schedule, TaskSchedule, reorder, task_graph
 
 SCHEMA_VERSION = 2  # 2: t_chain is the least time of a chained row, not an addition
@@ -339,7 +340,7 @@ def machine_profile(cores_list, quick: bool) -> dict:
     the calibrated core counts and the law the model extrapolates beyond them with."""
     from spbench.machine.facts import topology
     from spbench.sptrsv.benchmarks.kernel_bench import copy_bandwidth
-    from spbench.sptrsv.model import EXTRAPOLATION_LAW
+    from spbench.sptrsv.model_costs import EXTRAPOLATION_LAW
 
     nbytes = (32 if quick else 256) * 2**20
     return {**topology(), "copy_bandwidth_bytes_per_s": copy_bandwidth(nbytes, repeats=5),
