@@ -16,6 +16,12 @@ first, then on the simulated ones, then on schedule-only rows; the first that ca
 the verdict and the page says which, with the other's verdict where it differs. Stand-ins
 (``dataset_source`` synthetic) are named in the reason; a claim about absolute sizes of the paper's
 data sets (seconds, megabytes) is not measurable on stand-ins alone.
+
+A second profile of the cost model: an experiment's claims module may name ``MODEL_PROFILE``, a
+function of its rows returning a :class:`ModelProfile` (its simulated rows re-modelled under
+another machine's costs, beside the same rows under this machine's, and a page section saying how
+that profile was found). The claims whose verdict rests on the columns it changes (the verdict on
+the rows differs once those columns are blanked) get both verdicts side by side in that section.
 """
 from __future__ import annotations
 
@@ -30,7 +36,8 @@ from typing import Callable
 import pandas as pd
 
 __all__ = ["VERDICTS", "Claim", "Outcome", "Result", "unmeasurable", "within", "judge_value", "judge_range",
-           "judge_cases", "judge_cells", "evaluate", "counts", "render", "paper_modules", "read_rows", "main"]
+           "judge_cases", "judge_cells", "evaluate", "counts", "render", "paper_modules", "read_rows", "main",
+           "ModelProfile", "profile_verdicts", "profile_section"]
 
 REPRODUCED, PARTLY, NOT, UNMEASURABLE = "reproduced", "partly", "not reproduced", "not measurable"
 VERDICTS = (REPRODUCED, PARTLY, NOT, UNMEASURABLE)
@@ -73,6 +80,23 @@ class Result:
     claim: Claim
     outcome: Outcome
     execution: str = ""  # the rows' execution that gave the verdict ("" when none could)
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    """An experiment's cost model under a second machine profile (its claims module's
+    ``MODEL_PROFILE(rows)``): ``rows`` are the simulated rows re-modelled under it, ``baseline`` the
+    same rows under this machine's calibration (None, both, when no profile could be found), ``columns``
+    the columns the profile changes, ``lines`` the section's Markdown (the profile and how it was
+    found), ``label`` and ``base_label`` the two verdict columns' names."""
+
+    title: str
+    lines: tuple
+    rows: pd.DataFrame | None = None
+    baseline: pd.DataFrame | None = None
+    columns: tuple = ()
+    label: str = "second profile"
+    base_label: str = "this machine's calibration"
 
 
 def unmeasurable(missing: str, rows: pd.DataFrame | None = None, ours: str = "–") -> Outcome:
@@ -232,6 +256,42 @@ def evaluate(claims, df: pd.DataFrame) -> list[Result]:
     return results
 
 
+def profile_verdicts(claims, profile: ModelProfile) -> list[tuple[Claim, Outcome, Outcome]]:
+    """(claim, verdict on ``profile.baseline``, verdict on ``profile.rows``) for every claim whose
+    verdict rests on ``profile.columns``: its outcome on the baseline rows changes when those
+    columns are blanked. Empty without a profile."""
+    if profile.rows is None or profile.baseline is None or profile.baseline.empty:
+        return []
+    base = evaluate(claims, profile.baseline)
+    blank = profile.baseline.assign(**{c: float("nan") for c in profile.columns if c in profile.baseline})
+    without = evaluate(claims, blank)
+    other = evaluate(claims, profile.rows)
+    key = lambda o: (o.verdict, o.ours, o.reason)  # noqa: E731
+    return [(b.claim, b.outcome, o.outcome) for b, w, o in zip(base, without, other)
+            if key(b.outcome) != key(w.outcome)]
+
+
+def profile_section(claims, profile: ModelProfile) -> list[str]:
+    """The profile's page section: its own lines, then each claim resting on the columns it changes
+    with the verdict under this machine's calibration and under the profile, and the changes."""
+    lines = [f"## {profile.title}", "", *profile.lines]
+    pairs = profile_verdicts(claims, profile)
+    if not pairs:
+        return lines + ([""] if profile.rows is None else
+                        ["", "No claim's verdict rests on the columns the profile changes in these rows.", ""])
+    base, other = counts(Result(c, b) for c, b, _ in pairs), counts(Result(c, o) for c, _, o in pairs)
+    changed = [f"`{c.id}` {b.verdict} → {o.verdict}" for c, b, o in pairs if b.verdict != o.verdict]
+    lines += ["", f"{len(pairs)} claims rest on the modelled times ({', '.join(profile.columns)}) of these rows. "
+              f"Under {profile.base_label}: {_count_line(base)}; under the {profile.label}: {_count_line(other)}. "
+              + (f"Verdicts that change: {'; '.join(changed)}." if changed else "No verdict changes."), "",
+              f"| claim | paper | verdict, {profile.base_label} | ours | verdict, {profile.label} | ours | reason, "
+              f"{profile.label} |", "|---|---|---|---|---|---|---|"]
+    for c, b, o in pairs:
+        lines.append("| " + " | ".join(_cell(x) for x in (f"`{c.id}` {c.quantity}", c.paper, f"**{b.verdict}**",
+                                                          b.ours, f"**{o.verdict}**", o.ours, o.reason)) + " |")
+    return lines + [""]
+
+
 def counts(results) -> dict:
     """Verdict → number of claims, every kind present (0 when none)."""
     found = {v: 0 for v in VERDICTS}
@@ -249,8 +309,9 @@ def _count_line(found: dict) -> str:
     return ", ".join(f"{found[v]} {v}" for v in VERDICTS)
 
 
-def render(sections: list, sources: list, notes: list | None = None) -> str:
-    """The page: a count at the top, then one table per paper; ``sections``: (title, results)."""
+def render(sections: list, sources: list, notes: list | None = None, extra: list | None = None) -> str:
+    """The page: a count at the top, then one table per paper; ``sections``: (title, results);
+    ``extra``: more sections' Markdown lines after the tables (:func:`profile_section`)."""
     everything = [r for _, results in sections for r in results]
     lines = ["# The papers' claims beside ours", "",
              f"**{len(everything)} claims: {_count_line(counts(everything))}.**", "",
@@ -275,6 +336,8 @@ def render(sections: list, sources: list, notes: list | None = None) -> str:
                                                                   c.conditions, o.ours, verdict, reason, settle))
                          + " |")
         lines.append("")
+    for more in extra or []:
+        lines += more
     return "\n".join(lines)
 
 
@@ -319,14 +382,17 @@ def write_page(paths, out_dir) -> tuple[Path, dict]:
     from spbench.store.atomic_files import atomic_write_text
 
     df, sources, notes = read_rows(paths)
-    sections = []
+    sections, extra = [], []
     for module in paper_modules():
         rows = df[df["experiment"] == module.EXPERIMENT] if "experiment" in df else df.iloc[0:0]
         sections.append((module.TITLE, evaluate(module.CLAIMS, rows.reset_index(drop=True))))
+        hook = getattr(module, "MODEL_PROFILE", None)
+        if hook is not None:
+            extra.append(profile_section(module.CLAIMS, hook(rows.reset_index(drop=True))))
     if not sources:
         notes.insert(0, "no sweep folder (one with runs/) under " + ", ".join(map(str, paths)))
     page = Path(out_dir) / "REPORT.md"
-    atomic_write_text(page, render(sections, sources, notes) + "\n")
+    atomic_write_text(page, render(sections, sources, notes, extra) + "\n")
     return page, counts([r for _, results in sections for r in results])
 
 
