@@ -212,7 +212,7 @@ def simulate_terms(schedule_or_tasks, dag: DAG, costs: Mapping, *, kernel: str, 
 def sync_bench_time(kernel: str, steps: int, cores: int, compute: float, latency: float, *,
                     staleness: int = 2, weak_barrier: float = 0.0) -> float:
     """Modelled seconds of the synchronisation microbenchmark (``_sptrsv.sync_bench_timed``,
-    :func:`calibrate.measure_sync`): ``steps`` supersteps of ``compute`` seconds on each of
+    :func:`synchronisation.measure_sync`): ``steps`` supersteps of ``compute`` seconds on each of
     ``cores`` cores, synchronised by ``kernel``'s rule with ``latency``: "bsp" (barrier), "ssp" (weak
     barrier at ``staleness``) or "p2p" (flag wait: task (s, p) on task (s − 1, p + 1 mod P), ending
     with ``weak_barrier``), the same replay :func:`simulate` runs on a schedule."""

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spbench.sptrsv.calibration import calibrate as cal
+from spbench.sptrsv.calibration import calibrate as cal, synchronisation
 from spbench.sptrsv.dag import DAG
 from spbench.machine.facts import usable_cores
 from spbench.sptrsv.execute import prepare_lower
@@ -191,8 +191,8 @@ def test_calibration_reproduces_its_sync_measurements(quick_costs):
     bench = e["sync_bench"]
     med = bench["median_per_step"]
     compute = med["none@0"]
-    steps = cal._MODEL_STEPS
-    for kind, (name, kernel) in cal._SYNC_TERMS.items():
+    steps = synchronisation.MODEL_STEPS
+    for kind, (name, kernel) in synchronisation.SYNC_TERMS.items():
         weak = e["weak_barrier"] if kernel == "p2p" else 0.0
         modelled = sync_bench_time(kernel, steps, P, compute, e[name], weak_barrier=weak) / steps
         assert modelled == pytest.approx(med[f"{kind}@0"], rel=1e-3)
@@ -201,13 +201,13 @@ def test_calibration_reproduces_its_sync_measurements(quick_costs):
 
 def _two_core_timings(per_step_ns: dict) -> dict:
     """measure_sync's raw dict with every run of a kind at the given ns per superstep."""
-    return {"steps": 1000, "work": cal.SYNC_WORK, "staleness": 2,
+    return {"steps": 1000, "work": synchronisation.SYNC_WORK, "staleness": 2,
             "per_step": {k: [v * 1e-9] * 6 for k, v in per_step_ns.items()}}
 
 
 QUIET_2CORE_NS = {"none@0": 2, "spin@0": 70, "omp@0": 380, "weak@0": 40, "flag@0": 65,
-                  f"none@{cal.SYNC_WORK}": 380, f"spin@{cal.SYNC_WORK}": 460, f"omp@{cal.SYNC_WORK}": 760,
-                  f"weak@{cal.SYNC_WORK}": 390, f"flag@{cal.SYNC_WORK}": 420}
+                  f"none@{synchronisation.SYNC_WORK}": 380, f"spin@{synchronisation.SYNC_WORK}": 460, f"omp@{synchronisation.SYNC_WORK}": 760,
+                  f"weak@{synchronisation.SYNC_WORK}": 390, f"flag@{synchronisation.SYNC_WORK}": 420}
 
 
 def _calibration_with(two_core_sync: dict, nnz_ns=(1.0, 1.1)) -> dict:
@@ -218,7 +218,7 @@ def _calibration_with(two_core_sync: dict, nnz_ns=(1.0, 1.1)) -> dict:
 
 
 def test_sync_costs_from_timings_of_a_quiet_machine():
-    costs = cal.sync_costs(_two_core_timings(QUIET_2CORE_NS), 2)
+    costs = synchronisation.sync_costs(_two_core_timings(QUIET_2CORE_NS), 2)
     assert costs["barrier"] == pytest.approx(68e-9, rel=1e-3)  # per-step time minus compute
     assert costs["p2p_dep"] == pytest.approx(63e-9, rel=1e-3)
     assert 60e-9 < costs["weak_barrier"] < 90e-9  # staleness 2: two supersteps per wait
@@ -228,14 +228,14 @@ def test_sync_costs_from_timings_of_a_quiet_machine():
 def test_a_nine_ns_barrier_is_refused():
     """Timings a busy machine gave (a 2-core barrier of 9 ns) never make a calibration."""
     busy = dict(QUIET_2CORE_NS, **{"spin@0": 11})
-    costs = cal.sync_costs(_two_core_timings(busy), 2)
+    costs = synchronisation.sync_costs(_two_core_timings(busy), 2)
     assert costs["barrier"] == pytest.approx(9e-9, rel=1e-3)
     with pytest.raises(cal.ImplausibleCalibration, match=r"barrier at 2 cores came out 9\.0 ns, below the 20 ns"):
         cal.check_physical(_calibration_with(costs))
 
 
 def test_per_nonzero_cost_jumping_between_one_and_two_cores_is_refused():
-    costs = cal.sync_costs(_two_core_timings(QUIET_2CORE_NS), 2)
+    costs = synchronisation.sync_costs(_two_core_timings(QUIET_2CORE_NS), 2)
     with pytest.raises(cal.ImplausibleCalibration, match="per-nonzero cost changed 6.4x"):
         cal.check_physical(_calibration_with(costs, nnz_ns=(2.3, 14.8)))
 
@@ -254,7 +254,7 @@ def test_a_negative_per_nonzero_rate_is_refused():
                "chain": 5e-6, "far": 60e-6}
     rates = compute_rates.rates_from(seconds, designed)
     assert rates["t_nnz"] < 0
-    costs = _calibration_with(cal.sync_costs(_two_core_timings(QUIET_2CORE_NS), 2))
+    costs = _calibration_with(synchronisation.sync_costs(_two_core_timings(QUIET_2CORE_NS), 2))
     costs["cores"]["2"].update(rates)
     with pytest.raises(cal.ImplausibleCalibration, match=r"^t_nnz \(2 cores\) came out -1\.000 ns") as refused:
         cal.check_physical(costs)
@@ -262,7 +262,7 @@ def test_a_negative_per_nonzero_rate_is_refused():
 
 
 def test_a_zero_serial_row_rate_is_refused():
-    costs = _calibration_with(cal.sync_costs(_two_core_timings(QUIET_2CORE_NS), 2))
+    costs = _calibration_with(synchronisation.sync_costs(_two_core_timings(QUIET_2CORE_NS), 2))
     costs["serial"] = {"t_row": 0.0, "t_nnz": 1e-9}
     with pytest.raises(cal.ImplausibleCalibration, match=r"t_row \(serial\) came out 0\.000 ns"):
         cal.check_physical(costs)
