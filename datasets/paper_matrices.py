@@ -72,10 +72,14 @@ class SuiteSparseMatrix:
         return int(round(2e5 if table_a1 and rows < 2 * self.avg_wavefront else rows))
 
 
+def _box(cells: tuple, tiles: tuple) -> dict:
+    """A ``fem-mesh``'s box parameters: cells per axis and tile widths in nodes, as many axes as given."""
+    return {**dict(zip(("cells_x", "cells_y", "cells_z"), cells)), **dict(zip(("tile_x", "tile_y", "tile_z"), tiles))}
+
+
 def _mesh(element: str, dof: int, cells: tuple, tiles: tuple = (0, 0, 0), porosity: float = 0.0) -> tuple:
     """A ``fem-mesh`` recipe: element, dofs per node, cells per axis, tile widths in nodes (0: none), porosity."""
-    params = {"element": element, "dof": dof, **dict(zip(("cells_x", "cells_y", "cells_z"), cells)),
-              **dict(zip(("tile_x", "tile_y", "tile_z"), tiles))}
+    params = {"element": element, "dof": dof, **_box(cells, tiles)}
     if porosity:
         params["porosity"] = porosity
     return "fem-mesh", params
@@ -247,9 +251,7 @@ def paper_size_params(name: str) -> tuple[str, dict]:
     """(family, parameters) of matrix ``name``'s stand-in at its real rows (``PAPER_SIZE``)."""
     m = suitesparse_matrix(name)
     if name in PAPER_SIZE:
-        cells, tiles = PAPER_SIZE[name]
-        axes = {**dict(zip(("cells_x", "cells_y", "cells_z"), cells)), **dict(zip(("tile_x", "tile_y", "tile_z"), tiles))}
-        return m.standin, synthetic.check_params(m.standin, {**m.standin_params, **axes})
+        return m.standin, synthetic.check_params(m.standin, {**m.standin_params, **_box(*PAPER_SIZE[name])})
     factor = m.n / synthetic.get_generator(m.standin).rows(m.standin_params)
     return m.standin, synthetic.scaled_params(m.standin, m.standin_params, factor)
 
