@@ -189,7 +189,8 @@ class Experiment(RowKind):
 
     @abstractmethod
     def run(self, point, prepared, config) -> dict:
-        """One point's row fields (status among them)."""
+        """One point's measurement: the row fields it adds to the point's, status among them (the
+        runner joins them, :func:`spbench.store.row_builder.build_row`, and stores the row)."""
 
     def work_per_point(self, config) -> str:
         """What each point runs, as ``--dry-run`` says it; default: the config's timed runs when
@@ -200,7 +201,9 @@ class Experiment(RowKind):
 
     def batch_runner(self, config):
         """None, or ``run(pending, prepared, config, store, progress)`` running one data set's
-        points as one job, storing and yielding their rows."""
+        pending (point, point fields) pairs as one job and yielding each one's row as it ends, built
+        with :func:`spbench.store.row_builder.build_row`; the runner stores every row it yields
+        (``store``: the results folder, which the job's own processes may write into too)."""
         return None
 
     def estimate_points(self, config, points) -> list[Estimate]:

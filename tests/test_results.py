@@ -1,11 +1,12 @@
 """The one row store every writer uses (sweeps, the MPI worker, `spbench bench`): rows checked against
-their kind's declared fields before anything is written, an update of a stored row, the next repeat
+their kind's declared fields before anything is written, a stored row read back and stored again, the next repeat
 of a benchmark, meta.json recorded under its lock by one function, and the one run id."""
 import json
 
 import pytest
 
 from spbench.store.results import InvalidRow, ResultStore
+from spbench.store.row_builder import build_row
 from spbench.store.row_schema import SCHEMA_VERSION
 from spbench.pipeline.sweep import run_id
 
@@ -58,14 +59,16 @@ def test_a_scratch_store_writes_rows_unchecked(tmp_path):
     assert json.loads(store.fragment("t0").read_text()) == {"run_id": "t0", "status": "ok"}
 
 
-def test_update_row_sets_fields_of_the_stored_row(tmp_path):
+def test_a_stored_row_read_back_takes_figures_known_later(tmp_path):
+    """An MPI job's row, read back by the sweep and stored again with the job's load (checked)."""
     store = ResultStore(tmp_path / "res")
     store.write_row(_tucker_row(fit=0.5))
-    row = store.update_row("r1", load={"load1": 0.1})
+    row = build_row(store.stored_row("r1"), {"load": {"load1": 0.1}})
+    store.write_row(row)
     stored = json.loads(store.fragment("r1").read_text())
     assert stored == row and stored["load"] == {"load1": 0.1} and stored["fit"] == 0.5
     with pytest.raises(InvalidRow, match="undeclared field 'nope'"):
-        store.update_row("r1", nope=1)
+        store.write_row(build_row(store.stored_row("r1"), {"nope": 1}))
     assert "nope" not in json.loads(store.fragment("r1").read_text())
 
 

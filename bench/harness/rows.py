@@ -19,6 +19,7 @@ from pathlib import Path
 from spbench.machine import facts as machine
 from spbench.harness.row_kind import BenchRows
 from spbench.store.results import ResultStore
+from spbench.store.row_builder import build_row
 from spbench.store.row_schema import SCHEMA_VERSION
 from spbench.pipeline.sweep import run_id
 
@@ -92,13 +93,14 @@ def store_items(store: ResultStore, benchmark: str, options: dict, items: list[d
     for index, item in enumerate(items):
         identity = {"benchmark": benchmark, "item": item["item"], "dataset": item["dataset"],
                     "options": options, "repeat": repeat}
-        row = {"run_id": run_id(identity, None, version), "schema_version": SCHEMA_VERSION,
-               "experiment": BenchRows.name, "benchmark": benchmark, "config": f"bench-{benchmark}",
-               "execution": "measured", "dataset_source": "synthetic", "repeat": repeat,
-               "invocation": invocation, "item_index": index, "status": "ok", "error": None, "started_at": started_at,
-               "git_sha": git.get("sha"), "git_dirty": git.get("dirty"), "host": facts["host"],
-               "omp_threads": facts["openmp"].get("threads"), "code_version": version, "params": options,
-               **item}
-        row["units"] = {k: units[k] for k in item if k in units}
+        # the item's point; an item is ok unless its measurement says otherwise
+        point = {"run_id": run_id(identity, None, version), "schema_version": SCHEMA_VERSION,
+                 "experiment": BenchRows.name, "benchmark": benchmark, "config": f"bench-{benchmark}",
+                 "execution": "measured", "dataset_source": "synthetic", "repeat": repeat,
+                 "invocation": invocation, "item_index": index, "status": "ok", "error": None,
+                 "started_at": started_at, "git_sha": git.get("sha"), "git_dirty": git.get("dirty"),
+                 "host": facts["host"], "omp_threads": facts["openmp"].get("threads"), "code_version": version,
+                 "params": options}
+        row = build_row(point, {**item, "units": {k: units[k] for k in item if k in units}})
         rows.append(json.loads(store.write_row(row).read_text()))
     return rows

@@ -26,6 +26,7 @@ import sys
 import traceback
 
 from spbench.pipeline.preflight import available_memory, size_text
+from spbench.store.row_builder import failure
 
 __all__ = ["run_apart"]
 
@@ -62,7 +63,7 @@ def run_apart(count: int, compute):
             if current is None:
                 yield "start", i, None
             left.remove(i)
-            yield "row", i, {"status": "error", "error": death or "the point's process ended without its row"}
+            yield "row", i, failure(death or "the point's process ended without its row")
 
 
 class _Child:

@@ -5,13 +5,15 @@ before it writes anything (a bad file is a one-line RunError and the folder stay
 runs every point not already stored with a final status, writes each row atomically as soon as it
 exists, and moves rows that no longer belong to the sweep (changed code or data) aside. What a
 point means is the experiment's (:class:`spbench.experiment.Experiment`, from the registry): it
-checks the points, prepares each data set and runs each point; one whose points of one data set
-run together in one job (Tucker under MPI: one launch per (tensor, ranks)) returns
-`run(pending, prepared, config, store, progress)` from `batch_runner(config)`, which stores the
-rows itself and yields them. Before anything is locked or loaded, the experiment's estimates of
-each point's peak memory and of the stores still to generate are checked against this machine
-(:mod:`.preflight`). Simulated points run in a child process per data set
-(:mod:`.point_process`), so one the operating system kills is an error row, not the sweep's end.
+checks the points, prepares each data set and runs each point, giving its measurement; one whose
+points of one data set run together in one job (Tucker under MPI: one launch per (tensor, ranks))
+returns `run(pending, prepared, config, store, progress)` from `batch_runner(config)`, which yields
+their rows. Every row is the point's fields joined with its measurement
+(:func:`spbench.store.row_builder.build_row`) and is written in one place, :func:`_run_pending`.
+Before anything is locked or loaded, the experiment's estimates of each point's peak memory and of
+the stores still to generate are checked against this machine (:mod:`.preflight`). Simulated
+points run in a child process per data set (:mod:`.point_process`), so one the operating system
+kills is an error row, not the sweep's end.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from spbench.store.atomic_files import WriteFailed
 from spbench.machine.load import LoadWatch
 from spbench.pipeline.point_process import run_apart
 from spbench.store.results import FINAL_STATUSES, ResultStore
+from spbench.store.row_builder import build_row, failure
 from spbench.pipeline.shard import Shard, slurm_provenance
 from spbench.pipeline.sweep import SCHEMA_VERSION, Point, expand, run_id, run_parameters, sweep_settings
 from spbench.pipeline import sweep_folder
@@ -230,31 +233,36 @@ def _run_ids(config: Config, points, checksum, version: str, settings: dict):
 
 
 def _run_pending(experiment, config: Config, store: ResultStore, progress: Progress, prepared, pending):
-    """Run one data set's pending points (as one batch when the experiment batches them; simulated
-    ones in a child process); store and yield each row as it ends."""
+    """Run one data set's pending points and store each row as it ends (the one place a sweep
+    writes rows: those of its own process and those an experiment's batch job yields); yield it."""
+    for row in _finished_rows(experiment, config, store, progress, prepared, pending):
+        store.write_row(row)
+        yield row
+
+
+def _finished_rows(experiment, config: Config, store: ResultStore, progress: Progress, prepared, pending):
+    """Each pending (point, point fields) pair's row as its run ends: as one batch when the
+    experiment batches them (its job's rows, built there), else each point's measurement
+    (simulated ones in a child process) joined with its point (:func:`build_row`)."""
     batch = experiment.batch_runner(config)
     if batch is not None and pending:
         yield from batch(pending, prepared, config, store, progress)
         return
 
     def compute(i: int) -> dict:
-        return _point_fields(experiment, pending[i][0], prepared, config)
+        return _point_measurement(experiment, pending[i][0], prepared, config)
 
     events = run_apart(len(pending), compute) if config.execution == "simulate" else _run_here(len(pending), compute)
     started: dict = {}
     with closing(events):
-        for kind, i, fields in events:
-            point, row = pending[i]
+        for kind, i, measurement in events:
+            point, fields = pending[i]
             if kind == "start":
-                started[i] = progress.begin(point)
-                row["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                started[i] = (progress.begin(point), datetime.now(timezone.utc).isoformat(timespec="seconds"))
                 continue
-            row.update(fields)
-            row.setdefault("error", None)
-            row.setdefault("omp_threads", None)
-            store.write_row(row)
-            progress.end(started[i], row["status"], row["error"])
+            row = build_row({**fields, "started_at": started[i][1]}, _with_nulls(measurement))
             yield row
+            progress.end(started[i][0], row["status"], row["error"])
 
 
 def _run_here(count: int, compute):
@@ -264,14 +272,19 @@ def _run_here(count: int, compute):
         yield "row", i, compute(i)
 
 
-def _point_fields(experiment, point, prepared, config: Config) -> dict:
-    """One point's row fields; a Python exception is the point's error, not the sweep's."""
+def _point_measurement(experiment, point, prepared, config: Config) -> dict:
+    """One point's measurement; a Python exception is the point's error, not the sweep's."""
     try:
         return experiment.run(point, prepared, config)
     except KeyboardInterrupt:
         raise
     except Exception as exc:
-        return {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+        return failure(f"{type(exc).__name__}: {exc}")
+
+
+def _with_nulls(measurement: dict) -> dict:
+    """An in-process point's measurement with ``error`` and ``omp_threads`` null unless it gives them."""
+    return {**measurement, "error": measurement.get("error"), "omp_threads": measurement.get("omp_threads")}
 
 
 class LoadedDatasets:

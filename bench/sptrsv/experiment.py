@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
+from spbench.store.row_builder import failure
 from spbench.store.row_schema import NUMBER, optional, required
 
 #: the fields SpTrSV rows add to the common ones (docs/design.md, "Results"): measured and simulated rows carry
@@ -204,7 +205,7 @@ class SptrsvExperiment(Experiment):
         from spbench.sptrsv.execute import solve_point, wait_policy
 
         if prepared.failure is not None:
-            return {"status": "error", "error": prepared.failure}
+            return failure(prepared.failure)
         axes = point.axes
         extra = {"kernel": axes["kernel"]} if "kernel" in axes else {}
         params = config.params.get(axes["algorithm"], {})

@@ -6,8 +6,9 @@ fragment that holds no row (cut off by a full disk, edited by hand) is set aside
 by a sweep, and left out with its reason by a reader that asks for that.
 
 :class:`ResultStore` is the one way rows and meta.json are written, by every writer: the sweep
-runner, the MPI worker's rank 0 (which opens the store by its path) and `spbench bench`. A row is
-checked against its kind's declared fields (:mod:`spbench.store.row_schema`) before it is written.
+runner, the MPI worker's rank 0 (which opens the store by its path) and `spbench bench`, each
+storing rows built by :func:`spbench.store.row_builder.build_row`. A row is checked against its
+kind's declared fields (:mod:`spbench.store.row_schema`) before it is written.
 """
 from __future__ import annotations
 
@@ -184,12 +185,10 @@ class ResultStore:
             raise InvalidRow(path, "a row not as declared: " + "; ".join(problems))
         return write_json(path, row)
 
-    def update_row(self, run_id: str, **fields) -> dict:
-        """The stored row of ``run_id`` with ``fields`` set, stored again (checked, atomically) and
-        returned: figures known only after the row was written (an MPI job's machine load)."""
-        row = {**read_row(self.fragment(run_id)), **fields}
-        self.write_row(row)
-        return json_ready(row)
+    def stored_row(self, run_id: str) -> dict:
+        """The row stored for ``run_id`` (another process's: an MPI job's, before the sweep adds the
+        figures known only after the job, its machine load); RowSchemaError when it holds none."""
+        return read_row(self.fragment(run_id))
 
     def rows(self):
         """Every stored row of this folder (fragments that hold no row left out)."""

@@ -5,11 +5,13 @@ at the data set's tensor store (each rank memory-maps its block), writes a job s
 results folder's job folder, and launches `{launcher} python -m mpi4py -m spbench.tucker.mpi.worker
 SPEC` (:mod:`.job_process`: the job dies with the sweep). Rank 0 stores each finished run's row
 through the results folder's :class:`spbench.store.results.ResultStore` and reports progress
-(:mod:`.job_progress`); a run that fails is its own error row (:mod:`.task_loop`); a run without
-a row after the job is recorded `error` (with the job's last error line) or `timeout`. A job whose
-MPI world is not the ranks asked for (each process's rank 0 reports its world size; a launcher of
-another MPI starts one-rank processes) leaves an error row per run naming the launcher and both
-sizes, as does a stored row of other ranks: never an ok row under another rank count's point.
+(:mod:`.job_progress`); a run that fails is its own error row (:mod:`.task_loop`). After the job,
+each run's row goes back to the sweep runner, which stores it: the stored row with the job's load
+added, or, for a run without a row, an `error` (with the job's last error line) or `timeout` row.
+A job whose MPI world is not the ranks asked for (each process's rank 0 reports its world size;
+a launcher of another MPI starts one-rank processes) leaves an error row per run naming the
+launcher and both sizes, as does a stored row of other ranks: never an ok row under another rank
+count's point.
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+
+from spbench.store.row_builder import build_row, failure
 
 
 def mpiexec_beside_python() -> Path | None:
@@ -55,12 +59,15 @@ def mpi_module_command(module: str, args, ranks: int, launcher: str | None = Non
 
 
 def run_mpi_batch(pending, prepared, config, store, progress):
-    """Run the pending (point, base row) pairs of one tensor, one MPI job per rank count; yield rows.
+    """Run the pending (point, point fields) pairs of one tensor, one MPI job per rank count; yield
+    each run's row for the sweep runner to store.
 
     The job reads the data set's tensor store block by block; the workers compute the exact
     metrics of their distribution and the scheme's extra fields from them (Lite: Theorem 6.1's
-    slack) and store each row through ``store`` (this process never loads the tensor); this
-    process adds the machine's load over the job (``load``), one update of each stored row.
+    slack) and store each row through ``store`` (this process never loads the tensor); the row
+    yielded is the point joined with what the worker stored and the machine's load over the job
+    (``load``), or with why the job left the run without a row
+    (:func:`spbench.store.row_builder.build_row`).
     Each task's start, HOOI invocations and finish are printed as the job reports them. A job that dies takes only the
     task it was running with it: the tasks it had not started run in a new job."""
     from spbench.machine.facts import usable_cores
@@ -88,24 +95,22 @@ def run_mpi_batch(pending, prepared, config, store, progress):
             for i, (point, task) in enumerate(work):
                 run_id = task["row"]["run_id"]
                 if wrong is not None:
-                    row = dict(task["row"], status="error", error=wrong)
-                    store.write_row(row)
+                    measurement = failure(wrong)
                 elif store.fragment(run_id).exists() and not watch.unsettled(i, outcome):
-                    row = store.update_row(run_id, load=job_load)
-                    if isinstance(row.get("ranks"), int) and row["ranks"] != ranks:  # its world went unreported
-                        row = dict(task["row"], status="error",
-                                   error=wrong_world(config.launcher, ranks, [row["ranks"]]))
-                        store.write_row(row)
+                    measurement = {**store.stored_row(run_id), "load": job_load}  # as the worker stored it
+                    ran = measurement.get("ranks")
+                    if isinstance(ran, int) and ran != ranks:  # its world went unreported
+                        measurement = failure(wrong_world(config.launcher, ranks, [ran]))
                 elif i not in watch.started and outcome.returncode not in (0, None) and not outcome.timed_out \
                         and watch.started:
                     retry.append((point, task))  # the job died in an earlier task: run this one again
                     continue
                 else:
                     status, message = watch.reported.get(i) or _failure(outcome, config, started=i in watch.started)
-                    row = dict(task["row"], status=status, error=message)
-                    store.write_row(row)
+                    measurement = failure(message, status)
+                row = build_row(task["row"], measurement)
+                yield row  # the sweep runner stores it
                 watch.close(i, row)
-                yield row
             if retry:
                 progress.note(f"MPI job: {len(retry)} runs not started by the failed job run in a new one")
             work = retry

@@ -3,11 +3,11 @@
 An exception in one task (a scheme's bad parameter, a grid that does not fit P) is caught on every
 rank; the ranks then agree on the outcome with a non-blocking Allreduce on a duplicate of the
 communicator (so it never matches a collective of the task). When every rank arrives, rank 0
-writes the task's error row with the first failing rank's message and the loop goes on (a task
-that ends with a row of another status, ``invalid``, reports that status and its reason). A rank
-that failed alone while the others wait in a collective of the task cannot be joined: after
-``grace`` seconds it writes the row itself and aborts the job; the launcher then runs the
-remaining tasks in a new job (:mod:`.launch`).
+stores the task's row: the one the task returned, or its error row with the first failing rank's
+message, and the loop goes on (a task that ends with a row of another status, ``invalid``, reports
+that status and its reason). A rank that failed alone while the others wait in a collective of the
+task cannot be joined: after ``grace`` seconds it stores the error row itself and aborts the job;
+the launcher then runs the remaining tasks in a new job (:mod:`.launch`).
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import time
 import traceback
 
 import numpy as np
+
+from spbench.store.row_builder import build_row, failure
 
 __all__ = ["run_tasks", "GRACE_SECONDS"]
 
@@ -45,13 +47,15 @@ def _everyone_arrived(control, failed: bool, grace: float) -> bool:
     return True
 
 
-def run_tasks(comm, tasks: list, run_one, *, write_error_row, report, grace: float = GRACE_SECONDS) -> int:
-    """Run ``run_one(task, progress)`` for every task; return how many failed. What ``run_one``
-    returns on rank 0, when a row, gives the status (and error) its finish reports.
+def run_tasks(comm, tasks: list, run_one, *, store_row, report, grace: float = GRACE_SECONDS) -> int:
+    """Run ``run_one(task, progress)`` for every task; return how many failed. ``run_one`` returns
+    the task's row on rank 0 (:func:`spbench.store.row_builder.build_row` of its point, the task's
+    ``row``, and what it measured); its status (and error) is what its finish reports.
 
-    ``write_error_row(task, message)`` stores a failed task's row; ``report(event, **fields)``
-    tells the launcher (rank 0 reports start, the invocations and finish; a rank failing alone
-    reports its own finish before aborting)."""
+    ``store_row(row)`` stores each task's row, that of ``run_one`` or the error row of a failed
+    task (its point joined with the failure), once per task: on rank 0, or on a rank failing alone
+    before it aborts the job; ``report(event, **fields)`` tells the launcher (rank 0 reports start,
+    the invocations and finish; a rank failing alone reports its own finish before aborting)."""
     control = comm.Dup()
     failures = 0
     for i, task in enumerate(tasks):
@@ -63,25 +67,28 @@ def run_tasks(comm, tasks: list, run_one, *, write_error_row, report, grace: flo
             row = run_one(task, (lambda event, **fields: report(event, task=i, **fields)) if root else None)
         except Exception as exc:  # noqa: BLE001 - any failure of a task is that task's row
             error = _message(exc)
-        if not _everyone_arrived(control, error is not None, grace):
-            message = f"rank {comm.rank}: {error} (the other ranks did not fail with it; job aborted)"
-            write_error_row(task, message)
-            report("finish", task=i, status="error", error=message)
-            comm.Abort(1)
-        errors = control.gather(error, root=0)
-        if not root:
-            continue
-        failed = [(rank, e) for rank, e in enumerate(errors) if e]
-        if failed:
-            failures += 1
-            rank, first = failed[0]
-            same = len(failed) == comm.size and all(e == first for _, e in failed)
-            message = first if same else f"rank {rank}: {first}"
-            write_error_row(task, message)
-            report("finish", task=i, status="error", error=message)
-        elif isinstance(row, dict) and row.get("status", "ok") != "ok":
-            report("finish", task=i, status=row["status"], error=row.get("error"))
+        alone = not _everyone_arrived(control, error is not None, grace)
+        if alone:
+            row = _error_row(task, f"rank {comm.rank}: {error} (the other ranks did not fail with it; job aborted)")
         else:
-            report("finish", task=i, status="ok")
+            errors = control.gather(error, root=0)
+            if not root:
+                continue
+            failed = [(rank, e) for rank, e in enumerate(errors) if e]
+            if failed:
+                failures += 1
+                rank, first = failed[0]
+                same = len(failed) == comm.size and all(e == first for _, e in failed)
+                row = _error_row(task, first if same else f"rank {rank}: {first}")
+        store_row(row)
+        status = row.get("status", "ok")
+        report("finish", task=i, status=status, **({"error": row.get("error")} if status != "ok" else {}))
+        if alone:
+            comm.Abort(1)
     control.Free()
     return failures
+
+
+def _error_row(task: dict, message: str) -> dict:
+    """The row of a task that failed: its point (the task's ``row``) joined with the failure."""
+    return build_row(task.get("row") or {}, failure(message))

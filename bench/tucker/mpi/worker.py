@@ -13,8 +13,10 @@ peak does not depend on the tasks before it), the distribution computed in paral
 (:func:`.distribute.distribute`; ``dist_time`` = max over ranks; HyperG: the offline partition
 time on rank 0), then HOOI (:func:`.hooi.hooi_distributed`), then the distribution's exact
 metrics from the ranks' own counts (:mod:`.rank_usage`) and the fields the scheme adds to them
-(:meth:`spbench.tucker.schemes.Scheme.metrics_beyond`: Lite's Theorem 6.1 slack). Rank 0 stores the
-task's row + the measured fields + ``"status": "ok"`` through the results folder RESULTS
+(:meth:`spbench.tucker.schemes.Scheme.metrics_beyond`: Lite's Theorem 6.1 slack). The task's row
+is its point (the spec's ``row``) joined with the measured fields and ``"status": "ok"``
+(:func:`spbench.store.row_builder.build_row`); rank 0 stores it, as every row of the job, in one
+place (``store_row`` in :func:`main`, called by the task loop) through the results folder RESULTS
 (:class:`spbench.store.results.ResultStore`: ``RESULTS/runs/<run_id>.json``, checked against the row's
 declared fields, atomically) as soon as the task ends; spec key ``scratch`` (true: a folder whose
 rows the caller reads back itself, a calibration's or a benchmark's, not a sweep's results) writes
@@ -41,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from spbench.store.atomic_files import atomic_output
+from spbench.store.row_builder import build_row, failure, invalid
 
 __all__ = ["main", "run_task"]
 
@@ -52,9 +55,10 @@ SETUP_TIMERS = ("plan_time", "init_time")
 
 
 def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=None) -> dict | None:
-    """One task: parallel distribution, HOOI, the run's own metrics; returns the row on rank 0
-    (None elsewhere) and writes it when ``store`` (a :class:`spbench.store.results.ResultStore`) is
-    given. ``block``: this rank's input
+    """One task: parallel distribution, HOOI, the run's own metrics; returns its row on rank 0
+    (None elsewhere): the task's point (its spec ``row``) joined with what the run measured
+    (:func:`spbench.store.row_builder.build_row`), which the task loop stores. ``store`` (a
+    :class:`spbench.store.results.ResultStore`): where ``save_factors`` puts the factors. ``block``: this rank's input
     block, or a callable reading it (then read for this task and dropped once distributed, so
     HOOI's peak does not hold it). The peak resident size is reset first, so
     ``peak_rss_mb_max`` is this scheme's. ``progress(event, **fields)``: rank 0's
@@ -93,7 +97,7 @@ def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=
                                tol=float(task.get("tol", 1e-8)), lanczos=lanczos, ncv=task.get("ncv"),
                                progress=report, release_input=True, ttm=ttm)
     except NormOverflow as exc:   # raised on every rank alike: this task's row says why, no HOOI ran
-        return _unfit_row(comm, task, str(exc), store)
+        return _unfit_row(comm, task, str(exc))
     tmax = slowest_rank_times(comm.allgather({k: float(res.times[k]) for k in TIMERS}))
     tmax.update({k: comm.allreduce(float(res.times[k]), op=_max()) for k in SETUP_TIMERS})
     dmax = {k: comm.allreduce(float(v), op=_max()) for k, v in dist_local.items()}
@@ -118,13 +122,14 @@ def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=
     else:
         dist_time = dmax["dist"]
     kind = declared.dist_time_kind("measured", cached=bool(dt.info.get("cached")))
-    row = dict(task.get("row") or {})
-    row.update(met.row())
-    row.update({k: v for k, v in declared.metrics_beyond(row["mode_metrics"], int(dt.nnz), int(comm.size)).items()
-                if k not in row})
-    row.update({
-        "execution": row.get("execution", "measured"),
-        "algorithm": row.get("algorithm", scheme),
+    point = task.get("row") or {}
+    metrics = met.row()
+    measured = {**metrics, **{k: v for k, v in declared.metrics_beyond(metrics["mode_metrics"], int(dt.nnz),
+                                                                        int(comm.size)).items()
+                              if k not in point and k not in metrics}}
+    measured.update({
+        "execution": point.get("execution", "measured"),
+        "algorithm": point.get("algorithm", scheme),
         "ranks": int(comm.size),
         "K": K,
         "modes": len(dt.dims),
@@ -166,25 +171,18 @@ def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=
         "dist_info": {k: v for k, v in dt.info.items() if isinstance(v, (int, float, str, bool, list))},
         "status": "ok",
     })
-    reason = nonfinite_reason(row, norm=res.norm)
-    if reason is not None:
-        row.update(status="invalid", error=reason)
-    if store is not None:
-        if factors is not None:
-            with atomic_output(store.runs / f"{row['run_id']}.factors.npz", suffix=".part.npz") as tmp:
-                np.savez(tmp, core=res.core, **{f"F{n}": F for n, F in enumerate(factors)})
-        store.write_row(row)
+    row = build_row(point, invalid(measured, nonfinite_reason(build_row(point, measured), norm=res.norm)))
+    if store is not None and factors is not None:
+        with atomic_output(store.runs / f"{row['run_id']}.factors.npz", suffix=".part.npz") as tmp:
+            np.savez(tmp, core=res.core, **{f"F{n}": F for n, F in enumerate(factors)})
     return row
 
 
-def _unfit_row(comm, task: dict, reason: str, store) -> dict | None:
-    """The invalid row of a task whose tensor HOOI cannot run on (rank 0 stores and returns it)."""
+def _unfit_row(comm, task: dict, reason: str) -> dict | None:
+    """The invalid row of a task whose tensor HOOI cannot run on (rank 0 returns it)."""
     if comm.rank != 0:
         return None
-    row = {**(task.get("row") or {}), "ranks": int(comm.size), "status": "invalid", "error": reason}
-    if store is not None:
-        store.write_row(row)
-    return row
+    return build_row(task.get("row") or {}, {"ranks": int(comm.size), **failure(reason, "invalid")})
 
 
 #: what a measured row's HOOI timers are
@@ -228,6 +226,11 @@ def main(argv=None) -> int:
     spec = json.loads(Path(argv[0]).read_text())
     comm = MPI.COMM_WORLD
     store = ResultStore(spec["results"], checked=not spec.get("scratch", False))
+
+    def store_row(row: dict) -> None:
+        """The one place the worker writes a row (rank 0, or a rank failing alone before it aborts)."""
+        store.write_row(row)
+
     report = ProgressWriter(spec.get("progress"))
     if comm.rank == 0:
         report("world", size=int(comm.size))
@@ -237,7 +240,7 @@ def main(argv=None) -> int:
         if comm.rank == 0:
             message = wrong_world(spec.get("launcher"), int(spec["ranks"]), [int(comm.size)])
             for task in spec.get("tasks", []):
-                store.write_row({**(task.get("row") or {}), "status": "error", "error": message})
+                store_row(build_row(task.get("row") or {}, failure(message)))
         return 1
     comm.Barrier()
     if comm.rank == 0 and spec.get("remove_spec", True):  # read by every rank: the job needs it no more
@@ -257,10 +260,7 @@ def main(argv=None) -> int:
     def run_one(task, progress):
         return run_task(comm, block, task, threads=threads, store=store, progress=progress)
 
-    def write_error_row(task, message):
-        store.write_row({**(task.get("row") or {}), "status": "error", "error": message})
-
-    run_tasks(comm, spec.get("tasks", []), run_one, write_error_row=write_error_row,
+    run_tasks(comm, spec.get("tasks", []), run_one, store_row=store_row,
               report=report, grace=float(spec.get("failure_grace", GRACE_SECONDS)))
     return 0
 

@@ -35,13 +35,13 @@ def main():
         if comm.rank == 0:
             if report is not None:
                 report("invocation", invocation=1, invocations=1, fit=0.5)
-            write_row(runs, {**task["row"], "status": "ok"})
+            return {**task["row"], "status": "ok"}
+        return None
 
     tasks = [{"kind": kind, "row": {"run_id": f"t{i}-{kind}"}}
              for i, kind in enumerate(["ok", "every", "ok", "alone", "never"])]
     run_tasks(comm, tasks, run_one, report=ProgressWriter(progress), grace=1.0,
-              write_error_row=lambda task, message: write_row(runs, {**task["row"], "status": "error",
-                                                                     "error": message}))
+              store_row=lambda row: write_row(runs, row))
 
 
 if __name__ == "__main__":
