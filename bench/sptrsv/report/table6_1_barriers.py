@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 
 from spbench.sptrsv.report import paper_values as paper
-from spbench.report.markdown_sections import details, paper_cell, section, write_beside_paper
+from spbench.report.markdown_sections import details, paper_cell, section
 from spbench.sptrsv.report.rows import geomean, nearest_cores, ok_rows, sort_groups
 from spbench.sptrsv.report.summary import SERIAL
+from spbench.sptrsv.report.table_section import write_table_section
 from spbench.report import labels
 from spbench.report.tables import format_markdown, write_csv
 from spbench.sptrsv.schedulers import REGISTRY
@@ -182,19 +183,16 @@ def write_section(df: pd.DataFrame, out_dir: str | os.PathLike
     if t61.empty:
         return [], [], ["Table 6.1 (barrier reduction): no ok rows of a barrier scheduler with "
                         "wavefronts and supersteps, table not written."]
-    display = barrier_reduction_display(t61)
-    written = write_beside_paper(out_dir, "table_6_1", display, t61)
-    lines = section(
-        "Synchronisation barriers relative to wavefronts (paper Table 6.1)",
-        "Geometric mean over matrices of wavefronts / supersteps per data set group and "
+    written, lines = write_table_section(
+        out_dir, "table_6_1", t61, barrier_reduction_display(t61),
+        title="Synchronisation barriers relative to wavefronts (paper Table 6.1)",
+        intro="Geometric mean over matrices of wavefronts / supersteps per data set group and "
         "core count (SpMP and p2p rows have no barriers). ElasticDivide's barriers are weak "
         f"with staleness {paper.STALENESS}: as the paper suggests, its ×{paper.STALENESS} "
         "column is the comparable one. \"paper (cores)\" columns: the paper's value for "
         "the same group at the printed core count nearest to ours (in brackets; the paper "
         "names no architecture, a schedule depends on matrix and cores only).",
-        format_markdown(display),
-        "[CSV (this run)](table_6_1.csv)",
-        details("The paper's Table 6.1 as printed", paper_table_markdown()))
+        paper_table="Table 6.1", paper_markdown=paper_table_markdown())
     status = df["status"].astype(str) if "status" in df.columns else pd.Series(dtype=str)
     timeouts = df[status == "timeout"]
     if len(timeouts):

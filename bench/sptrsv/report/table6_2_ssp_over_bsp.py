@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 
 from spbench.sptrsv.report import paper_values as paper
-from spbench.report.markdown_sections import details, paper_cell, section, write_beside_paper
+from spbench.report.markdown_sections import paper_cell
 from spbench.sptrsv.report.rows import geomean, nearest_cores, ok_rows, sort_groups
+from spbench.sptrsv.report.table_section import write_table_section
 from spbench.report.tables import format_markdown
 
 
@@ -72,14 +73,12 @@ def write_section(df: pd.DataFrame, out_dir: str | os.PathLike
         return [], [], ["Table 6.2 (SSP over BSP kernel): no elastic_divide rows run with both "
                         "the bsp and the ssp kernel on the same data set and cores, table not "
                         "written."]
-    display = ssp_over_bsp_display(t62)
-    written = write_beside_paper(out_dir, "table_6_2", display, t62)
-    lines = section(
-        "SSP kernel over BSP kernel on ElasticDivide's schedule (paper Table 6.2)",
-        "Geometric mean over matrices of t_bsp / t_ssp (median solve times), the same "
+    written, lines = write_table_section(
+        out_dir, "table_6_2", t62, ssp_over_bsp_display(t62),
+        title="SSP kernel over BSP kernel on ElasticDivide's schedule (paper Table 6.2)",
+        intro="Geometric mean over matrices of t_bsp / t_ssp (median solve times), the same "
         "ElasticDivide schedule run by both kernels; > 1 means overlapping synchronisation "
         "and compute pays. \"paper (arch, cores)\" columns: the paper's value for the same "
         "group at the printed core count nearest to ours (in brackets).",
-        format_markdown(display), "[CSV (this run)](table_6_2.csv)",
-        details("The paper's Table 6.2 as printed", paper_table_markdown()))
+        paper_table="Table 6.2", paper_markdown=paper_table_markdown())
     return written, lines, []

@@ -11,9 +11,9 @@ import pandas as pd
 
 from spbench.report import labels
 from spbench.sptrsv.report import paper_values as paper
-from spbench.report.markdown_sections import details, section, write_beside_paper
 from spbench.sptrsv.report.rows import default_cores, noisy_schedules, ok_rows, sort_groups, timed_repetitions
 from spbench.sptrsv.report.summary import SERIAL
+from spbench.sptrsv.report.table_section import write_table_section
 from spbench.report.tables import format_markdown, write_csv
 
 
@@ -142,23 +142,21 @@ def write_section(df: pd.DataFrame, out_dir: str | os.PathLike, cores: int | Non
     if t63.empty:
         return [], [], ["Table 6.3 (amortisation): no parallel rows with a schedule time and a "
                         "serial baseline at the chosen core count, table not written."]
-    display = amortisation_display(t63)
-    written = write_beside_paper(out_dir, "table_6_3", display, t63) + [
-        write_csv(per_matrix.assign(dataset=per_matrix["dataset"].map(labels.display_map(df))),
-                  out_dir / "amortisation_per_matrix.csv")]
     chosen = int(t63["cores"].iloc[0])
     rows = ok_rows(df)
     amortised = set(zip(per_matrix["execution"], per_matrix["dataset"], per_matrix["algorithm"]))
     used = rows[np.array([key in amortised for key in zip(rows["execution"], rows["dataset"], rows["label"])])
                 & (rows["cores"] == chosen) & np.isfinite(rows["solve_time"]) & (rows["schedule_time"] >= 0)]
     noisy_text, noisy = noisy_schedules(used)
-    lines = section(
-        "Amortisation (paper Table 6.3, Eq. 6.1)",
-        "Per matrix, n = mean(t_schedule) / (mean(t_serial) − mean(t_parallel)) solves, "
+    written, lines = write_table_section(
+        out_dir, "table_6_3", t63, amortisation_display(t63),
+        title="Amortisation (paper Table 6.3, Eq. 6.1)",
+        intro="Per matrix, n = mean(t_schedule) / (mean(t_serial) − mean(t_parallel)) solves, "
         "+inf where the parallel solve is not faster than serial (arithmetic means over "
         f"the timed repetitions); median over matrices at {chosen} cores. The paper uses one "
         "full socket per machine (its core count in the column heading). " + noisy_text,
-        format_markdown(display),
-        "[CSV (this run)](table_6_3.csv) · [per matrix (CSV)](amortisation_per_matrix.csv)",
-        details("The paper's Table 6.3 as printed", paper_table_markdown()))
+        paper_table="Table 6.3", paper_markdown=paper_table_markdown(),
+        more_links=" · [per matrix (CSV)](amortisation_per_matrix.csv)")
+    written.append(write_csv(per_matrix.assign(dataset=per_matrix["dataset"].map(labels.display_map(df))),
+                             out_dir / "amortisation_per_matrix.csv"))
     return written, lines, [f"Table 6.3: {noisy_text}"] if noisy else []
