@@ -51,3 +51,27 @@ def test_one_rank_needs_no_mpi_costs(make_tensor):
     assert g["latency"] == g["bandwidth"] == 0.0
     assert g["compute"] == pytest.approx(predict_from_loads(loads, costs)["hooi_time"], rel=1e-12)
     assert np.isfinite(g["compute"]) and g["compute"] > 0
+
+
+def test_a_simulated_row_carries_its_groups(make_tensor, tmp_path):
+    """The row of a simulated point holds model_groups (a declared row field), adding up to its hooi_time."""
+    from types import SimpleNamespace
+
+    from spbench.datasets.tensor_store import read_header, write_store
+    from spbench.tucker.experiment import ROW_FIELDS, PreparedTensor, TuckerExperiment
+
+    t = make_tensor(7, dims=(40, 30, 20), nnz=1500)
+    store = tmp_path / "store"
+    write_store(store, t.coords, t.values, t.dims, checksum="x", source={})
+    prep = PreparedTensor(loaded=SimpleNamespace(tensor=t, store=store, header=read_header(store)), checksum="x",
+                          source="synthetic", label="t")
+    exp = TuckerExperiment()
+    exp.costs = {"costs": LADDER}
+    cfg = SimpleNamespace(params={}, seed=0, invocations=1, lanczos="paper", ttm="csf")
+    row = exp.run(SimpleNamespace(axes={"algorithm": "lite", "ranks": 4, "K": 3}), prep, cfg)
+    g = row["model_groups"]
+    assert "model_groups" in ROW_FIELDS and set(g) == {"compute", "latency", "bandwidth"}
+    assert sum(g.values()) == pytest.approx(row["hooi_time"], rel=1e-12)
+    assert g["latency"] + g["bandwidth"] == pytest.approx(row["comm_time"], rel=1e-12)
+    exp.costs = None
+    assert "model_groups" not in exp.run(SimpleNamespace(axes={"algorithm": "lite", "ranks": 4, "K": 3}), prep, cfg)
