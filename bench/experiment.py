@@ -2,9 +2,9 @@
 the generic pipeline (config, sweep, runner, results, profile, compare, calibrate, Slurm arrays)
 never names an experiment.
 
-An experiment declares its sweep axes, its own top-level config keys (:class:`ConfigKey`), its
-algorithms (:class:`Algorithm`: name, figure label, parameters, SpTrSV's kernel), its row fields,
-its default compared metrics; it resolves and shrinks its data sets, prepares one data set, runs
+An experiment declares its sweep axes, its own top-level config keys (:class:`ConfigKey`, with the
+`spbench run` flag of each that has one, :class:`RunFlag`), its algorithms (:class:`Algorithm`:
+name, figure label, parameters, SpTrSV's kernel), its row fields, its default compared metrics; it resolves and shrinks its data sets, prepares one data set, runs
 one point (or a batch of them), measures and stores its calibration, profiles its rows and sizes a
 Slurm task. What every kind of stored rows declares (its profile, compared metrics, identity axes,
 row fields) is :class:`RowKind`, which the rows of `spbench bench …` implement too without being
@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["RunError", "ConfigKey", "Algorithm", "Estimate", "RowKind", "Experiment", "choice", "positive_int"]
+__all__ = ["RunError", "RunFlag", "ConfigKey", "Algorithm", "Estimate", "RowKind", "Experiment", "choice",
+           "positive_int"]
 
 
 class RunError(RuntimeError):
@@ -30,11 +31,31 @@ def _same(value):
     return value
 
 
+#: the kinds of value a `spbench run` flag takes (:class:`RunFlag`)
+FLAG_KINDS = ("text", "float", "choice", "switch")
+
+
+@dataclass(frozen=True)
+class RunFlag:
+    """How `spbench run` offers one of an experiment's config keys as a flag, ``--KEY`` (a value
+    given there wins over the file's): its help, without the closing "(override)." that `spbench
+    run` adds to a flag taking a value, and the value it takes: ``text``, ``float``, ``choice``
+    (one of its key's ``choices``) or ``switch`` (on when given)."""
+
+    help: str
+    kind: str = "text"
+
+    def __post_init__(self):
+        if self.kind not in FLAG_KINDS:
+            raise ValueError(f"run flag kind {self.kind!r}, expected one of {', '.join(FLAG_KINDS)}")
+
+
 @dataclass(frozen=True)
 class ConfigKey:
-    """One of an experiment's own top-level config keys (its `spbench run` flag mirrors it):
-    default, what a valid value looks like, whether it is part of a run's identity (run_id) and
-    whether it changes a timed run's numbers (a sweep setting of measured rows, :func:`spbench.pipeline.sweep.sweep_settings`)."""
+    """One of an experiment's own top-level config keys: default, what a valid value looks like,
+    whether it is part of a run's identity (run_id), whether it changes a timed run's numbers (a
+    sweep setting of measured rows, :func:`spbench.pipeline.sweep.sweep_settings`) and, when
+    `spbench run` has a flag setting it, that flag (:class:`RunFlag`)."""
 
     default: object
     expected: str
@@ -42,15 +63,22 @@ class ConfigKey:
     identity: bool = False  # a different value is a different run (hashed into run_id)
     convert: Callable[[object], object] = _same
     timing: bool = False  # changes a timed run's numbers, not what it computes (an MPI launcher)
+    flag: RunFlag | None = None
+    choices: tuple = ()  # the values a choice key takes (what its flag lists)
+
+    def __post_init__(self):
+        if self.flag is not None and self.flag.kind == "choice" and not self.choices:
+            raise ValueError("a choice flag needs its key's choices (make the key with choice())")
 
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def choice(values: tuple, default, identity: bool = False) -> ConfigKey:
+def choice(values: tuple, default, identity: bool = False, flag: RunFlag | None = None) -> ConfigKey:
     """A key taking one of ``values``."""
-    return ConfigKey(default, f"one of {', '.join(values)}", lambda v: v in values, identity)
+    return ConfigKey(default, f"one of {', '.join(values)}", lambda v: v in values, identity, flag=flag,
+                     choices=tuple(values))
 
 
 def positive_int(default: int, identity: bool = False) -> ConfigKey:
@@ -130,7 +158,8 @@ class Experiment(RowKind):
     axes: tuple = ()
     #: sweep axes a sweep may add, with their allowed values
     optional_axes: dict = {}
-    #: the experiment's own top-level config keys, name -> ConfigKey
+    #: the experiment's own top-level config keys, name -> ConfigKey (those with a ``flag`` are
+    #: `spbench run` flags too)
     options: dict = {}
     #: the executions it supports (config ``execution:``)
     executions: tuple = ("measured", "simulate")

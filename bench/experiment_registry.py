@@ -52,6 +52,13 @@ def get_experiment(name: str) -> Experiment:
     return make()
 
 
+def declared_options() -> dict[str, dict]:
+    """Each experiment's own config keys (:attr:`spbench.experiment.Experiment.options`), by name in
+    the registry's order; no plugin is loaded (plugins add algorithms, not keys), so a plugin that
+    cannot be loaded keeps no `spbench run --help` from showing."""
+    return {name: make().options for name, make in REGISTRY.items()}
+
+
 def get_row_kind(name: str) -> RowKind:
     """The kind of rows whose ``experiment`` is ``name``; KeyError listing the known ones otherwise."""
     try:

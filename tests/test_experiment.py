@@ -102,8 +102,8 @@ def test_slurm_resources_come_from_the_experiment(write_config):
         assert resources(config, expand(config)) == expected
 
 
-GENERIC = ("pipeline/config.py", "cli/__init__.py", "cli/run.py", "cli/profile.py", "cli/compare.py",
-           "cli/calibrate.py", "pipeline/runner.py", "pipeline/sweep.py", "pipeline/sweep_folder.py",
+GENERIC = ("pipeline/config.py", "cli/__init__.py", "cli/run.py", "cli/run_flags.py", "cli/profile.py",
+           "cli/compare.py", "cli/calibrate.py", "pipeline/runner.py", "pipeline/sweep.py", "pipeline/sweep_folder.py",
            "pipeline/slurm_array.py", "comparison/compare.py", "store/results.py", "store/row_schema.py",
            "store/calibration_file.py", "store/code_version.py", "report/report.py")
 

@@ -1,5 +1,6 @@
 """`spbench run CONFIG`: a sweep's points run and stored, resumably; `--dry-run`, Slurm arrays and
-batch-job lines (docs/design.md, "Data flow")."""
+batch-job lines (docs/design.md, "Data flow"). The flags of one experiment's keys are declared by the
+experiments and added from the registry (:mod:`spbench.cli.run_flags`)."""
 from __future__ import annotations
 
 import signal
@@ -9,9 +10,10 @@ from pathlib import Path
 import click
 
 from spbench.cli.errors import UsageFailure
+from spbench.cli.run_flags import ExperimentFlag, RunCommand
 
 
-@click.command()
+@click.command(cls=RunCommand, flags_after="fallback")  # then the experiments' flags (run_flags.py)
 @click.argument("config_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Results folder (default results/<name>/).")
@@ -19,17 +21,8 @@ from spbench.cli.errors import UsageFailure
               help="Override the config's execution.")
 @click.option("--repeats", type=int, default=None, help="Timed runs per point (override).")
 @click.option("--runs", type=int, default=None, help="Independent repetitions of each point (override).")
-@click.option("--barrier", type=click.Choice(["auto", "spin", "omp"]), default=None,
-              help="BSP barrier for SpTrSV (override).")
 @click.option("--fallback", type=click.Choice(["error", "standin"]), default=None,
               help="What to do when a real data set is not cached and cannot be fetched (override).")
-@click.option("--launcher", default=None, help="Tucker MPI launcher template, e.g. 'srun -n {ranks}' (override).")
-@click.option("--oversubscribe", is_flag=True, default=None, help="Tucker MPI: allow more ranks than cores.")
-@click.option("--timeout", type=float, default=None, help="Tucker MPI: seconds per (tensor, ranks) job; SpTrSV "
-              "`--execution schedule`: seconds an HDagg schedule may take, past them a timeout row (override).")
-@click.option("--duplicates", type=click.Choice(["sum", "error"]), default=None,
-              help="Tucker: a .tns file's repeated coordinates: add their values (default, with a warning) or "
-                   "refuse the file (override).")
 @click.option("--scale", type=click.Choice(["full", "small", "paper"]), default=None,
               help="small: a quick pass (stand-ins ~1/8 the rows or 1/100 the nonzeros, at most 10 repeats, "
                    "1 run; results in results/<name>_small/). paper (SpTrSV): the paper matrices' stand-ins at "
@@ -52,8 +45,8 @@ from spbench.cli.errors import UsageFailure
 @click.option("--submit", is_flag=True, help="With --slurm-array: submit the array job instead of printing it.")
 @click.option("--batch-job", is_flag=True, help="Print, as shell assignments, what a batch job of this config needs "
               "(NAME: the results folder's name; FLAGS: the experiment's run flags; its environment), and exit.")
-def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launcher, oversubscribe, timeout,
-        duplicates, scale, machine_file, resume, dry_run, no_preflight, wait, quiet, shard, slurm_array, submit, batch_job):
+def run(config_file, out_dir, execution, repeats, runs, fallback, scale, machine_file, resume, dry_run, no_preflight,
+        wait, quiet, shard, slurm_array, submit, batch_job, **experiment_flags):
     """Run the sweep in CONFIG_FILE; rows land in results/<name>/runs/ one file per run.
 
     Exit code: 0 when every point is ok (or stored before), 1 when any ended error, timeout or
@@ -70,9 +63,7 @@ def run(config_file, out_dir, execution, repeats, runs, barrier, fallback, launc
 
     try:
         config = load_config(config_file).with_overrides(execution=execution, repeats=repeats, runs=runs,
-                                                          barrier=barrier, fallback=fallback, launcher=launcher,
-                                                          oversubscribe=oversubscribe, timeout=timeout,
-                                                          duplicates=duplicates, scale=scale,
+                                                          fallback=fallback, scale=scale, **experiment_flags,
                                                           costs=None if machine_file is None else str(machine_file))
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
@@ -153,6 +144,10 @@ def _dry_run(config, points, out, resume) -> None:
                + (f", scale {config.scale}" if config.scale != "full" else ""))
 
 
+#: the options of `spbench run` an array job's tasks repeat when given (with the experiments' flags taking a value)
+FORWARDED = ("out_dir", "execution", "repeats", "runs", "fallback", "scale")
+
+
 def _slurm_array(config, config_file, points, count, submit):
     """`--slurm-array N`: the array job's sbatch command (printed, or submitted with --submit); the
     run flags given on this command line travel with it."""
@@ -160,11 +155,12 @@ def _slurm_array(config, config_file, points, count, submit):
 
     ctx = click.get_current_context()
     flags = []
-    for name in ("out_dir", "execution", "repeats", "runs", "barrier", "fallback", "launcher", "timeout", "duplicates",
-                 "scale"):
-        value = ctx.params.get(name)
-        if value is not None and ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
-            flags += [f"--{'out' if name == 'out_dir' else name}", str(value)]
+    for param in ctx.command.get_params(ctx):
+        if param.name not in FORWARDED and not (isinstance(param, ExperimentFlag) and not param.is_flag):
+            continue
+        value = ctx.params.get(param.name)
+        if value is not None and ctx.get_parameter_source(param.name) == click.core.ParameterSource.COMMANDLINE:
+            flags += [param.opts[0], str(value)]
     try:
         command = array_command(config, config_file, points, count, flags)
         click.echo(submit_job(command) if submit else render(command))

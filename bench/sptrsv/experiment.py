@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
+from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, RunFlag, choice, positive_int
 from spbench.store.row_builder import failure
 from spbench.store.row_schema import NUMBER, optional, required
 
@@ -58,12 +58,15 @@ class SptrsvExperiment(Experiment):
     #: `kernel`: auto = the schedule's own kernel; `bsp` runs a staleness-2 schedule on the BSP
     #: kernel, valid by sptrsv-elasticity Remark 2.3
     optional_axes = {"kernel": ("auto", "bsp", "ssp", "p2p")}
-    options = {"barrier": choice(("auto", "spin", "omp"), "auto", identity=True),  # the BSP barrier
+    options = {"barrier": choice(("auto", "spin", "omp"), "auto", identity=True,  # the BSP barrier
+                                 flag=RunFlag("BSP barrier for SpTrSV", "choice")),
                # `execution: schedule`: seconds a superlinear scheduler (HDagg) may take per point; past
                # them the row is a `timeout` (sptrsv-elasticity Fig. 6.2; matters at `--scale paper`)
                "timeout": ConfigKey(600.0, "a number of seconds > 0",
                                     lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and v > 0,
-                                    convert=float),
+                                    convert=float,
+                                    flag=RunFlag("SpTrSV `--execution schedule`: seconds an HDagg schedule may take, "
+                                                 "past them a timeout row", "float")),
                # calls of the scheduler whose median is a point's `schedule_time` (fewer past
                # execute.SCHEDULE_BUDGET seconds): one call on a shared machine may take 100x its
                # kernel, and Fig. 6.2's slope and Table 6.3's amortisation are built from these times.

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from spbench.datasets.store_duplicates import DUPLICATE_RULES
 
-from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, choice, positive_int
+from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, RunFlag, choice, positive_int
 from spbench.store.row_schema import NUMBER, optional, required
 from spbench.tucker.schemes import get_scheme
 
@@ -141,14 +141,18 @@ class TuckerExperiment(Experiment):
     options = {
         "launcher": ConfigKey("", "a command template containing {ranks} (e.g. 'srun -n {ranks}')",
                               lambda v: isinstance(v, str) and "{ranks}" in v,  # "" = the mpiexec beside Python
-                              timing=True),
-        "timeout": ConfigKey(3600.0, "a number of seconds > 0", _seconds, convert=float),  # per MPI job
-        "oversubscribe": ConfigKey(False, "true or false", lambda v: isinstance(v, bool), timing=True),  # correctness
+                              timing=True, flag=RunFlag("Tucker MPI launcher template, e.g. 'srun -n {ranks}'")),
+        "timeout": ConfigKey(3600.0, "a number of seconds > 0", _seconds, convert=float,  # per MPI job
+                             flag=RunFlag("Tucker MPI: seconds per (tensor, ranks) job", "float")),
+        "oversubscribe": ConfigKey(False, "true or false", lambda v: isinstance(v, bool), timing=True,  # correctness
+                                   flag=RunFlag("Tucker MPI: allow more ranks than cores", "switch")),
         "invocations": positive_int(1, identity=True),  # HOOI invocations per run (the paper's tables: 1)
         "init": choice(INITS, "random", identity=True),
         "lanczos": choice(LANCZOS, "paper", identity=True),
         "ttm": choice(TTM, "csf", identity=True),  # unless `ttm` is a sweep axis
-        "duplicates": choice(DUPLICATE_RULES, "sum"),  # a .tns file's repeated coordinates: summed or refused
+        "duplicates": choice(DUPLICATE_RULES, "sum",  # a .tns file's repeated coordinates: summed or refused
+                             flag=RunFlag("Tucker: a .tns file's repeated coordinates: add their values (default, "
+                                          "with a warning) or refuse the file", "choice")),
     }
     small_factor = 1 / 100  # the paper configs' stand-ins are full size (54M-144M nonzeros)
     compare_metrics = ("hooi_time", "dist_time")
