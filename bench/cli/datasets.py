@@ -277,35 +277,40 @@ def fetch_command(names, url_base, timeout):
     failed, done = [], []
     for name in names:
         progress = _Progress(name)
-        if name in tr.TENSORS:
-            try:
-                path = tr.fetch_tensor(name, progress=progress, timeout=timeout)
-                progress.end()
-                converting = ConversionProgress(name)
-                store, _ = tr.real_tensor_store(name, progress=converting)   # converted now, not at first use
-                converting.end()
-            except (DatasetError, WriteFailed) as exc:    # the download is kept when its store fails
-                progress.end()
-                click.echo(f"error: {exc}", err=True)
-                failed.append(name)
-                continue
-            click.echo(f"{name}: {path} (store {store})")
-            done.append(name)
-            continue
+        fetch_one = _fetch_tensor if name in tr.TENSORS else _fetch_matrix
         try:
-            path = fetch_suitesparse(name, base=url_base, timeout=timeout, progress=progress)
-            progress.end()
-            loaded = resolve(name).load(fetch=False)
-        except DatasetError as exc:
+            summary = fetch_one(name, progress, url_base, timeout)
+        except (DatasetError, WriteFailed) as exc:    # a tensor's download is kept when its store fails
             progress.end()
             click.echo(f"error: {exc}", err=True)
             failed.append(name)
             continue
-        click.echo(f"{name}: {path} (n {loaded.matrix.shape[0]:,}, sha256 {loaded.checksum})")
+        click.echo(f"{name}: {summary}")
         done.append(name)
     if failed:
         kept = f" ({', '.join(done)} fetched and kept)" if done else ""
         raise click.ClickException(f"could not fetch {len(failed)} of {len(names)}: {', '.join(failed)}{kept}")
+
+
+def _fetch_tensor(name: str, progress: _Progress, url_base, timeout: float) -> str:
+    """Download FROSTT tensor ``name`` and convert it into its store now, not at first use;
+    returns what the fetch line says after the name (``url_base`` is SuiteSparse's only)."""
+    from spbench.datasets import tensor_registry as tr
+    path = tr.fetch_tensor(name, progress=progress, timeout=timeout)
+    progress.end()
+    converting = ConversionProgress(name)
+    store, _ = tr.real_tensor_store(name, progress=converting)
+    converting.end()
+    return f"{path} (store {store})"
+
+
+def _fetch_matrix(name: str, progress: _Progress, url_base, timeout: float) -> str:
+    """Download SuiteSparse matrix ``name`` and parse it into the cache; returns what the fetch
+    line says after the name."""
+    path = fetch_suitesparse(name, base=url_base, timeout=timeout, progress=progress)
+    progress.end()
+    loaded = resolve(name).load(fetch=False)
+    return f"{path} (n {loaded.matrix.shape[0]:,}, sha256 {loaded.checksum})"
 
 
 def _check_fetchable(name: str, tensors) -> None:
