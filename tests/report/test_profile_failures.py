@@ -52,7 +52,9 @@ def profile(results, plots, *extra):
 
 
 def warnings_of(res):
-    return [line for line in res.output.splitlines() if line.startswith("spbench: warning: ")]
+    """The warnings about rows left out (a report may also warn that it skips a figure)."""
+    return [line for line in res.output.splitlines()
+            if line.startswith("spbench: warning: ") and line.endswith("left out of the report")]
 
 
 def files_of(folder) -> dict:
