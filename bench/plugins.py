@@ -1,18 +1,21 @@
-"""Algorithms registered from outside the package (docs/design.md, "Adding … a Tucker distribution
-scheme"): a plugin is a module with a ``register()`` that adds its entries to a registry (a
-scheme to ``spbench.tucker.schemes.SCHEMES``, a scheduler to the SpTrSV registry).
+"""Algorithms and benchmarks registered from outside the package (docs/design.md, "Adding … a Tucker
+distribution scheme", "… a benchmark"): a plugin is a module with a ``register()`` that adds its
+entries to a registry (a scheme to ``spbench.tucker.schemes.SCHEMES``, a scheduler to the SpTrSV
+registry, a benchmark through :func:`spbench.harness.catalog.register`).
 
 Plugins are named in ``$SPBENCH_PLUGINS`` (module names or ``.py`` files, separated by ``:``) or
 declared by an installed package as entry points of group ``spbench.plugins`` (each a
 ``register`` function). Every process loads them the same way, the CLI when it looks up an
-experiment and the MPI worker when it starts (it inherits the environment), so a plugin's scheme
-runs measured under MPI as well as simulated.
+experiment or reads the benchmarks and the MPI worker when it starts (it inherits the environment),
+so a plugin's scheme runs measured under MPI as well as simulated. A plugin given as a ``.py`` file
+is importable by its module name (``spbench_plugin_<file stem>``) once loaded.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import os
+import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -69,7 +72,12 @@ def _import(name: str):
                 raise PluginError(f"${ENV}: {name}: no such file (expected a Python file or module with register())")
             spec = importlib.util.spec_from_file_location(f"spbench_plugin_{path.stem}", path)
             module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            sys.modules[spec.name] = module  # importable by its name, as a benchmark's code version needs
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                sys.modules.pop(spec.name, None)
+                raise
             return module
         return importlib.import_module(name)
     except PluginError:

@@ -124,7 +124,7 @@ def at_most_64(options: dict) -> dict:
 COPY = Benchmark("copy", "numpy's copy at a few buffer sizes: median seconds and bandwidth.",
                  (Option("--sizes", "ints", "1,4", "Comma-separated buffer sizes in KiB."),
                   Option("--repeats", "int", 5, "Timed copies per size.", minimum=1)),
-                 measure=copy_bench, table=copy_table, code="ingest", check=at_most_64)
+                 measure=copy_bench, table=copy_table, code=("numpy",), check=at_most_64)
 
 
 @pytest.fixture
@@ -170,6 +170,6 @@ def test_an_unregistered_benchmark_is_gone(copy_registered):
 
 def test_a_declaration_refuses_a_name_used_twice():
     with pytest.raises(ValueError, match="repeat a name"):
-        Benchmark("x", "x", (Option("--out"),), copy_bench, copy_table, "ingest")
+        Benchmark("x", "x", (Option("--out"),), copy_bench, copy_table, ("numpy",))
     with pytest.raises(ValueError, match="kind"):
         Option("--size", "number")

@@ -4,7 +4,9 @@ Each experiment declares its benchmarks in ``spbench.<experiment>.benchmarks.dec
 (a ``BENCHMARKS`` tuple of :class:`~spbench.harness.declaration.Benchmark`); those of the data
 layer and the pre-flight, which belong to neither, in :mod:`spbench.harness.shared_benchmarks`. The modules
 are found from the folders (``<package>/benchmarks/declarations.py``), not listed by hand;
-importing them imports no measuring code. :func:`register` adds one more (a plugin's, a test's).
+importing them imports no measuring code. :func:`register` adds one more (a test's, or a plugin's
+``register()``: plugins named in ``$SPBENCH_PLUGINS`` are loaded whenever the benchmarks are read,
+so a benchmark outside the package is a command, and its rows profile, with no file here edited).
 """
 from __future__ import annotations
 
@@ -28,7 +30,11 @@ def declaration_modules() -> tuple[str, ...]:
 
 
 def declared() -> dict[str, Benchmark]:
-    """Benchmark name → declaration, the declared ones then the registered ones."""
+    """Benchmark name → declaration, the declared ones then the registered ones (plugins, which
+    may register benchmarks, loaded first: :func:`spbench.plugins.load_plugins`)."""
+    from spbench.plugins import load_plugins
+
+    load_plugins()
     found: dict[str, Benchmark] = {}
     for module in declaration_modules():
         for benchmark in importlib.import_module(module).BENCHMARKS:
@@ -59,8 +65,10 @@ def unregister(name: str) -> None:
 
 def units() -> dict[str, str]:
     """The units of the figures the declared benchmarks' rows carry beyond the shared ones
-    (``UNITS`` of each declarations module)."""
+    (``UNITS`` of each declarations module, then each declaration's own ``units``)."""
     found: dict[str, str] = {}
     for module in declaration_modules():
         found.update(getattr(importlib.import_module(module), "UNITS", {}))
+    for benchmark in declared().values():
+        found.update(benchmark.units)
     return found

@@ -8,7 +8,7 @@ benchmark runs or its rows are profiled, so listing the benchmarks imports none 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -39,10 +39,12 @@ class Benchmark:
       :class:`BenchRun`;
     - ``table(rows)`` → the Markdown table of one invocation's rows (printed, and written by
       `spbench profile`);
-    - ``code``: the experiment whose code version the rows carry, or a key of
-      ``spbench.harness.rows.BENCH_SOURCES``;
+    - ``code``: what the rows' code version hashes: an experiment's name (what its runs execute),
+      or the modules the numbers depend on, a tuple of module names (the benchmark's own included);
     - ``check(options)`` → the options the rows store, when they are more than the checked values
-      (a path resolved, a file read, a value that depends on another); raises BadOption.
+      (a path resolved, a file read, a value that depends on another); raises BadOption;
+    - ``units``: the unit of each of its own figures the shared ones
+      (``spbench.harness.rows.UNITS``) do not name, figure → unit (rows list theirs under ``units``).
     """
 
     name: str
@@ -50,8 +52,9 @@ class Benchmark:
     options: tuple[Option, ...]
     measure: Ref
     table: Ref
-    code: str
+    code: str | tuple[str, ...]
     check: Ref | None = None
+    units: dict = field(default_factory=dict)
 
     def __post_init__(self):
         names = [o.name for o in self.options]

@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import json
 import secrets
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,8 +27,8 @@ from spbench.pipeline.sweep import run_id
 __all__ = ["UNITS", "bench_folder", "store_items", "bench_code_version"]
 
 #: the unit of the figures any benchmark's rows may carry (rows list theirs under ``units``); each
-#: experiment's declarations module adds its own benchmarks' figures (``UNITS`` there, gathered by
-#: :func:`spbench.harness.catalog.units`)
+#: experiment's declarations module adds its own benchmarks' figures (``UNITS`` there) and each
+#: declaration its own (``Benchmark.units``), gathered by :func:`spbench.harness.catalog.units`
 UNITS = {
     "time": "s", "times": "s", "schedule_time": "s", "schedule_times": "s", "plan_time": "s",
     "generate_time": "s", "bandwidth": "B/s", "bytes": "B", "traffic_bytes": "B", "bytes_per_nnz": "B",
@@ -36,25 +37,19 @@ UNITS = {
     "slope": "1", "fit": "1", "predicted_time": "s", "rel_error": "1", "speedup": "1", "ratio": "1",
     "estimate_bytes": "B", "peak_bytes": "B", "largest_process_bytes": "B",
 }
-#: the sources a benchmark's numbers depend on, beyond an experiment's run sources: modules
-BENCH_SOURCES = {"ingest": ("spbench.datasets.tns_ingest", "spbench.datasets.tensor_store",
-                            "spbench.datasets.store_duplicates", "spbench.datasets.frostt"),
-                 "standin": ("spbench.datasets.tensor_standins", "spbench.datasets.tensor_registry",
-                             "spbench.datasets.tensor_store", "spbench.datasets.store_duplicates",
-                             "spbench.kernels.tucker._standin_draw"),
-                 "preflight": ("spbench.pipeline.preflight", "spbench.harness.preflight_bench", "spbench.tucker.memory_estimate",
-                               "spbench.tucker.stream_metrics", "spbench.sptrsv.memory_estimate")}
 
 
-def bench_code_version(code: str) -> str:
-    """``code`` is an experiment (``sptrsv``, ``tucker``: the hash of what its runs execute) or a key
-    of :data:`BENCH_SOURCES` (the hash of those modules' files)."""
-    if code not in BENCH_SOURCES:
+def bench_code_version(code: str | tuple) -> str:
+    """The code version a benchmark's rows carry (its declaration's ``code``): an experiment's name
+    (``sptrsv``, ``tucker``: the hash of what its runs execute), or the modules its numbers depend
+    on (a tuple of module names: the hash of their files; a plugin's own module counts as loaded)."""
+    if isinstance(code, str):
         from spbench.store.code_version import code_version
         return code_version(code)
     digest = hashlib.sha256()
-    for name in BENCH_SOURCES[code]:
-        path = Path(importlib.import_module(name).__file__)
+    for name in code:
+        module = sys.modules.get(name) or importlib.import_module(name)
+        path = Path(module.__file__)
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -72,7 +67,7 @@ def bench_folder(out, *, fresh: bool = False):
         yield store
 
 
-def store_items(store: ResultStore, benchmark: str, options: dict, items: list[dict], *, code: str,
+def store_items(store: ResultStore, benchmark: str, options: dict, items: list[dict], *, code: str | tuple,
                 started_at: str) -> list[dict]:
     """Write one row per item (its ``item`` and ``dataset`` name it; the rest are its figures, a
     ``status``/``error`` when it did not run ok) and return the rows as stored."""

@@ -11,6 +11,14 @@ from spbench.harness.declaration import Benchmark
 from spbench.harness.options import BadOption, Option
 
 TABLES = "spbench.harness.tables"
+#: the modules each benchmark's numbers depend on (its rows' code version hashes their files)
+INGEST_SOURCES = ("spbench.datasets.tns_ingest", "spbench.datasets.tensor_store", "spbench.datasets.store_duplicates",
+                  "spbench.datasets.frostt")
+STANDIN_SOURCES = ("spbench.datasets.tensor_standins", "spbench.datasets.tensor_registry",
+                   "spbench.datasets.tensor_store", "spbench.datasets.store_duplicates",
+                   "spbench.kernels.tucker._standin_draw")
+PREFLIGHT_SOURCES = ("spbench.pipeline.preflight", "spbench.harness.preflight_bench", "spbench.tucker.memory_estimate",
+                     "spbench.tucker.stream_metrics", "spbench.sptrsv.memory_estimate")
 
 
 def _memory_mb(text: str) -> float:
@@ -75,7 +83,7 @@ BENCHMARKS = (
                Option("--file", "file", None, "An existing .tns file instead of the generated one.",
                       show_default=False),
                Option("--memory", "text", "1GB", "The conversion's memory setting.")),
-              _ingest, f"{TABLES}:ingest_table", "ingest", check=_ingest_file),
+              _ingest, f"{TABLES}:ingest_table", INGEST_SOURCES, check=_ingest_file),
     Benchmark("standin", "Stand-ins drawn straight into tensor stores: seconds, nonzeros/s, peak memory, column "
                          "digest.",
               (Option("--tensors", "names", "nell2", "Comma-separated FROSTT tensors whose stand-ins are generated.",
@@ -85,7 +93,7 @@ BENCHMARKS = (
                Option("--dim-scale", "float", 1.0, "Mode lengths as a share of the tensor's (1: its exact dims).",
                       minimum=0, open_minimum=True),
                Option("--seed", "int", 0)),
-              _standin, f"{TABLES}:standin_table", "standin"),
+              _standin, f"{TABLES}:standin_table", STANDIN_SOURCES),
     Benchmark("preflight", "The pre-flight's memory estimate of each point beside its peak measured alone (within "
                            "25%?).",
               (Option("--configs", "text", "", "Comma-separated configs to take points from (default: one of every "
@@ -96,5 +104,5 @@ BENCHMARKS = (
                Option("--points", "int", 2, "With --configs: points per config, spread from the smallest estimate "
                       "to the largest.", minimum=1),
                Option("--timeout", "float", 900.0, "Seconds per point.", minimum=0, open_minimum=True)),
-              _preflight, "spbench.harness.preflight_table:preflight_table", "preflight", check=_plan),
+              _preflight, "spbench.harness.preflight_table:preflight_table", PREFLIGHT_SOURCES, check=_plan),
 )
