@@ -400,7 +400,7 @@ def test_profile_leaves_corrupt_rows_out_with_a_warning_exit_1(write_config, tmp
     (out / "runs" / "empty.json").write_text("{}")
     res = CliRunner().invoke(main, ["profile", str(out), "--out", str(tmp_path / "plots")])
     assert res.exit_code == 1, res.output
-    said = [line for line in res.output.splitlines() if "warning" in line]
+    said = [line for line in res.output.splitlines() if "warning" in line and ".json" in line]
     assert len(said) == 2 and all("left out of the report" in line for line in said), res.output
     assert "cut.json: not a valid result fragment (Unterminated string starting at: line 1 column 12 (char 11))" \
         in said[0]
