@@ -129,10 +129,10 @@ def _simulated(df: pd.DataFrame) -> pd.DataFrame:
 
 def point_groups(df: pd.DataFrame) -> pd.DataFrame:
     """Per simulated row with ``model_groups``: C, A, B (``compute``, ``latency``, ``bandwidth``),
-    the size factor ``f`` and ``size``, ``tensor`` (the paper's name), indexed like ``df``."""
+    the size factor ``f`` and ``size``, ``tensor`` (the paper's name) and ``nnz``, indexed like ``df``."""
     rows = _simulated(df)
     if rows.empty or "model_groups" not in rows:
-        return pd.DataFrame(columns=[*GROUPS, "f", "size", "tensor"])
+        return pd.DataFrame(columns=[*GROUPS, "f", "size", "tensor", "nnz"])
     got = rows["model_groups"].map(_groups).dropna()
     rows = rows.loc[got.index]
     none = [None] * len(rows)
@@ -140,7 +140,9 @@ def point_groups(df: pd.DataFrame) -> pd.DataFrame:
                                                      rows["dims"] if "dims" in rows else none)]
     return pd.DataFrame({**{g: [v[i] for v in got] for i, g in enumerate(GROUPS)},
                          "f": [s[0] for s in sizes], "size": [s[1] for s in sizes],
-                         "tensor": rows["dataset"].map(base_name).to_numpy()}, index=rows.index)
+                         "tensor": rows["dataset"].map(base_name).to_numpy(),
+                         "nnz": pd.to_numeric(rows["nnz"], errors="coerce").to_numpy() if "nnz" in rows
+                         else np.nan}, index=rows.index)
 
 
 def predicted(groups: pd.DataFrame, scales: dict) -> pd.Series:
@@ -202,6 +204,8 @@ def _matched(groups: pd.DataFrame, df: pd.DataFrame, points) -> list[tuple[Paper
         sel = groups[(groups["tensor"] == p.tensor) & (rows["algorithm"] == p.scheme).to_numpy()
                      & (pd.to_numeric(rows["ranks"], errors="coerce") == p.ranks).to_numpy()
                      & (pd.to_numeric(rows["K"], errors="coerce") == PAPER_K).to_numpy()]
+        if sel["nnz"].notna().any():            # the largest instance of the tensor: sizes never pooled
+            sel = sel[sel["nnz"] == sel["nnz"].max()]
         if sel.empty:
             out.append((p, None, ""))
             continue

@@ -127,3 +127,12 @@ def test_a_profile_that_reorders_two_schemes_flips_that_claim_s_second_verdict(t
     assert "| `T-fig17-equal`" not in section and "| `T-fig16` " not in section
     ids = {line.split("`")[1] for line in section.splitlines() if line.startswith("| `T-")}
     assert ids and ids <= {c.id for c in CLAIMS}
+
+
+def test_a_smaller_instance_of_a_tensor_is_not_pooled_with_its_paper_size_rows():
+    """Each paper time is matched with its tensor's largest instance only: extra rows of a 600k-nonzero
+    stand-in (HyperG's sweep beside the full-size ones) leave the fit and the held-out errors as they were."""
+    df = pd.DataFrame(paper_rows())
+    extra = df.assign(nnz=600_000, model_groups=[{"compute": 1e-3, "latency": 1e-3, "bandwidth": 1e-3}] * len(df))
+    alone, pooled = pp.claims_profile(df), pp.claims_profile(pd.concat([df, extra], ignore_index=True))
+    assert "\n".join(alone.lines) == "\n".join(pooled.lines).replace(str(2 * len(df)), str(len(df)))
