@@ -3,11 +3,11 @@
 
 Follows OneStopParallel (branch ``ssp_kernel``) ``GrowLocalSSP`` in ``GrowLocalMaxBsp.hpp`` and
 gives the same (core, superstep) for every vertex (checked against the C++ built from source).
-Everything runs without the GIL on C arrays (:mod:`._vec_heap`).  Heap keys pack
-``(vertex << 32) | expiry``, so the heap order is vertex id first, as
-``std::greater<std::pair<vertex, step>>`` in the reference.  As in GrowLocal, core 0 continues
-from where the previous attempt stopped instead of restarting; the global ready set is a sorted
-array read from the front.
+Everything runs without the GIL on C arrays (:mod:`._vec_heap`), with the steps of a superstep
+GrowLocal shares (:mod:`._superstep`).  Heap keys pack ``(vertex << 32) | expiry``, so the heap
+order is vertex id first, as ``std::greater<std::pair<vertex, step>>`` in the reference.  As in
+GrowLocal, core 0 continues from where the previous attempt stopped instead of restarting; the
+global ready set is a sorted array read from the front.
 """
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, qsort
@@ -15,7 +15,10 @@ from libc.string cimport memcpy
 from libc.float cimport DBL_MAX
 
 from _vec_heap cimport (
-    Vec, check_arguments, cmp_int32, heap_pop, heap_push, heapify, ints_new, merge_sorted, vec_copy, vec_extend, vec_push, vec_swap, vecs_free, vecs_new)
+    Vec, check_arguments, cmp_int32, heap_push, heapify, ints_new, merge_sorted, vec_copy, vec_extend, vec_push, vec_swap, vecs_free, vecs_new)
+from _superstep cimport (
+    commit_attempt, grow_limit, next_desired, next_vertex, restore_indegrees, score_attempt,
+    start_schedule)
 
 
 def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
@@ -57,13 +60,12 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
     cdef bint ok = True
     cdef Py_ssize_t i, k, kk, cr_len = 0, it, best_it = 0, n_asg, best_n_asg = 0
     cdef Py_ssize_t total_assigned = 0, max_usage, usage_next, len_next, m0, it0, fut0
-    cdef int64_t limit, weight_limit, total_weight, cur_weight, w0, L = sync_cost
-    cdef int64_t min_weight_parallel_check = 4 * sync_cost, min_superstep_weight = sync_cost
+    cdef int64_t limit, weight_limit, total_weight, cur_weight, w0
     cdef int64_t key, earliest, cons, expiry
     cdef int32_t v, c, par_v
     cdef int p, slot, j, rs, nxt
     cdef int32_t step = 0
-    cdef double desired = P, best_score, best_par, score, par
+    cdef double desired = P, best_score, best_par
     cdef bint cont, accept, chance
     try:
         predec = ints_new(n)
@@ -82,13 +84,7 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
         heaps = vecs_new(P)
         best_heaps = vecs_new(P)
         with nogil:
-            for i in range(n):
-                predec[i] = parent_ptr[i + 1] - parent_ptr[i]
-                core_out[i] = -1
-                step_out[i] = -1
-                if predec[i] == 0:
-                    cr[cr_len] = <int32_t> i
-                    cr_len += 1
+            cr_len = start_schedule(n, parent_ptr, predec, core_out, step_out, cr)
             while total_assigned < n and ok:
                 rs = step % S
                 fut = &future[rs]
@@ -120,10 +116,7 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
                 w0 = 0
                 while cont and ok:
                     # undo cores 1..P-1 of the previous attempt (π, σ are overwritten later)
-                    for i in range(m0, n_asg):
-                        v = asg[i]
-                        for k in range(child_ptr[v], child_ptr[v + 1]):
-                            predec[child_idx[k]] += 1
+                    restore_indegrees(asg, m0, n_asg, child_ptr, child_idx, predec)
                     n_asg = m0
                     fut.size = fut0
                     for slot in range(S):
@@ -137,12 +130,7 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
                     for p in range(P):
                         cur_weight = w0 if p == 0 else 0
                         while (m0 < limit) if p == 0 else (cur_weight < weight_limit):
-                            if heaps[p].size > 0:
-                                v = <int32_t> (heap_pop(&heaps[p]) >> 32)
-                            elif it < cr_len:
-                                v = cr[it]
-                                it += 1
-                            else:
+                            if not next_vertex(&heaps[p], 32, cr, cr_len, &it, &v):
                                 break
                             asg[n_asg] = v
                             n_asg += 1
@@ -183,27 +171,9 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
                         elif cur_weight > weight_limit:
                             weight_limit = cur_weight
                         total_weight += cur_weight
-                    # score the attempt
-                    accept = False
                     # (with L = 0 an empty attempt is 0/0 in the reference; here it scores 0)
-                    score = (<double> total_weight / <double> (weight_limit + L)
-                             if weight_limit + L > 0 else 0.0)
-                    par = <double> total_weight / <double> weight_limit if weight_limit > 0 else 0.0
-                    if score > 0.99 * best_score:
-                        if score > best_score:
-                            best_score = score
-                        best_par = par
-                        accept = True
-                    else:
-                        cont = False
-                    if weight_limit >= min_weight_parallel_check:
-                        if par < max(2.0, 0.8 * desired):
-                            cont = False
-                    if weight_limit <= min_superstep_weight:
-                        cont = True
-                        if total_assigned + n_asg == n:
-                            accept = True
-                            cont = False
+                    accept = score_attempt(total_weight, weight_limit, sync_cost, 0.99, desired,
+                                           total_assigned + n_asg == n, &best_score, &best_par, &cont)
                     if it == cr_len:
                         cont = False
                     if cont and it > max_usage:
@@ -237,13 +207,9 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
                         memcpy(best_end, end, P * sizeof(int32_t))
                         best_n_asg = n_asg
                         best_it = it
-                    limit += 1
-                    limit += limit // 2
+                    limit = grow_limit(limit)
                 # undo the last attempt's in-degree decrements completely
-                for i in range(n_asg):
-                    v = asg[i]
-                    for k in range(child_ptr[v], child_ptr[v + 1]):
-                        predec[child_idx[k]] += 1
+                restore_indegrees(asg, 0, n_asg, child_ptr, child_idx, predec)
                 if not ok:
                     break
                 # apply the best attempt
@@ -260,15 +226,8 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
                             ok = vec_push(&proc_ready[nxt * P + p], key) and ok
                 for k in range(S * P):
                     ok = vec_extend(&proc_ready[k], &best_additions[k]) and ok
-                p = 0
-                for i in range(best_n_asg):
-                    while i >= best_end[p]:
-                        p += 1
-                    v = best_asg[i]
-                    core_out[v] = p
-                    step_out[v] = step
-                    for k in range(child_ptr[v], child_ptr[v + 1]):
-                        predec[child_idx[k]] -= 1
+                commit_attempt(best_asg, best_n_asg, best_end, step, child_ptr, child_idx, predec,
+                               core_out, step_out)
                 total_assigned += best_n_asg
                 # merge the vertices that become globally ready at step + 1
                 nf = &future[nxt]
@@ -279,7 +238,7 @@ def elastic_divide(const int32_t[::1] parent_ptr, const int32_t[::1] parent_idx,
                 swap_p = cr; cr = cr_tmp; cr_tmp = swap_p
                 nf.size = 0
                 step += 1
-                desired = 0.3 * desired + 0.6 * best_par + 0.1 * P
+                desired = next_desired(desired, best_par, P)
         if not ok:
             raise MemoryError("elastic_divide: out of memory growing a ready list")
         return int(step)

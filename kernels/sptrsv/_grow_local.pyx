@@ -4,7 +4,8 @@
 Follows OneStopParallel (branch ``ssp_kernel``) ``GrowLocalAutoCores.hpp`` and gives the same
 (core, superstep) for every vertex (checked against the C++ built from source).  Everything runs
 without the GIL on C arrays: growable int64 vectors used as binary min-heaps or plain lists, and
-int32 scratch arrays allocated once per call (:mod:`._vec_heap`).
+int32 scratch arrays allocated once per call (:mod:`._vec_heap`); the steps of a superstep it
+shares with ElasticDivide (next vertex, attempt score, commit) are in :mod:`._superstep`.
 
 Speed-ups over the reference that do not change the result: core 0's picks in an attempt with
 limit α are the first picks of any attempt with a larger α, so core 0 continues from where the
@@ -19,7 +20,9 @@ from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memcpy
 
 from _vec_heap cimport (
-    Vec, check_arguments, cmp_int32, heap_pop, heap_push, ints_new, merge_sorted, vecs_free, vecs_new)
+    Vec, check_arguments, cmp_int32, heap_push, ints_new, merge_sorted, vecs_free, vecs_new)
+from _superstep cimport (
+    commit_attempt, grow_limit, next_desired, next_vertex, score_attempt, start_schedule)
 
 
 ctypedef struct Overlay:
@@ -75,13 +78,12 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
     cdef Py_ssize_t i, k, r_len = 0, pos, best_pos = 0, n_asg, best_n_asg = 0
     cdef Py_ssize_t best_n_new = 0, total_assigned = 0, kept, m0, n_new0, pos0, pos1 = 0
     cdef Py_ssize_t n_r, n_new_r
-    cdef int64_t limit, weight_limit, total_weight, cur_weight, w0, w1 = 0, L = sync_cost
-    cdef int64_t min_weight_parallel_check = 4 * sync_cost, min_superstep_weight = sync_cost
+    cdef int64_t limit, weight_limit, total_weight, cur_weight, w0, w1 = 0
     cdef int32_t v, c, tv
     cdef Overlay *o
     cdef int p
     cdef int32_t step = 0
-    cdef double desired = P, best_score, best_par, score, par
+    cdef double desired = P, best_score, best_par
     cdef bint cont, accept, first, resume, conflict
     cdef bint track = n_cores == 2  # core 1 resumes only with two cores (see below)
     try:
@@ -100,14 +102,9 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
         best_end = ints_new(P)
         heaps = vecs_new(P)
         with nogil:
+            r_len = start_schedule(n, parent_ptr, predec, core_out, step_out, ready)
             for i in range(n):
-                predec[i] = parent_ptr[i + 1] - parent_ptr[i]
                 tag[i] = -1
-                core_out[i] = -1
-                step_out[i] = -1
-                if predec[i] == 0:
-                    ready[r_len] = <int32_t> i
-                    r_len += 1
             while total_assigned < n and ok:
                 limit = min_superstep_size
                 best_score = 0.0
@@ -129,12 +126,7 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
                     pos = pos0
                     conflict = False
                     while m0 < limit:
-                        if heaps[0].size > 0:
-                            v = <int32_t> heap_pop(&heaps[0])
-                        elif pos < r_len:
-                            v = ready[pos]
-                            pos += 1
-                        else:
+                        if not next_vertex(&heaps[0], 0, ready, r_len, &pos, &v):
                             break
                         asg[m0] = v
                         m0 += 1
@@ -178,12 +170,7 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
                             heaps[p].size = 0
                             cur_weight = 0
                         while cur_weight < weight_limit:
-                            if heaps[p].size > 0:
-                                v = <int32_t> heap_pop(&heaps[p])
-                            elif pos < r_len:
-                                v = ready[pos]
-                                pos += 1
-                            else:
+                            if not next_vertex(&heaps[p], 0, ready, r_len, &pos, &v):
                                 break
                             asg_r[n_r] = v
                             n_r += 1
@@ -214,26 +201,8 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
                         total_weight += cur_weight
                     n_asg = m0 + n_r
                     end[0] = <int32_t> m0
-                    # score the attempt
-                    accept = False
-                    score = (<double> total_weight / <double> (weight_limit + L)
-                             if weight_limit + L > 0 else 0.0)
-                    par = <double> total_weight / <double> weight_limit if weight_limit > 0 else 0.0
-                    if score > 0.97 * best_score:
-                        if score > best_score:
-                            best_score = score
-                        best_par = par
-                        accept = True
-                    else:
-                        cont = False
-                    if weight_limit >= min_weight_parallel_check:
-                        if par < max(2.0, 0.8 * desired):
-                            cont = False
-                    if weight_limit <= min_superstep_weight:
-                        cont = True
-                        if total_assigned + n_asg == n:
-                            accept = True
-                            cont = False
+                    accept = score_attempt(total_weight, weight_limit, sync_cost, 0.97, desired,
+                                           total_assigned + n_asg == n, &best_score, &best_par, &cont)
                     if total_assigned + n_asg == n:
                         cont = False
                     if accept:
@@ -245,8 +214,7 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
                         best_n_asg = n_asg
                         best_n_new = n_new0 + n_new_r
                         best_pos = pos
-                    limit += 1
-                    limit += limit // 2
+                    limit = grow_limit(limit)
                 # undo core 0 (the overlay of cores 1..P-1 expires with its stamp)
                 for i in range(m0):
                     v = asg[i]
@@ -258,15 +226,8 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
                 if not ok:
                     break
                 # apply the best attempt
-                p = 0
-                for i in range(best_n_asg):
-                    while i >= best_end[p]:
-                        p += 1
-                    v = best_asg[i]
-                    core_out[v] = p
-                    step_out[v] = step
-                    for k in range(child_ptr[v], child_ptr[v + 1]):
-                        predec[child_idx[k]] -= 1
+                commit_attempt(best_asg, best_n_asg, best_end, step, child_ptr, child_idx, predec,
+                               core_out, step_out)
                 total_assigned += best_n_asg
                 # ready ← (ready not taken from the global pool) ∪ (newly ready not assigned)
                 kept = 0
@@ -278,7 +239,7 @@ def grow_local(const int32_t[::1] parent_ptr, const int32_t[::1] child_ptr,
                 qsort(best_newr, kept, sizeof(int32_t), cmp_int32)
                 r_len = merge_sorted(ready + best_pos, r_len - best_pos, best_newr, kept, ready_tmp)
                 swap_p = ready; ready = ready_tmp; ready_tmp = swap_p
-                desired = 0.3 * desired + 0.6 * best_par + 0.1 * P
+                desired = next_desired(desired, best_par, P)
                 step += 1
         if not ok:
             raise MemoryError("grow_local: out of memory growing a ready heap")

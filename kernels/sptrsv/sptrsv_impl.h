@@ -45,6 +45,36 @@ static int spb_omp_num_places(void)
 #endif
 }
 
+/* This thread's number in its team (0 outside a parallel region or without OpenMP). */
+static inline int spb_thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* SPB_ON_TEAM(team, n_cores, clauses, call): `call` (a worker call, spb_thread_num() its thread)
+ * on every thread of one parallel region of n_cores threads (`clauses`: further OpenMP clauses of
+ * that region, may be empty); `team` is set to the team size OpenMP gave, and `call` runs only if
+ * it equals n_cores.  Without OpenMP `call` runs once when n_cores == 1 (`team` stays as it was:
+ * callers start it at 1).  No allocation happens inside. */
+#define SPB_PRAGMA(text) _Pragma(#text)
+#ifdef _OPENMP
+#define SPB_ON_TEAM(team, n_cores, clauses, call)                                                  \
+    SPB_PRAGMA(omp parallel num_threads(n_cores) clauses)                                          \
+    {                                                                                              \
+        const int spb_team_size = omp_get_num_threads();                                           \
+        SPB_PRAGMA(omp single)                                                                     \
+        (team) = spb_team_size;                                                                    \
+        if (spb_team_size == (n_cores)) call;                                                      \
+    }
+#else
+#define SPB_ON_TEAM(team, n_cores, clauses, call) \
+    if ((n_cores) == 1) call
+#endif
+
 /* First row whose entries are not (columns < row ..., row), or -1 when the CSR is well formed. */
 static int64_t spb_check_lower(int32_t n, const int32_t *indptr, const int32_t *indices)
 {
@@ -124,6 +154,16 @@ static inline void spb_sync(spb_counters *c, int me, int kind)
     }
 }
 
+/* The end of a timed repetition: thread 0 stores the time since t0 in *time, with wait_all once
+ * every thread has arrived after its last superstep (the SSP and P2P kernels; the BSP kernel's
+ * last barrier already waited for them). */
+static inline void spb_stop_clock(spb_counters *c, int me, int wait_all, double t0, double *time)
+{
+    if (me != 0) return;
+    if (wait_all) spb_counters_wait(c, me, spb_counters_value(c, me));
+    *time = spb_now() - t0;
+}
+
 /* One thread's part of reps BSP solves: a start barrier (untimed), then per superstep its block
  * and a barrier; thread 0 times from the start barrier to the last superstep's barrier. */
 static void spb_bsp_worker(const int32_t *indptr, const int32_t *indices, const double *data,
@@ -141,7 +181,7 @@ static void spb_bsp_worker(const int32_t *indptr, const int32_t *indices, const 
             spb_solve_rows(indptr, indices, data, idiag, b, x, blk[0], blk[1]);
             spb_sync(c, me, kind);
         }
-        if (me == 0) times[r] = spb_now() - t0;
+        spb_stop_clock(c, me, 0, t0, &times[r]);
     }
 }
 
@@ -162,21 +202,9 @@ static int spb_bsp_solve_timed(const int32_t *indptr, const int32_t *indices, co
             return -1;
         }
     }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_cores)
-    {
-        int nt = omp_get_num_threads();
-#pragma omp single
-        team = nt;
-        if (nt == n_cores)
-            spb_bsp_worker(indptr, indices, data, idiag, b, x, block_ptr, n_steps, n_cores,
-                           omp_get_thread_num(), kind, c, times, reps);
-    }
-#else
-    if (n_cores == 1)
-        spb_bsp_worker(indptr, indices, data, idiag, b, x, block_ptr, n_steps, 1, 0, kind, c, times,
-                       reps);
-#endif
+    SPB_ON_TEAM(team, n_cores, ,
+                spb_bsp_worker(indptr, indices, data, idiag, b, x, block_ptr, n_steps, n_cores,
+                               spb_thread_num(), kind, c, times, reps));
     spb_counters_destroy(c);
     free(idiag);
     return team;
@@ -212,10 +240,7 @@ static void spb_ssp_worker(const int32_t *indptr, const int32_t *indices, const 
             }
             spb_counters_arrive(c, me);
         }
-        if (me == 0) {
-            spb_counters_wait(c, me, spb_counters_value(c, me));
-            times[r] = spb_now() - t0;
-        }
+        spb_stop_clock(c, me, 1, t0, &times[r]);
     }
 }
 
@@ -232,21 +257,9 @@ static int spb_ssp_solve_timed(const int32_t *indptr, const int32_t *indices, co
         free(idiag);
         return -1;
     }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_cores)
-    {
-        int nt = omp_get_num_threads();
-#pragma omp single
-        team = nt;
-        if (nt == n_cores)
-            spb_ssp_worker(indptr, indices, data, idiag, b, x, block_ptr, n_steps, n_cores, staleness,
-                           omp_get_thread_num(), c, times, reps);
-    }
-#else
-    if (n_cores == 1)
-        spb_ssp_worker(indptr, indices, data, idiag, b, x, block_ptr, n_steps, 1, staleness, 0, c, times,
-                       reps);
-#endif
+    SPB_ON_TEAM(team, n_cores, ,
+                spb_ssp_worker(indptr, indices, data, idiag, b, x, block_ptr, n_steps, n_cores,
+                               staleness, spb_thread_num(), c, times, reps));
     spb_counters_destroy(c);
     free(idiag);
     return team;
@@ -296,10 +309,7 @@ static void spb_p2p_worker(const int32_t *indptr, const int32_t *indices, const 
             atomic_store_explicit(&flags[t].value, epoch, memory_order_release);
         }
         spb_counters_arrive(c, me);
-        if (me == 0) {
-            spb_counters_wait(c, me, spb_counters_value(c, me));
-            times[r] = spb_now() - t0;
-        }
+        spb_stop_clock(c, me, 1, t0, &times[r]);
     }
 }
 
@@ -321,21 +331,9 @@ static int spb_p2p_solve_timed(const int32_t *indptr, const int32_t *indices, co
         return -1;
     }
     for (int64_t t = 0; t < n_tasks; ++t) atomic_init(&flags[t].value, 0);
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_cores)
-    {
-        int nt = omp_get_num_threads();
-#pragma omp single
-        team = nt;
-        if (nt == n_cores)
-            spb_p2p_worker(indptr, indices, data, idiag, b, x, block_ptr, n_steps, n_cores, parent_ptr,
-                           parent_idx, omp_get_thread_num(), c, flags, times, reps);
-    }
-#else
-    if (n_cores == 1)
-        spb_p2p_worker(indptr, indices, data, idiag, b, x, block_ptr, n_steps, 1, parent_ptr, parent_idx,
-                       0, c, flags, times, reps);
-#endif
+    SPB_ON_TEAM(team, n_cores, ,
+                spb_p2p_worker(indptr, indices, data, idiag, b, x, block_ptr, n_steps, n_cores,
+                               parent_ptr, parent_idx, spb_thread_num(), c, flags, times, reps));
     spb_counters_destroy(c);
     free(flags);
     free(idiag);
@@ -396,7 +394,7 @@ static double spb_sync_worker(int kind, int n_cores, int n_steps, int work, int 
             }
         }
         spb_counters_barrier(c, me);
-        if (me == 0) times[r] = spb_now() - t0;
+        spb_stop_clock(c, me, 0, t0, &times[r]);
     }
     return v;
 }
@@ -416,20 +414,9 @@ static int spb_sync_bench_timed(int kind, int n_cores, int n_steps, int work, in
     }
     for (int64_t t = 0; t < (int64_t)n_steps * n_cores; ++t) atomic_init(&flags[t].value, 0);
     double total = 0.0;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_cores) reduction(+ : total)
-    {
-        int nt = omp_get_num_threads();
-#pragma omp single
-        team = nt;
-        if (nt == n_cores)
-            total += spb_sync_worker(kind, n_cores, n_steps, work, staleness, omp_get_thread_num(),
-                                     c, flags, times, reps);
-    }
-#else
-    if (n_cores == 1)
-        total = spb_sync_worker(kind, 1, n_steps, work, staleness, 0, c, flags, times, reps);
-#endif
+    SPB_ON_TEAM(team, n_cores, reduction(+ : total),
+                total += spb_sync_worker(kind, n_cores, n_steps, work, staleness, spb_thread_num(),
+                                         c, flags, times, reps));
     *sink = total;
     spb_counters_destroy(c);
     free(flags);
