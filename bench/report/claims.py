@@ -44,6 +44,8 @@ VERDICTS = (REPRODUCED, PARTLY, NOT, UNMEASURABLE)
 #: the order executions are tried in: measured evidence first, then the cost model, then schedules only
 EXECUTION_ORDER = ("measured", "simulated", "schedule")
 EXECUTION_NAME = {"measured": "measured", "simulated": "simulated (cost model)", "schedule": "schedules only"}
+#: ``--scale`` in the order a claim is judged on: the matrices' own sizes, the configs' sizes, the quick pass
+SCALE_ORDER = ("paper", "full", "small")
 #: what a claim's function may raise on rows it cannot use: the claim is then not measurable, saying why
 COMPUTE_ERRORS = (ValueError, KeyError, TypeError, IndexError, ArithmeticError)
 
@@ -183,14 +185,34 @@ def judge_cells(cells: list, tol: float, rows=None) -> Outcome:
 
 
 # -- running claims over rows -----------------------------------------------------------------------
+def _scales(df: pd.DataFrame) -> pd.Series:
+    """Each row's ``--scale`` (its settings'; ``full`` when it names none)."""
+    if "settings" not in df.columns:
+        return pd.Series("full", index=df.index)
+    return df["settings"].map(lambda s: str(s.get("scale") or "full") if isinstance(s, dict) else "full")
+
+
+def execution_name(kind: str) -> str:
+    """How the page names a kind of rows: the execution, and the scale unless it is ``full``."""
+    execution, _, scale = kind.partition(" @ ")
+    return EXECUTION_NAME.get(execution, execution) + (f", --scale {scale}" if scale else "")
+
+
 def _executions(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """The rows split by ``execution`` (rows without one count as measured), in :data:`EXECUTION_ORDER`."""
+    """The rows split by ``execution`` (rows without one count as measured) and by ``--scale`` (the
+    same data set at two sizes is never pooled), in :data:`EXECUTION_ORDER`, then :data:`SCALE_ORDER`."""
     if df.empty:
         return [("", df)]
     kinds = df["execution"].astype(object).where(df["execution"].notna(), "measured").astype(str) \
         if "execution" in df.columns else pd.Series("measured", index=df.index)
-    order = sorted(set(kinds), key=lambda k: (EXECUTION_ORDER.index(k) if k in EXECUTION_ORDER else 9, k))
-    return [(k, df[kinds == k]) for k in order]
+    scales = _scales(df)
+    kinds = kinds + scales.map(lambda s: "" if s == "full" else f" @ {s}")
+
+    def rank(kind):
+        execution, _, scale = kind.partition(" @ ")
+        return (EXECUTION_ORDER.index(execution) if execution in EXECUTION_ORDER else 9,
+                SCALE_ORDER.index(scale or "full") if (scale or "full") in SCALE_ORDER else 9, kind)
+    return [(k, df[kinds == k]) for k in sorted(set(kinds), key=rank)]
 
 
 def provenance(rows: pd.DataFrame | None) -> str:
@@ -235,8 +257,9 @@ def _run(claim: Claim, rows: pd.DataFrame) -> Outcome:
 
 
 def evaluate(claims, df: pd.DataFrame) -> list[Result]:
-    """Each claim's verdict on ``df``: judged on each execution's rows in :data:`EXECUTION_ORDER`,
-    the first that can measure it giving the verdict (the others' differing verdicts noted)."""
+    """Each claim's verdict on ``df``: judged on each execution's rows in :data:`EXECUTION_ORDER` (and
+    each scale's in :data:`SCALE_ORDER`), the first that can measure it giving the verdict (the
+    others' differing verdicts noted)."""
     results = []
     for claim in claims:
         tried = [(kind, _run(claim, rows)) for kind, rows in _executions(df)]
@@ -248,7 +271,7 @@ def evaluate(claims, df: pd.DataFrame) -> list[Result]:
             results.append(Result(claim, out, ""))
             continue
         kind, out = measured[0]
-        others = [f"{EXECUTION_NAME.get(k, k)} rows: {o.verdict} ({o.ours})" for k, o in measured[1:]
+        others = [f"{execution_name(k)} rows: {o.verdict} ({o.ours})" for k, o in measured[1:]
                   if o.verdict != out.verdict]
         if others:
             out = replace(out, reason=out.reason + "; " + "; ".join(others))
@@ -328,7 +351,7 @@ def render(sections: list, sources: list, notes: list | None = None, extra: list
                   "|---|---|---|---|---|---|---|---|"]
         for r in results:
             c, o = r.claim, r.outcome
-            verdict = f"**{o.verdict}**" + (f" ({EXECUTION_NAME.get(r.execution, r.execution)})" if r.execution else "")
+            verdict = f"**{o.verdict}**" + (f" ({execution_name(r.execution)})" if r.execution else "")
             reason = o.reason + (f" [rows: {provenance(o.rows)}]" if provenance(o.rows) else "")
             reason += f" Tolerance: {c.tolerance}." if c.tolerance else ""
             settle = "" if o.verdict == REPRODUCED else (o.settle or c.settle)

@@ -118,3 +118,19 @@ def test_an_empty_results_folder_gives_a_page_of_not_measurable(tmp_path):
 
 def test_the_engine_finds_both_papers_through_the_registry():
     assert {m.EXPERIMENT for m in engine.paper_modules()} == {"tucker", "sptrsv"}
+
+
+def test_rows_of_two_scales_are_never_pooled():
+    """A `--scale small` folder beside a full one (the same data sets, smaller): each claim is judged on
+    the full rows, the small rows' differing verdict noted; small rows alone are judged and named so."""
+    full = sptrsv_rows().assign(settings=[{"scale": "full"}] * len(sptrsv_rows()))
+    small = sptrsv_rows().assign(settings=[{"scale": "small"}] * len(full))
+    small.loc[small["algorithm"] == "elastic_divide", "solve_time"] *= 50        # ElasticDivide loses here
+    claims = [c for c in sptrsv_claims.CLAIMS if c.id == "S-6.2-ed-gl"]
+    alone = evaluate(claims, full)[0]
+    both = evaluate(claims, pd.concat([full, small], ignore_index=True))[0]
+    assert both.execution == "measured" and both.outcome.ours == alone.outcome.ours, both.outcome
+    assert "measured, --scale small rows:" in both.outcome.reason
+    only_small = evaluate(claims, small)[0]
+    assert only_small.execution == "measured @ small" and only_small.outcome.ours != alone.outcome.ours
+    assert engine.execution_name(only_small.execution) == "measured, --scale small"
