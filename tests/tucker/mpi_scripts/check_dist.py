@@ -19,16 +19,8 @@ from spbench.tucker.hooi.loop import gather_factors, hooi, hooi_distributed
 from spbench.tucker.rank_usage import distributed_metrics
 from spbench.tucker.metrics import compute_metrics
 from spbench.tucker.schemes import Distribution, get_scheme
-from spbench.datasets.sparse_tensor import SparseTensor
+from check_scheme_forms import random_tensor          # the tests' conftest's (this folder is on sys.path)
 
-
-def random_tensor(seed, dims, nnz, skew=1.2):
-    rng = np.random.default_rng(seed)
-    cols = []
-    for L in dims:
-        w = np.arange(1, L + 1, dtype=float) ** -skew
-        cols.append(rng.permutation(L)[rng.choice(L, size=nnz, p=w / w.sum())])
-    return SparseTensor(np.stack(cols, axis=1), rng.random(nnz) + 0.5, dims)
 
 
 TOL = 1e-12   # tight Lanczos tolerance: subspaces then agree far below 1e-8
