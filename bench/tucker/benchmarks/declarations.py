@@ -20,7 +20,7 @@ UNITS = {"words_per_rank_max": "words", "lanczos_residual_max": "1", "theorem_sl
          "paper_time": "s", "paper_gflops": "GFLOP/s", "flop_reduction": "1", "splatt_ttm": "s", "splatt_svd": "s",
          "csf_ttm": "s", "spbench_svd": "s",
          **{f"{w}_{k}": "1" if w == "rel_error" else "s" for k in ("hooi_time", "ttm_time", "svd_time", "comm_time",
-                                                                        "other_time")
+                                                                        "wait_time", "other_time")
             for w in ("measured", "predicted", "rel_error")}}
 SCHEMES = "spbench.tucker.schemes:SCHEMES"
 LANCZOS = "spbench.tucker.hooi.variants:LANCZOS_MODES"

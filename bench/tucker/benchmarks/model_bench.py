@@ -18,8 +18,9 @@ def check(o: dict) -> dict:
 
 
 def measure(o: dict, run) -> list[dict]:
-    """One item per scheme and rank count: the run of median HOOI time beside the model's times (and
-    the validation table as CSV where --csv says)."""
+    """One item per scheme and rank count: the run of median HOOI time beside the model's times, each
+    message term's measured and modelled calls, words and seconds (``comm_terms``), and the
+    validation table as CSV where --csv says."""
     from spbench.datasets.tensor_registry import standin, standin_label
     from spbench.tucker.calibration.model_validation import TIME_KEYS, validate
 
@@ -33,5 +34,6 @@ def measure(o: dict, run) -> list[dict]:
     return [{"item": f"{r['scheme']} P={r['ranks']}", "dataset": label, "scheme": r["scheme"],
              "ranks": int(r["ranks"]), "K": int(r["K"]), "lanczos": r["lanczos"], "ttm": r["ttm"],
              "queries": [int(q) for q in r["queries"]], "time": float(r["measured_hooi_time"]),
-             **{f"{w}_{k}": float(r[f"{w}_{k}"]) for k in TIME_KEYS for w in ("measured", "predicted", "rel_error")}}
+             **{f"{w}_{k}": float(r[f"{w}_{k}"]) for k in TIME_KEYS for w in ("measured", "predicted", "rel_error")},
+             "comm_terms": r["comm_terms"]}
             for r in df.to_dict("records")]

@@ -11,9 +11,38 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["validate", "TIME_KEYS"]
+__all__ = ["validate", "measured_components", "TIME_KEYS", "COMM_TERMS"]
 
-TIME_KEYS = ("hooi_time", "ttm_time", "svd_time", "comm_time", "other_time")
+TIME_KEYS = ("hooi_time", "ttm_time", "svd_time", "comm_time", "wait_time", "other_time")
+#: the message terms of the model (:data:`.model.cost_model.TERM_COMPONENT`), as the worker tallies them
+COMM_TERMS = ("oracle_alltoallv", "svd_allreduce", "dense_allgatherv", "factor_transfer", "core_comm")
+
+
+def measured_components(run: dict) -> dict:
+    """A traced run's components as the model charges them (tucker-lite §7.2's breakup), from every
+    rank's timers (the worker's ``rank_times``): ``ttm_time``/``svd_time`` the sum over modes of the
+    slowest rank's local work, ``comm_time`` the largest rank's transfers (its messages' seconds
+    less their waiting), ``wait_time`` the largest rank's waiting for the others inside its messages,
+    ``other_time`` the largest rank's; ``hooi_time`` the run's (the slowest rank's).
+    ``comm_terms``: per message term, the largest rank's calls, words, transfer and wait seconds."""
+    ranks = run["rank_times"]
+    if any(r["times"]["wait_time"] is None for r in ranks):
+        raise RuntimeError("the ranks' message traces differ: their waiting cannot be told apart")
+    nmodes = len(ranks[0]["modes"])
+    out = {"hooi_time": float(run["hooi_time"])}
+    for k in ("ttm_time", "svd_time"):
+        out[k] = float(sum(max(r["modes"][n][k] for r in ranks) for n in range(nmodes)))
+    out["comm_time"] = max(r["times"]["comm_time"] - r["times"]["wait_time"] for r in ranks)
+    out["wait_time"] = max(r["times"]["wait_time"] for r in ranks)
+    out["other_time"] = max(r["times"]["other_time"] for r in ranks)
+    terms = {}
+    for term in COMM_TERMS:
+        got = [r["messages"][term] for r in ranks if term in r["messages"]]
+        if got:
+            terms[term] = {"calls": max(g[0] for g in got), "words": max(g[1] for g in got),
+                           "transfer": max(g[2] - g[3] for g in got), "wait": max(g[3] for g in got)}
+    out["comm_terms"] = terms
+    return out
 
 
 def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invocations: int, lanczos: str,
@@ -34,7 +63,8 @@ def _measure(tensor, checksum: str, schemes, ranks: int, K, *, seed: int, invoca
         tdir = Path(d) / "store"
         write_store(tdir, tensor.coords, tensor.values, tensor.dims, checksum=checksum, source={"validate": checksum})
         tasks = [{"row": {"run_id": f"{s}-{ranks}-{i}"}, "scheme": s, "K": K, "params": {}, "seed": seed,
-                  "invocations": invocations, "init": "random", "lanczos": lanczos, "ttm": ttm}
+                  "invocations": invocations, "init": "random", "lanczos": lanczos, "ttm": ttm,
+                  "trace_messages": True}
                  for s in schemes for i in range(repeats)]
         spec = Path(d) / "spec.json"
         spec.write_text(json.dumps({"tensor_dir": str(tdir), "results": d, "scratch": True, "threads": 1,
@@ -53,10 +83,12 @@ def validate(tensor_specs, schemes, ranks_list, costs: dict, *, K=10, seed: int 
     """Measured (the MPI worker) vs modelled times, one row per (tensor, scheme, ranks).
 
     ``tensor_specs``: ``{label: SparseTensor}`` or ``[(label, SparseTensor), ...]``. Measured
-    times are those of the run with the median HOOI time over ``repeats`` runs in one MPI job
-    (its components add up to its HOOI time; medians taken apart would not); the model gets the measured
-    Lanczos queries and restarts; both run (and model) the local TTM kernel ``ttm``.
-    ``rel_error_X`` = (predicted − measured) / measured."""
+    times are those of the run with the median HOOI time over ``repeats`` runs in one MPI job, its
+    components as the model charges them (:func:`measured_components`: the slowest rank's local work
+    per mode, the transfers apart from the waiting); the model gets the measured Lanczos queries and
+    restarts; both run (and model) the local TTM kernel ``ttm``. ``rel_error_X`` = (predicted −
+    measured) / measured. ``comm_terms``: per message term the measured calls, words, transfer and
+    wait seconds beside the modelled calls, words and α and β seconds (``model_*``)."""
     import hashlib
 
     import pandas as pd
@@ -84,7 +116,9 @@ def validate(tensor_specs, schemes, ranks_list, costs: dict, *, K=10, seed: int 
                 pred = predict_from_loads(loads, costs, invocations=invocations, lanczos=lanczos, ttm=ttm)
                 row = {"tensor": label, "scheme": s, "ranks": P, "K": K, "lanczos": lanczos, "ttm": ttm,
                        "queries": queries}
-                median_run = sorted(runs, key=lambda r: r["hooi_time"])[(len(runs) - 1) // 2]
+                median_run = measured_components(sorted(runs, key=lambda r: r["hooi_time"])[(len(runs) - 1) // 2])
+                row["comm_terms"] = {t: {**m, **{f"model_{f}": v for f, v in pred["messages"].get(t, {}).items()}}
+                                     for t, m in median_run["comm_terms"].items()}
                 for k in TIME_KEYS:
                     meas = float(median_run[k])
                     row[f"measured_{k}"] = meas

@@ -123,7 +123,7 @@ class CommRows(RowLayout):
         if self.alone:          # one process: the sum is its own contribution, no message
             return a
         out = np.empty_like(a)
-        with self.clock:
+        with _message(self.clock, "svd_allreduce", a.size):
             self.comm.Allreduce(a, out)
         self.words += 2 * int(a.size)
         return out
@@ -131,12 +131,19 @@ class CommRows(RowLayout):
     def allgather(self, obj):
         if self.alone:
             return [obj]
-        with self.clock:
+        with _message(self.clock, "dense_allgatherv", int(getattr(obj, "size", 1)) * (self.comm.size - 1)):
             return self.comm.allgather(obj)
 
     def count_sums(self, words: int) -> None:
         if not self.alone:
             self.words += 2 * int(words)
+
+
+def _message(clock, term: str, words: int):
+    """``clock`` as the context of one message of ``term`` carrying ``words`` words, tallied when
+    it tallies messages (HOOI's clock: :meth:`spbench.tucker.hooi.loop._Clock.message`)."""
+    tag = getattr(clock, "message", None)
+    return clock if tag is None else tag(term, words)
 
 
 def default_ncv(nsv: int) -> int:

@@ -38,7 +38,10 @@ oracle's exchanges and Allreduces, the Lanczos Allreduces, the factor transfers,
 ``other_time`` (the rest: the core's local product, rebuilding F_n, the fit). Beside them, not
 part of the partition: ``fm_time`` (the factor transfers' messages, within ``comm_time``),
 ``core_time`` (forming the core and the fit, within ``other_time`` and ``comm_time``),
-``plan_time`` and ``init_time`` (before HOOI).
+``plan_time`` and ``init_time`` (before HOOI). ``mode_times``: the partition of each mode's share
+on this rank; ``messages``: per message term of the cost model, this rank's calls, words and
+seconds; ``message_trace`` (``trace_messages``): each call's entry and exit, whose waiting for the
+other ranks :func:`split_waits` tells apart from its transfer.
 """
 from __future__ import annotations
 
@@ -59,7 +62,7 @@ from spbench.tucker.hooi.ttm import ttm as local_ttm
 from spbench.tucker.row_status import OVERFLOW
 
 __all__ = ["hooi", "hooi_distributed", "HOOIResult", "Oracle", "tucker_fit", "gather_factors", "PARTITION",
-           "NormOverflow"]
+           "NormOverflow", "split_waits"]
 
 
 #: the components that partition ``hooi_time`` (module docstring)
@@ -67,26 +70,70 @@ PARTITION = ("ttm_time", "svd_time", "comm_time", "other_time")
 
 
 class _Clock:
-    """Accumulates the seconds spent in communication calls."""
+    """Accumulates the seconds spent in communication calls (``seconds``) and tallies them per
+    message term of the cost model (:meth:`message`: calls, words, seconds; tucker-lite §4.2's
+    volumes). With ``trace`` (the model validation's setting) it also keeps every tagged call's
+    (term, mode, entry, exit) times, from which :func:`split_waits` tells the waiting for the
+    other ranks apart from the transfer without adding a message."""
 
-    def __init__(self):
+    def __init__(self, trace: bool = False):
         self.seconds = 0.0
+        self.tally: dict = {}          # term -> [calls, words, seconds]
+        self.trace = [] if trace else None
+        self.mode = None               # the mode the calls are made for (set by the partition)
+        self._term, self._words = None, 0
+
+    def message(self, term: str, words: int) -> "_Clock":
+        """Tag the next timed call as one message of ``term`` carrying ``words`` words (this
+        rank's larger of sent and received)."""
+        self._term, self._words = term, int(words)
+        return self
 
     def __enter__(self):
         self._t = time.perf_counter()
         return self
 
     def __exit__(self, *exc):
-        self.seconds += time.perf_counter() - self._t
+        t = time.perf_counter()
+        self.seconds += t - self._t
+        if self._term is not None:
+            row = self.tally.setdefault(self._term, [0, 0, 0.0])
+            row[0] += 1
+            row[1] += self._words
+            row[2] += t - self._t
+            if self.trace is not None:
+                self.trace.append((self._term, -1 if self.mode is None else self.mode, self._t, t))
+            self._term = None
+
+
+def split_waits(traces: list) -> list:
+    """Per rank, the seconds of each traced call (:class:`_Clock` ``trace`` of every rank, the
+    same calls in the same order: collectives) spent waiting for the last rank to enter it:
+    min(last entry − own entry, the call's own seconds), ≥ 0. One machine's monotonic clock is
+    shared by its processes, so the entries compare; None when the ranks' calls differ."""
+    if not traces or len({len(t) for t in traces}) != 1 or any(
+            [c[0] for c in t] != [c[0] for c in traces[0]] for t in traces[1:]):
+        return None
+    enter = np.array([[c[2] for c in t] for t in traces], dtype=float).reshape(len(traces), -1)
+    spent = np.array([[c[3] - c[2] for c in t] for t in traces], dtype=float).reshape(len(traces), -1)
+    return [row.tolist() for row in np.clip(np.minimum(enter.max(axis=0) - enter, spent), 0.0, None)]
 
 
 class _Partition:
     """HOOI's time partition on this rank: :meth:`mark` gives the seconds since the previous mark
     to one component, less the messages timed by ``clock`` meanwhile, which go to ``comm_time``;
-    so the components add up to :attr:`span`, the time from :meth:`start` to the last mark."""
+    so the components add up to :attr:`span`, the time from :meth:`start` to the last mark.
+    ``mode`` (set with :meth:`enter`): the mode whose per-mode partition (``modes``) the marks also
+    feed (None: none)."""
 
-    def __init__(self, clock: _Clock, times: dict):
+    def __init__(self, clock: _Clock, times: dict, nmodes: int = 0):
         self.clock, self.times = clock, times
+        self.modes = [dict.fromkeys(PARTITION, 0.0) for _ in range(nmodes)]
+        self.mode = None
+
+    def enter(self, mode) -> None:
+        """The marks from now on are mode ``mode``'s too (None: no mode's)."""
+        self.mode = self.clock.mode = mode
 
     def start(self) -> None:
         self._t, self._c = time.perf_counter(), self.clock.seconds
@@ -98,18 +145,23 @@ class _Partition:
 
     def mark(self, component: str) -> None:
         t, c = time.perf_counter(), self.clock.seconds
-        self.times[component] += (t - self._t) - (c - self._c)
-        self.times["comm_time"] += c - self._c
+        for times in (self.times, *(() if self.mode is None else (self.modes[self.mode],))):
+            times[component] += (t - self._t) - (c - self._c)
+            times["comm_time"] += c - self._c
         self._t, self._c = t, c
 
 
 class Oracle:
     """Figure 5's oracle over the compact local Z_n^p: ``matvec`` (Z·x, partial sums reduced at
     the owners, who keep their rows) and ``rmatvec``/``rmatmat`` (owners send y(l) to the sharers,
-    local products, Allreduce). Counts queries, point-to-point words sent and all words moved."""
+    local products, Allreduce). Counts queries, point-to-point words sent and all words moved.
+    ``terms``: the model's message terms its exchanges and its Allreduce are tallied under
+    (:meth:`_Clock.message`; the core's products use ``("core_comm", "core_comm")``)."""
 
-    def __init__(self, comm, Z: np.ndarray, plan, clock: _Clock):
+    def __init__(self, comm, Z: np.ndarray, plan, clock: _Clock, terms=("oracle_alltoallv", "svd_allreduce")):
         self.comm, self.Z, self.plan, self.clock = comm, Z, plan, clock
+        self.terms = terms
+        self._exchanged = max(int(plan.send_idx.size), int(plan.recv_pos.size))
         self.queries = 0
         self.words = 0          # point-to-point words this rank sent (the paper's SVD volume)
         self.moved = 0          # words sent + received, collectives included
@@ -123,7 +175,7 @@ class Oracle:
             self.queries += 1
             return self.Z @ x
         xp = self.Z @ np.asarray(x, dtype=np.float64)
-        with self.clock:
+        with self.clock.message(self.terms[0], self._exchanged):
             recv = pl.reduce_x(self.comm, xp[pl.send_idx])
         if recv.size:
             xp += np.bincount(pl.recv_pos, weights=recv, minlength=xp.shape[0])
@@ -152,11 +204,11 @@ class Oracle:
         k = Y_own.shape[1]
         Yp = np.empty((pl.r_p, k))
         Yp[pl.own_idx] = Y_own
-        with self.clock:
+        with self.clock.message(self.terms[0], self._exchanged * k):
             Yp[pl.send_idx] = pl.bcast_y(self.comm, Yp[pl.recv_pos], width=k)
         part = np.ascontiguousarray(self.Z.T @ Yp)
         out = np.empty_like(part)
-        with self.clock:
+        with self.clock.message(self.terms[1], part.size):
             self.comm.Allreduce(part, out)
         self.words += int(pl.recv_pos.size) * k
         self.moved += int(pl.recv_pos.size + pl.send_idx.size) * k + 2 * int(part.size)
@@ -184,6 +236,9 @@ class HOOIResult:
     words_sent_recv: int = 0    # this rank
     plans: list = field(default_factory=list)
     norm: float | None = None   # ‖T‖ (inf: its squares overflow; 0: a zero tensor, the fit nan)
+    mode_times: list = field(default_factory=list)   # per mode: this rank's partition of its share
+    messages: dict = field(default_factory=dict)     # model term -> [calls, words, seconds], this rank
+    message_trace: list | None = None                # (term, mode, entry, exit) per call (``trace_messages``)
 
     @property
     def fit(self) -> float:
@@ -211,7 +266,7 @@ def _transfer(comm, pl, F, K, clock) -> int:
     step = max(1, min(K, TRANSFER_WORDS // max(pl.fm_items_max, 1)))
     for c in range(0, K, step):
         cols = slice(c, min(K, c + step))
-        with clock:
+        with clock.message("factor_transfer", max(pl.fm_send_local.size, pl.fm_recv_local.size) * (cols.stop - cols.start)):
             recv = pl.fm(comm, F[pl.fm_send_local, cols], width=cols.stop - cols.start)
         F[pl.fm_recv_local, cols] = recv
         del recv
@@ -271,12 +326,15 @@ def _start(comm, dt, lt, plans, K, init, seed, tol):
 
 def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: int = 0,
                      threads: int = 1, tol: float = 1e-8, lanczos: str = "paper", ncv: int | None = None,
-                     progress=None, release_input: bool = False, ttm: str = "csf") -> HOOIResult:
+                     progress=None, release_input: bool = False, ttm: str = "csf",
+                     trace_messages: bool = False) -> HOOIResult:
     """HOOI on this rank's share ``dt`` (a :class:`.distribute.DistributedTensor`). ``K``: int or
     per mode; ``lanczos``: "paper" or "converged"; ``progress(event, **fields)`` is called on
     every rank after each invocation; ``release_input``: drop ``dt``'s element arrays once the
     local tensor and the start are built (the worker's setting: one copy of the elements);
-    ``ttm``: the local TTM kernel, "csf" (compressed sparse fibers) or "paper" (Appendix A)."""
+    ``ttm``: the local TTM kernel, "csf" (compressed sparse fibers) or "paper" (Appendix A);
+    ``trace_messages``: keep every message's entry and exit times (``message_trace``; the model
+    validation's :func:`split_waits`)."""
     N = dt.nmodes
     K = [int(K)] * N if np.ndim(K) == 0 else [int(k) for k in K]
     if len(K) != N or min(K) < 1:
@@ -287,8 +345,8 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
         raise ValueError(f"ttm must be one of {', '.join(TTM_KINDS)}, got {ttm!r}")
     threads = max(1, int(threads))
     times = dict.fromkeys(("plan_time", "init_time", *PARTITION, "fm_time", "core_time", "hooi_time"), 0.0)
-    clock = _Clock()
-    part = _Partition(clock, times)
+    clock = _Clock(trace=trace_messages)
+    part = _Partition(clock, times, N)
     queries, restarts, resid = [0] * N, [0] * N, [0.0] * N
     words, fm_words, sigmas = [0] * N, [0] * N, [None] * N
     moved, core_words = 0, 0
@@ -316,6 +374,8 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
         times["init_time"] = time.perf_counter() - t0
         fits, core, G_last = [], None, None
         comm.Barrier()
+        clock.tally = {}                               # HOOI's messages only
+        clock.trace = [] if trace_messages else None
         part.start()
         for it in range(int(invocations)):
             for n, pl in enumerate(plans):
@@ -323,6 +383,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
                 F[n] = None
                 return_free_memory()
                 part.mark("other_time")
+                part.enter(n)
                 Z = local_ttm(lt.tensor, pl.ttm, F, out=np.empty((pl.r_p, khat(K, n))), scratch=scratch,
                               threads=threads)
                 part.mark("ttm_time")
@@ -344,7 +405,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
                     # the core from Z_N and the owned rows of F_N (res.U) before F_N is rebuilt and
                     # transferred, so that Z_N is gone when those arrays come
                     tc = time.perf_counter()
-                    orc = Oracle(comm, Z, pl, clock)
+                    orc = Oracle(comm, Z, pl, clock, terms=("core_comm", "core_comm"))
                     G_last = orc.rmatmat(res.U).T
                     core_words += orc.words
                     moved += orc.moved
@@ -357,6 +418,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
                 moved += _transfer(comm, pl, F[n], K[n], clock)
                 times["fm_time"] += clock.seconds - c0
                 part.mark("other_time")
+            part.enter(None)
             t0 = time.perf_counter()
             core = fold(G_last, N - 1, tuple(K))
             fits.append(tucker_fit(norm_t, float(np.linalg.norm(G_last))))
@@ -368,7 +430,7 @@ def hooi_distributed(comm, dt, K, *, invocations: int = 1, init="random", seed: 
     tot = lambda xs: [int(v) for v in allreduce(comm, np.array(xs, dtype=np.int64))]  # noqa: E731
     return HOOIResult(F, lt.factor_ids, [pl.own_ids for pl in plans], core, fits, times, queries, restarts,
                       resid, sigmas, tot(words), tot(fm_words), [0] * N, int(comm.allreduce(core_words)),
-                      int(moved), plans, norm_t)
+                      int(moved), plans, norm_t, part.modes, clock.tally, clock.trace)
 
 
 def gather_factors(comm, dims, result: HOOIResult, root: int = 0):

@@ -39,14 +39,20 @@ SVD      the Lanczos run of :func:`.lanczos.lanczos_svd` with its left vectors a
          gemm_madd·(2·own^p·K̂² + 2·P·K̂³), an Allgatherv of K̂² words per rank) or the SVD of
          the L replicated rows (gemm_madd·4·L²·K̂). Nothing is proportional to L_n per rank
          except through own^p and R^p.
-factor   one Alltoallv, words ×K: A(fm_send, fm_recv, fm_peers)
+factor   Alltoallvs of column blocks, words ×K: A(fm_send, fm_recv, fm_peers) with α once per block
+         (:data:`.hooi.loop.TRANSFER_WORDS` words per buffer; one block at the stand-ins' sizes)
 core     (last mode) max_p R^p·K̂·K·gemm_madd; the y·Z path with K columns: A(r, s, peers)×K,
          Allreduce of K·K̂ words
 
 A(send, recv, peers) = α_alltoallv·max(1, max_p peers_p) + β_alltoallv·max_p max(send_p, recv_p);
 Allreduce(w) = ⌈log2 P⌉·α_allreduce + 2(P−1)/P·β_allreduce·w (Rabenseifner; at P = 2: α + β·w).
 Every communication term is 0 at P = 1. Steps are synchronized by their collectives, so the SVD
-is the sum over steps of the slowest rank's step.
+is the sum over steps of the slowest rank's step. ``messages``: per message term, the calls, the
+words (the largest rank's) and their α and β seconds, exactly the term's charge (the worker tallies
+the same calls and words, :meth:`.hooi.loop._Clock.message`). ``wait_time`` (not in ``hooi_time``):
+the largest over ranks of the seconds a rank's own work leaves it waiting for the slowest rank of
+each phase (each mode's TTM, each Lanczos step, the core's product): what the measured ranks spend
+inside their messages beyond the transfer (tucker-lite §7.2's load imbalance).
 
 Outputs (seconds, × invocations), the partition of the measured rows (:data:`.hooi.PARTITION`):
 ``ttm_time`` (the TTM terms), ``svd_time`` (the Lanczos runs' local work: every SVD term above
@@ -161,18 +167,50 @@ def _log2(P: int) -> int:
     return int(math.ceil(math.log2(P))) if P > 1 else 0
 
 
+def _messages(calls=0.0, words=0.0, alpha=0.0, beta=0.0) -> dict:
+    """One message term's count: ``calls`` collective calls carrying ``words`` words in all (the
+    largest rank's), ``alpha`` and ``beta`` their per-message and per-word seconds."""
+    return {"calls": float(calls), "words": float(words), "alpha": float(alpha), "beta": float(beta)}
+
+
+def _add(total: dict, term: str, part: dict) -> None:
+    acc = total.setdefault(term, _messages())
+    for k, v in part.items():
+        acc[k] += v
+
+
+def _alltoallv_msgs(c, send, recv, peers, P, width=1, calls=1) -> dict:
+    """``calls`` Alltoallvs of a pattern (per rank: words sent and received, peers), ``width`` words
+    per item: α_alltoallv·max(1, max_p peers_p) per call, β_alltoallv per word of the largest rank."""
+    if P <= 1:
+        return _messages()
+    words = calls * float(np.max(np.maximum(send, recv), initial=0)) * width
+    return _messages(calls, words, calls * c["alpha_alltoallv"] * max(1, int(np.max(peers, initial=0))),
+                     c["beta_alltoallv"] * words)
+
+
 def _alltoallv(c, send, recv, peers, P, width=1) -> float:
-    if P <= 1:
-        return 0.0
-    words = float(np.max(np.maximum(send, recv), initial=0)) * width
-    return c["alpha_alltoallv"] * max(1, int(np.max(peers, initial=0))) + c["beta_alltoallv"] * words
+    m = _alltoallv_msgs(c, send, recv, peers, P, width)
+    return m["alpha"] + m["beta"]
 
 
-def _allreduce(c, words, P):
-    """Allreduce of ``words`` (a scalar or an array of sizes) at P ranks."""
+def _allreduce_msgs(c, words, P) -> dict:
+    """Allreduces of the sizes ``words`` (one call each): ⌈log2 P⌉·α + 2(P−1)/P·β per word."""
+    w = np.atleast_1d(np.asarray(words, dtype=float))
     if P <= 1:
-        return 0.0 * np.asarray(words, dtype=float)
-    return _log2(P) * c["alpha_allreduce"] + 2.0 * (P - 1) / P * c["beta_allreduce"] * np.asarray(words, dtype=float)
+        return _messages()
+    return _messages(w.size, w.sum(), w.size * _log2(P) * c["alpha_allreduce"],
+                     2.0 * (P - 1) / P * c["beta_allreduce"] * w.sum())
+
+
+def _transfer_calls(ld: ModeLoad) -> int:
+    """Calls of the factor transfer of :func:`.hooi.loop._transfer`: blocks of columns of about
+    ``TRANSFER_WORDS`` words per buffer of the largest rank."""
+    from spbench.tucker.hooi.loop import TRANSFER_WORDS
+
+    items = int(np.max(np.maximum(ld.fm_send, ld.fm_recv), initial=0))
+    step = max(1, min(ld.K, TRANSFER_WORDS // max(items, 1)))
+    return -(-ld.K // step)
 
 
 def lanczos_steps(K: int, L: int, Khat: int, mode: str = "paper", Q: int | None = None,
@@ -212,7 +250,9 @@ def entry_cost(c: dict, key: str, nbytes) -> np.ndarray:
 
 
 def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
-    """Named SVD terms of one mode (seconds; see the module docstring)."""
+    """Named SVD terms of one mode (seconds; see the module docstring), its messages per term
+    (:func:`_messages`) and ``idle``: per rank, the seconds its local work leaves it waiting for
+    the slowest rank of each step."""
     P, kh, K = ld.P, ld.Khat, ld.K
     plan = lanczos_steps(K, ld.L, kh, mode, ld.Q, ld.restarts)
     Q = plan["Q"]
@@ -220,9 +260,10 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
     index = c["dist_oracle_row"] * (r + xr) * (P > 1)             # per query, per rank (none alone)
     mv = entry_cost(c, "oracle_matvec_entry", 8.0 * r * kh) * r * kh
     rmv = entry_cost(c, "oracle_rmatvec_entry", 8.0 * r * kh) * r * kh
-    a2a = _alltoallv(c, ld.x_send, ld.x_recv, ld.x_peers, P)
     terms = dict.fromkeys(("oracle_products", "oracle_index", "lanczos_left", "lanczos_right", "query_calls",
                            "oracle_alltoallv", "svd_allreduce", "dense_fallback", "dense_allgatherv"), 0.0)
+    msgs: dict = {}
+    idle = np.zeros(P)
     terms["query_calls"] = Q * (c["oracle_call"] + c["dist_oracle_call"] * (P > 1) + c["lanczos_query"])
     if P == 1 and not plan["dense"]:              # HOOI's one-process Lanczos: compiled steps
         terms["query_calls"] = Q * c["lanczos_local_query"]
@@ -231,13 +272,15 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
         prod = mv if by_cols else rmv
         i = int(np.argmax(prod + index))
         terms["oracle_products"], terms["oracle_index"] = Q * prod[i], Q * index[i]
-        terms["oracle_alltoallv"] = Q * a2a
+        idle += Q * (prod[i] + index[i] - prod - index)
+        _add(msgs, "oracle_alltoallv", _alltoallv_msgs(c, ld.x_send, ld.x_recv, ld.x_peers, P, calls=Q))
         if by_cols:
             terms["dense_fallback"] = c["gemm_madd"] * (2 * float(own.max(initial=0)) * kh ** 2 + 2 * P * kh ** 3)
             if P > 1:
-                terms["dense_allgatherv"] = _log2(P) * c["alpha_allgatherv"] + c["beta_allgatherv"] * (P - 1) * kh ** 2
+                _add(msgs, "dense_allgatherv", _messages(1, (P - 1) * kh ** 2, _log2(P) * c["alpha_allgatherv"],
+                                                         c["beta_allgatherv"] * (P - 1) * kh ** 2))
         else:
-            terms["svd_allreduce"] = Q * float(_allreduce(c, kh, P))
+            _add(msgs, "svd_allreduce", _allreduce_msgs(c, np.full(Q, kh), P))
             terms["dense_fallback"] = c["gemm_madd"] * 4.0 * ld.L ** 2 * kh
     else:
         js = plan["left_j"]
@@ -249,21 +292,31 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
         terms["oracle_products"] = float(mv[arg].sum())
         terms["oracle_index"] = float(index[arg].sum())
         terms["lanczos_left"] = float(left[np.arange(steps), arg].sum())
+        idle += np.sum(step.max(axis=1)[:, None] - step, axis=0)
         # y·Z steps: products and index work of the slowest rank; the right Gram–Schmidt is replicated
         i = int(np.argmax(rmv + index))
         terms["oracle_products"] += steps * float(rmv[i])
         terms["oracle_index"] += steps * float(index[i])
+        idle += steps * (rmv[i] + index[i] - rmv - index)
         terms["lanczos_right"] = float(np.sum(c["lanczos_right_word"] * kh * (js + 1) + c["lanczos_right_row"] * kh))
         # Ritz vectors at the end (and at each restart): U·P on the owned rows, V·Qᵀ replicated
         ncv, own_max = plan["ncv"], float(own.max(initial=0))
-        terms["lanczos_left"] += own_max * ncv * (K + plan["restarts"] * plan["keep"]) * c["lanczos_ritz_madd"]
+        ritz = ncv * (K + plan["restarts"] * plan["keep"]) * c["lanczos_ritz_madd"]
+        terms["lanczos_left"] += own_max * ritz
+        idle += (own_max - own) * ritz
         terms["lanczos_right"] += kh * ncv * (K + plan["restarts"] * plan["keep"]) * c["gemm_madd"]
-        ar = np.where(js == 0, _allreduce(c, 1, P), _allreduce(c, js, P) + _allreduce(c, js + 1, P))
-        terms["svd_allreduce"] = float(np.sum(ar)) + steps * float(_allreduce(c, kh, P))
-        terms["oracle_alltoallv"] = 2 * steps * a2a
+        # per Z·x step an Allreduce of 1 word (j = 0) or of j and j + 1 words (the two Gram–Schmidt
+        # passes); per y·Z step one of K̂ words; two Alltoallvs per step
+        sizes = np.concatenate([[1.0] * int(np.count_nonzero(js == 0)), js[js > 0], js[js > 0] + 1,
+                                np.full(steps, float(kh))])
+        _add(msgs, "svd_allreduce", _allreduce_msgs(c, sizes, P))
+        _add(msgs, "oracle_alltoallv", _alltoallv_msgs(c, ld.x_send, ld.x_recv, ld.x_peers, P, calls=2 * steps))
+    for term, m in msgs.items():
+        terms[term] = m["alpha"] + m["beta"]
     comm = terms["oracle_alltoallv"] + terms["svd_allreduce"] + terms["dense_allgatherv"]
     return {"terms": terms, "svd_time": float(sum(terms.values()) - comm), "comm_time": float(comm),
-            "queries": int(Q), "restarts": int(plan["restarts"]), "dense": bool(plan["dense"])}
+            "queries": int(Q), "restarts": int(plan["restarts"]), "dense": bool(plan["dense"]),
+            "messages": msgs, "idle": idle}
 
 
 def _ttm_rank(ld: ModeLoad, c: dict, ttm: str) -> np.ndarray:
@@ -296,11 +349,17 @@ def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int =
     _need(c, TTM_COSTS[ttm] + SVD_COSTS, P)
     if P > 1:
         _need(c, MPI_COSTS, P)
-    modes, total_terms = [], {}
+    modes, total_terms, messages = [], {}, {}
+    idle = np.zeros(P)
     for ld in loads:
         ttm_p = _ttm_rank(ld, c, ttm)
         svd = _svd_mode(ld, c, lanczos)
-        fm_t = _alltoallv(c, ld.fm_send, ld.fm_recv, ld.fm_peers, P, width=ld.K)
+        fm = _alltoallv_msgs(c, ld.fm_send, ld.fm_recv, ld.fm_peers, P, width=ld.K, calls=_transfer_calls(ld))
+        fm_t = fm["alpha"] + fm["beta"]
+        _add(messages, "factor_transfer", fm)
+        for term, m in svd["messages"].items():
+            _add(messages, term, m)
+        idle += float(np.max(ttm_p, initial=0.0)) - ttm_p + svd["idle"]
         terms = {"ttm": float(np.max(ttm_p, initial=0.0)), **svd["terms"], "factor_transfer": fm_t}
         for k, v in terms.items():
             total_terms[k] = total_terms.get(k, 0.0) + v
@@ -308,18 +367,24 @@ def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int =
                       "fm_time": fm_t, "queries": svd["queries"], "restarts": svd["restarts"], "dense": svd["dense"],
                       "terms": terms})
     last = loads[-1]
-    total_terms["core_product"] = float(np.max(last.r, initial=0)) * last.Khat * last.K * c["gemm_madd"]
-    total_terms["core_comm"] = (_alltoallv(c, last.x_recv, last.x_send, last.x_peers, P, width=last.K)
-                                + float(_allreduce(c, last.K * last.Khat, P)))
+    core_p = last.r.astype(float) * last.Khat * last.K * c["gemm_madd"]
+    total_terms["core_product"] = float(np.max(core_p, initial=0))
+    idle += total_terms["core_product"] - core_p
+    core = _alltoallv_msgs(c, last.x_recv, last.x_send, last.x_peers, P, width=last.K)
+    for m in (core, _allreduce_msgs(c, last.K * last.Khat, P)):
+        _add(messages, "core_comm", m)
+    total_terms["core_comm"] = messages["core_comm"]["alpha"] + messages["core_comm"]["beta"]
     inv = int(invocations)
     parts = dict.fromkeys(PARTITION, 0.0)
     for k, v in total_terms.items():
         parts[TERM_COMPONENT[k]] += inv * v
     return {"hooi_time": sum(parts.values()), **parts, "fm_time": inv * total_terms["factor_transfer"],
             "core_time": inv * (total_terms["core_product"] + total_terms["core_comm"]),
+            "wait_time": inv * float(np.max(idle, initial=0.0)) if P > 1 else 0.0,
             "ranks": P, "invocations": inv, "lanczos": lanczos, "ttm": ttm, "model_version": MODEL_VERSION,
             "modes": modes,
-            "terms": {k: inv * v for k, v in total_terms.items()}}
+            "terms": {k: inv * v for k, v in total_terms.items()},
+            "messages": {k: {f: inv * v for f, v in m.items()} for k, m in messages.items()}}
 
 
 def predict_hooi(tensor, dist, K, costs: dict, *, queries=None, invocations: int = 1, metrics=None,

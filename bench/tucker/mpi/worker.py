@@ -22,7 +22,9 @@ declared fields, atomically) as soon as the task ends; spec key ``scratch`` (tru
 rows the caller reads back itself, a calibration's or a benchmark's, not a sweep's results) writes
 them unchecked. The sweep that launched the job holds the folder's lock meanwhile. An untimed
 CoarseG distribution warms the allocator first (spec key ``warmup``, default true). Optional task keys: ``lanczos`` ("paper", the default, or "converged"), ``tol``, ``ncv``,
-``ttm`` ("csf", the default, or "paper": the local TTM kernel), ``save_factors`` (also write
+``ttm`` ("csf", the default, or "paper": the local TTM kernel), ``trace_messages`` (every message's
+entry and exit kept, :func:`.hooi.hooi_distributed`; the row then also carries ``rank_times``, every
+rank's timers with its waiting told apart, :func:`with_waits`: the model validation), ``save_factors`` (also write
 ``runs/<run_id>.factors.npz`` with the gathered factor matrices and the core: tests). Schemes
 registered by plugins (:mod:`spbench.plugins`, ``$SPBENCH_PLUGINS``) are loaded first, as in the
 process that launched the job.
@@ -95,10 +97,12 @@ def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=
         res = hooi_distributed(comm, dt, K, invocations=int(task.get("invocations", 1)),
                                init=task.get("init", "random"), seed=seed, threads=threads,
                                tol=float(task.get("tol", 1e-8)), lanczos=lanczos, ncv=task.get("ncv"),
-                               progress=report, release_input=True, ttm=ttm)
+                               progress=report, release_input=True, ttm=ttm,
+                               trace_messages=bool(task.get("trace_messages", False)))
     except NormOverflow as exc:   # raised on every rank alike: this task's row says why, no HOOI ran
         return _unfit_row(comm, task, str(exc))
     tmax = slowest_rank_times(comm.allgather({k: float(res.times[k]) for k in TIMERS}))
+    per_rank = comm.gather(rank_timers(res), root=0) if task.get("trace_messages") else None
     tmax.update({k: comm.allreduce(float(res.times[k]), op=_max()) for k in SETUP_TIMERS})
     dmax = {k: comm.allreduce(float(v), op=_max()) for k, v in dist_local.items()}
     words_max = int(comm.allreduce(int(res.words_sent_recv), op=_max()))
@@ -171,11 +175,46 @@ def run_task(comm, block, task: dict, *, threads: int = 1, store=None, progress=
         "dist_info": {k: v for k, v in dt.info.items() if isinstance(v, (int, float, str, bool, list))},
         "status": "ok",
     })
+    if per_rank is not None:
+        measured["rank_times"] = with_waits(per_rank)
     row = build_row(point, invalid(measured, nonfinite_reason(build_row(point, measured), norm=res.norm)))
     if store is not None and factors is not None:
         with atomic_output(store.runs / f"{row['run_id']}.factors.npz", suffix=".part.npz") as tmp:
             np.savez(tmp, core=res.core, **{f"F{n}": F for n, F in enumerate(factors)})
     return row
+
+
+def rank_timers(res) -> dict:
+    """One rank's timers (task key ``trace_messages``): its partition, each mode's, its messages
+    per model term ([calls, words, seconds]) and its message trace."""
+    return {"times": {k: float(res.times[k]) for k in TIMERS},
+            "modes": [{k: float(v) for k, v in m.items()} for m in res.mode_times],
+            "messages": {k: [int(v[0]), int(v[1]), float(v[2])] for k, v in res.messages.items()},
+            "trace": res.message_trace or []}
+
+
+def with_waits(per_rank: list) -> list:
+    """``rank_times``: every rank's :func:`rank_timers` with its waiting for the other ranks told
+    apart from its transfers (:func:`.hooi.split_waits`): ``wait_time`` in its times and in each
+    mode's (within ``comm_time``), each message term's [calls, words, seconds, of them waiting];
+    the trace itself dropped. Without a consistent trace the waits are None."""
+    from spbench.tucker.hooi.loop import split_waits
+
+    waits = split_waits([r["trace"] for r in per_rank])
+    out = []
+    for p, r in enumerate(per_rank):
+        times, modes = dict(r["times"]), [dict(m) for m in r["modes"]]
+        messages = {k: v + [None] for k, v in r["messages"].items()}
+        times["wait_time"] = None if waits is None else float(sum(waits[p]))
+        for m in modes:
+            m["wait_time"] = None if waits is None else 0.0
+        if waits is not None:
+            for (term, mode, _, _), w in zip(r["trace"], waits[p]):
+                messages[term][3] = (messages[term][3] or 0.0) + w
+                if mode >= 0:
+                    modes[mode]["wait_time"] += w
+        out.append({"times": times, "modes": modes, "messages": messages})
+    return out
 
 
 def _unfit_row(comm, task: dict, reason: str) -> dict | None:
