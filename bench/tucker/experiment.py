@@ -120,6 +120,17 @@ class PreparedTensor:
         return slice_stats(store) if store is not None else None
 
 
+def _slice_prefixes(prepared: PreparedTensor):
+    """The tensor's per-slice CSF prefix counts, kept in the counts cache under its checksum
+    (:mod:`.slice_prefixes`: whole-slice schemes sum them instead of spilling per point)."""
+    from spbench.tucker.slice_prefixes import SlicePrefixes
+    from spbench.tucker.stream_metrics import store_chunks
+
+    header = prepared.header
+    return SlicePrefixes(header.dims, header.nnz, store_chunks(prepared.store), prepared.slice_sizes,
+                         identity=prepared.checksum, label=prepared.label)
+
+
 @dataclass
 class DistributionCounts:
     """What a point needs of one distribution: :func:`.metrics.mode_counts`' per-mode counts."""
@@ -303,7 +314,8 @@ class TuckerExperiment(Experiment):
             timing: dict = {}
             counts, _ = stream_counts(header.dims, header.nnz, chunks, stream, timing=timing,
                                       prefixes=prepared.slice_sizes if modelled else None,
-                                      prefix_K=prepared.ks if sch.streamed is not None and prepared.ks else None)
+                                      prefix_K=prepared.ks if sch.streamed is not None and prepared.ks else None,
+                                      slice_prefixes=_slice_prefixes(prepared) if modelled and sch.streamed is not None else None)
             seconds = stream.info.get("partition_seconds", decided + timing.get("fill_seconds", 0.0))
             prepared.counts[key] = DistributionCounts(counts, float(seconds), bool(stream.multi_policy),
                                                       dict(stream.info))
@@ -329,7 +341,7 @@ class TuckerExperiment(Experiment):
         header = prepared.header
         stream = get_scheme(scheme).stream(prepared.slice_sizes, ranks, seed=config.seed, **params)
         found = stream_prefix_sets(header.dims, header.nnz, store_chunks(prepared.store), stream, missing,
-                                   prepared.slice_sizes)
+                                   prepared.slice_sizes, slice_prefixes=_slice_prefixes(prepared))
         for (n, S), c in found.items():
             dc.counts[n]["csf_prefix_p"][S] = c
         identity = counts_identity(prepared.checksum, scheme, ranks, config.seed, params)

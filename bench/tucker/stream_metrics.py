@@ -241,7 +241,8 @@ class _Pass:
 
 
 def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | None = None,
-                  threads: int = 2, timing: dict | None = None, prefixes=None, prefix_K=None) -> tuple[list, list]:
+                  threads: int = 2, timing: dict | None = None, prefixes=None, prefix_K=None,
+                  slice_prefixes=None) -> tuple[list, list]:
     """Per mode the counts of :func:`.metrics.mode_counts` (``e_p``, ``r_p``, ``held_p``,
     ``own_p``, ``x_*``, ``fm_*``, ``slices``, ``fm_rows``, ``bad_slices``) and σ per mode, for the
     policies of ``stream`` (a :class:`.schemes.PolicyStream`) over the elements ``chunks()``
@@ -254,7 +255,9 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
     its spill budget. ``prefix_K``: the core sizes the model will be asked for; then only the
     prefix sets :func:`.csf.rank_nodes` reads for them are counted (every |S| = 1 set, then the
     larger sets of each rank's level order, :func:`.stream_prefixes.tree_sets`, in passes of their
-    own), else every set."""
+    own), else every set. A scheme placing whole slices (:meth:`~.schemes.PolicyStream.slice_owners`)
+    sums per-slice counts instead of spilling: those of ``slice_prefixes`` (a
+    :class:`.slice_prefixes.SlicePrefixes` of this tensor, cached), else counted now."""
     began = time.perf_counter()
     N, P = len(dims), int(stream.nparts)
     words = (P + 63) // 64
@@ -275,10 +278,12 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
     d_sets = [("D", n) for n in range(N) if stream.multi_policy and N > 1]
     plan = passes(s_sets + d_sets, dims, P, budget) or [[]]
     spill_sets = prefix_sets(N) if prefix_K is None else pair_sets(N)
-    spills = spill_groups(nnz, N, sets=spill_sets, multi_policy=stream.multi_policy) if prefixes is not None else []
+    by_slice = _slice_sums(stream, dims, nnz, chunks, prefixes, slice_prefixes) if prefixes is not None else None
+    spills = (spill_groups(nnz, N, sets=spill_sets, multi_policy=stream.multi_policy)
+              if prefixes is not None and by_slice is None else [])
     plan = [(group, spills[k] if k < len(spills) else None) for k, group in enumerate(plan)]
     plan += [([], sets) for sets in spills[len(plan):]]
-    prefix_p: dict = {}
+    prefix_p: dict = {} if by_slice is None else by_slice(spill_sets)
     first = True
     with ThreadPoolExecutor(max(1, threads)) as pool, ThreadPoolExecutor(max(1, threads)) as fill_pool:
         for group, spill_sets in plan:
@@ -307,8 +312,11 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
             by_mode = [{"r_p": sharers[n]["r_p"], "e_p": e_p[n if stream.multi_policy else 0],
                         "csf_prefix_p": {S: c for (m, S), c in prefix_p.items() if m == n}} for n in range(N)]
             more = tree_sets(by_mode, prefix_K)
-            prefix_p.update(_spill_passes(stream, chunks, dims, nnz, more, prefixes, pool, fill_pool))
-            plan += [None] * len(spill_groups(nnz, N, sets=more, multi_policy=stream.multi_policy))
+            if by_slice is not None:
+                prefix_p.update(by_slice(more))
+            else:
+                prefix_p.update(_spill_passes(stream, chunks, dims, nnz, more, prefixes, pool, fill_pool))
+                plan += [None] * len(spill_groups(nnz, N, sets=more, multi_policy=stream.multi_policy))
     counts, sigmas = [], []
     for n in range(N):
         sh = sharers[n]
@@ -328,6 +336,18 @@ def stream_counts(dims, nnz: int, chunks, stream, *, owners=None, budget: int | 
     return counts, sigmas
 
 
+def _slice_sums(stream, dims, nnz: int, chunks, slice_sizes, slice_prefixes=None):
+    """A function of prefix sets giving their per-rank counts as sums of per-slice counts, when the
+    stream places whole slices along every mode (:mod:`.slice_prefixes`); else None."""
+    from spbench.tucker.slice_prefixes import SlicePrefixes, slice_owners
+
+    owned = slice_owners(stream, range(len(dims)))
+    if owned is None:
+        return None
+    source = slice_prefixes if slice_prefixes is not None else SlicePrefixes(dims, nnz, chunks, slice_sizes)
+    return lambda sets: source.rank_counts(sets, owned, int(stream.nparts)) if sets else {}
+
+
 def _spill_passes(stream, chunks, dims, nnz: int, sets, slice_sizes, pool, fill_pool) -> dict:
     """{(n, S): prefixes per rank} of ``sets`` by passes that only place the elements and spill
     (:class:`PrefixSpill`), as many as the spill budget asks."""
@@ -342,9 +362,14 @@ def _spill_passes(stream, chunks, dims, nnz: int, sets, slice_sizes, pool, fill_
     return out
 
 
-def stream_prefix_sets(dims, nnz: int, chunks, stream, sets, slice_sizes, *, threads: int = 2) -> dict:
+def stream_prefix_sets(dims, nnz: int, chunks, stream, sets, slice_sizes, *, threads: int = 2,
+                       slice_prefixes=None) -> dict:
     """{(n, S): distinct (i_n, i_S) prefixes per rank} of the prefix ``sets`` alone, for the
-    policies of ``stream`` over ``chunks()`` (what a point whose counts came without them needs)."""
+    policies of ``stream`` over ``chunks()`` (what a point whose counts came without them needs;
+    ``slice_prefixes`` as for :func:`stream_counts`)."""
+    by_slice = _slice_sums(stream, dims, nnz, chunks, slice_sizes, slice_prefixes)
+    if by_slice is not None:
+        return by_slice(list(sets))
     with ThreadPoolExecutor(max(1, threads)) as pool, ThreadPoolExecutor(max(1, threads)) as fill_pool:
         return _spill_passes(stream, chunks, dims, nnz, list(sets), slice_sizes, pool, fill_pool)
 

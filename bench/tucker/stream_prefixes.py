@@ -229,12 +229,18 @@ def _index_columns(cols) -> list:
 class PrefixSpill:
     """The spill of one pass: per key set (:func:`spill_key`) of ``sets`` a file of keys, each
     chunk's keys in bucket order, and per chunk the keys per bucket; :meth:`counts` reads the
-    buckets back and counts."""
+    buckets back and counts. ``per_slice``: the elements are one rank's (P = 1, the policy row all
+    zeros) and each set (n, S) is counted per slice of mode n instead of per rank (its keys led by
+    mode n, so a key's slice is its quotient by the span of S: :mod:`.slice_prefixes`)."""
 
-    def __init__(self, sets, dims, slice_sizes, nnz: int, P: int, multi_policy: bool, directory=None):
-        self.P, self.multi_policy = int(P), bool(multi_policy)
+    def __init__(self, sets, dims, slice_sizes, nnz: int, P: int, multi_policy: bool, directory=None,
+                 per_slice: bool = False):
+        self.P, self.multi_policy, self.per_slice = int(P), bool(multi_policy), bool(per_slice)
+        if self.per_slice and self.P != 1:
+            raise ValueError("per-slice counts are of one rank's elements (P = 1)")
+        self.dims = [int(d) for d in dims]
         self.sets = list(sets)
-        keys = list(dict.fromkeys(spill_key(n, S, self.multi_policy) for n, S in self.sets))
+        keys = list(dict.fromkeys(self._key(n, S) for n, S in self.sets))
         self.layouts = [_SetLayout(row, T, dims, np.asarray(slice_sizes[T[0]]), int(nnz), self.P) for row, T in keys]
         self.keys = keys
         self.dir = Path(tempfile.mkdtemp(prefix="spbench-prefixes-", dir=directory))
@@ -279,7 +285,11 @@ class PrefixSpill:
         for k, lay in enumerate(self.layouts):
             by_key[self.keys[k]] = self._count(k, lay)
             os.unlink(self.dir / f"{k}.keys")
-        return {(n, S): by_key[spill_key(n, S, self.multi_policy)].copy() for n, S in self.sets}
+        return {(n, S): by_key[self._key(n, S)].copy() for n, S in self.sets}
+
+    def _key(self, n: int, S: tuple) -> tuple[int, tuple]:
+        """The key set of (n, S): :func:`spill_key`, or per slice (policy row 0, mode n leading)."""
+        return (0, (n, *S)) if self.per_slice else spill_key(n, S, self.multi_policy)
 
     def _count(self, k: int, lay: _SetLayout) -> np.ndarray:
         from spbench.kernels.tucker._prefix_spill import count_distinct, count_unsorted
@@ -289,8 +299,19 @@ class PrefixSpill:
         within = np.cumsum(sizes, axis=1) - sizes
         fd = os.open(self.dir / f"{k}.keys", os.O_RDONLY)
 
+        firsts = np.append(lay.starts, self.dims[lay.lead])
+
+        def length(b: int) -> int:
+            """The counts of bucket b: its range of slices, or every rank's (padded to ``width``)."""
+            return int(firsts[b + 1] - firsts[b]) if self.per_slice else -(-self.P // lay.width) * lay.width
+
+        def where(b: int) -> tuple[int, int, int]:
+            """(base, mask, div) of the kernels: a distinct key counts at base + ((key // div) & mask)."""
+            return (0, -1, lay.rest_span) if self.per_slice else ((b // lay.groups) * lay.width, lay.width - 1, 1)
+
         def bucket(b: int) -> np.ndarray:
-            result = np.zeros(-(-self.P // lay.width) * lay.width, dtype=np.int64)
+            result = np.zeros(length(b), dtype=np.int64)
+            base, mask, div = where(b)
             total = int(sizes[:, b].sum())
             if total == 0:
                 return result
@@ -309,19 +330,22 @@ class PrefixSpill:
                 at += n
             if work is None:            # the reference: numpy's sort, then one count per distinct key
                 keys.sort()
-                count_distinct(keys, lay.width - 1, (b // lay.groups) * lay.width, result)
+                count_distinct(keys, mask, base, result, div)
             else:
-                count_unsorted(keys, work.scratch, lay.width - 1, (b // lay.groups) * lay.width, result, work.bits)
+                count_unsorted(keys, work.scratch, mask, base, result, work.bits, div)
             return result
 
-        total = np.zeros(-(-self.P // lay.width) * lay.width, dtype=np.int64)
+        total = np.zeros(self.dims[lay.lead] if self.per_slice else length(0), dtype=np.int64)
         try:
             with ThreadPoolExecutor(COUNT_THREADS) as pool:
-                for part in pool.map(bucket, range(lay.buckets)):
-                    total += part
+                for b, part in enumerate(pool.map(bucket, range(lay.buckets))):
+                    if self.per_slice:          # the buckets are disjoint ranges of slices
+                        total[int(firsts[b]):int(firsts[b + 1])] = part
+                    else:
+                        total += part
         finally:
             os.close(fd)
-        return total[:self.P].copy()
+        return total if self.per_slice else total[:self.P].copy()
 
     def close(self) -> None:
         try:

@@ -3,7 +3,9 @@
 csf`` cost model's tree shapes, tucker-lite §8, Appendix A): one chunk's packed prefix keys made and
 scattered into bucket order in one counting sort, and a bucket's distinct keys counted per rank,
 unsorted (``count_unsorted``: radix passes down to cache-sized ranges, then a hash set or a bitmap)
-or sorted (``count_distinct``, the reference the tests hold it to).
+or sorted (``count_distinct``, the reference the tests hold it to). Counted per rank (a key's low
+bits) or per slice of the key's lead mode (its quotient by the rest's span: the per-slice counts of
+``spbench.tucker.slice_prefixes``).
 
 Key of element e for a set T = {lead} ∪ rest (``_SetLayout``): ((i_lead − starts[g]) · rest_span +
 Σ_r i_r·stride_r) · width + own_low[π(e)], g the range of i_lead (``starts[g] <= i_lead < starts[g + 1]``, found
@@ -106,20 +108,23 @@ def scatter_keys(list cols, const int32_t[::1] owner, Py_ssize_t lead, const int
                      &counts[0], &out[0])
 
 
-def count_distinct(const int64_t[::1] keys, int64_t mask, Py_ssize_t base, int64_t[::1] result):
+def count_distinct(const int64_t[::1] keys, int64_t mask, Py_ssize_t base, int64_t[::1] result, int64_t div=1):
     """``result[base + (key & mask)]`` += 1 for every distinct key of the sorted ``keys`` (a bucket's:
-    its rank is ``base`` plus the key's low bits)."""
+    its rank is ``base`` plus the key's low bits); with ``div`` > 1 at ``base + ((key // div) & mask)``
+    instead (the key's slice)."""
     cdef Py_ssize_t e, m = keys.shape[0]
     cdef int64_t prev
     if m == 0:
         return
+    if div < 1:
+        raise ValueError("div must be at least 1")
     with nogil:
         prev = keys[0]
-        result[base + (prev & mask)] += 1
+        result[base + _slot(prev, mask, div)] += 1
         for e in range(1, m):
             if keys[e] != prev:
                 prev = keys[e]
-                result[base + (prev & mask)] += 1
+                result[base + _slot(prev, mask, div)] += 1
 
 
 # ---- distinct keys of an unsorted bucket: MSD radix passes down to bitmap-sized ranges ----
@@ -140,7 +145,15 @@ cdef inline int _bit_length(uint64_t x) noexcept nogil:
     return 0 if x == 0 else 64 - __builtin_clzll(x)
 
 
-cdef void _count_small(int64_t *a, Py_ssize_t n, int64_t mask, int64_t *result) noexcept nogil:
+cdef inline Py_ssize_t _slot(int64_t key, int64_t mask, int64_t div) noexcept nogil:
+    """Where a distinct key is counted: its low bits (``div`` 1: a rank), or its quotient by ``div``
+    (a slice: the key's lead index, relative to the bucket's first)."""
+    if div == 1:
+        return <Py_ssize_t>(key & mask)
+    return <Py_ssize_t>((key // div) & mask)
+
+
+cdef void _count_small(int64_t *a, Py_ssize_t n, int64_t mask, int64_t div, int64_t *result) noexcept nogil:
     """Insertion sort of a few keys, then one count per distinct key at its rank."""
     cdef Py_ssize_t i, j
     cdef int64_t x
@@ -151,13 +164,13 @@ cdef void _count_small(int64_t *a, Py_ssize_t n, int64_t mask, int64_t *result) 
             a[j + 1] = a[j]
             j -= 1
         a[j + 1] = x
-    result[a[0] & mask] += 1
+    result[_slot(a[0], mask, div)] += 1
     for i in range(1, n):
         if a[i] != a[i - 1]:
-            result[a[i] & mask] += 1
+            result[_slot(a[i], mask, div)] += 1
 
 
-cdef void _count_bitmap(const int64_t *a, Py_ssize_t n, int64_t low, uint64_t span, int64_t mask,
+cdef void _count_bitmap(const int64_t *a, Py_ssize_t n, int64_t low, uint64_t span, int64_t mask, int64_t div,
                         int64_t *result, uint64_t *bits) noexcept nogil:
     """Mark each key's offset from ``low`` in ``bits`` (zero on entry, ≥ ``span`` bits), counting
     the keys marked first; ``bits`` is zeroed again on return."""
@@ -169,7 +182,7 @@ cdef void _count_bitmap(const int64_t *a, Py_ssize_t n, int64_t low, uint64_t sp
         word = off >> 6
         if not (bits[word] & bit):
             bits[word] |= bit
-            result[a[e] & mask] += 1
+            result[_slot(a[e], mask, div)] += 1
     if <uint64_t>n < (span >> 6):
         for e in range(n):
             bits[<uint64_t>(a[e] - low) >> 6] = 0
@@ -177,7 +190,7 @@ cdef void _count_bitmap(const int64_t *a, Py_ssize_t n, int64_t low, uint64_t sp
         memset(bits, 0, ((span + 63) >> 6) * 8)
 
 
-cdef void _count_hashed(const int64_t *a, Py_ssize_t n, int64_t mask, int64_t *result,
+cdef void _count_hashed(const int64_t *a, Py_ssize_t n, int64_t mask, int64_t div, int64_t *result,
                         int64_t *table) noexcept nogil:
     """Insert each key into the open-addressing ``table`` (2**TABLE_BITS slots, -1 free: keys are
     never negative), counting the keys inserted first; ``table`` is all free again on return."""
@@ -191,7 +204,7 @@ cdef void _count_hashed(const int64_t *a, Py_ssize_t n, int64_t mask, int64_t *r
             slot = (slot + 1) & wrap
         if table[slot] == -1:
             table[slot] = x
-            result[x & mask] += 1
+            result[_slot(x, mask, div)] += 1
     if n < (1 << TABLE_BITS) // 16:
         for e in range(n):
             slot = (<uint64_t>a[e] * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS)
@@ -202,7 +215,7 @@ cdef void _count_hashed(const int64_t *a, Py_ssize_t n, int64_t mask, int64_t *r
         memset(table, 0xFF, (1 << TABLE_BITS) * sizeof(int64_t))
 
 
-cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int64_t *result,
+cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int64_t div, int64_t *result,
                        uint64_t *bits, uint64_t nbits, int64_t *table, Py_ssize_t *hist) noexcept nogil:
     """Count per rank the distinct keys of ``a[:n]`` (``tmp[:n]`` scratch; both are reordered): a
     hash set when they are few, a bitmap when their range fits ``nbits``, else one radix pass on
@@ -215,7 +228,7 @@ cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int
     cdef int shift, digits
     if n <= SMALL:
         if n > 0:
-            _count_small(a, n, mask, result)
+            _count_small(a, n, mask, div, result)
         return
     low = a[0]
     high = a[0]
@@ -227,10 +240,10 @@ cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int
             high = x
     span = <uint64_t>(high - low) + 1
     if n <= HASHED and (span > nbits or span > (<uint64_t>n << 10)):     # a bitmap this sparse costs more
-        _count_hashed(a, n, mask, result, table)
+        _count_hashed(a, n, mask, div, result, table)
         return
     if span <= nbits:
-        _count_bitmap(a, n, low, span, mask, result, bits)
+        _count_bitmap(a, n, low, span, mask, div, result, bits)
         return
     digits = _bit_length(<uint64_t>n) - 11
     digits = RADIX_BITS if digits > RADIX_BITS else (4 if digits < 4 else digits)
@@ -253,16 +266,16 @@ cdef void _count_range(int64_t *a, int64_t *tmp, Py_ssize_t n, int64_t mask, int
     for d in range(nd):
         size = hist[d]
         if size:
-            _count_range(tmp + at, a + at, size, mask, result, bits, nbits, table, hist + (2 << RADIX_BITS))
+            _count_range(tmp + at, a + at, size, mask, div, result, bits, nbits, table, hist + (2 << RADIX_BITS))
             at += size
 
 
 def count_unsorted(int64_t[::1] keys, int64_t[::1] scratch, int64_t mask, Py_ssize_t base,
-                   int64_t[::1] result, uint64_t[::1] bits):
-    """``result[base + (key & mask)]`` += 1 for every distinct key of ``keys`` (a bucket's, in any
-    order; ``keys`` is reordered, ``scratch`` at least as long): the counts of :func:`count_distinct`
-    of the sorted keys, by radix passes on the keys' range until a range fits the bitmap ``bits``
-    (zero on entry and on return)."""
+                   int64_t[::1] result, uint64_t[::1] bits, int64_t div=1):
+    """``result[base + (key & mask)]`` += 1 (with ``div`` > 1: at ``base + ((key // div) & mask)``)
+    for every distinct key of ``keys`` (a bucket's, in any order; ``keys`` is reordered, ``scratch``
+    at least as long): the counts of :func:`count_distinct` of the sorted keys, by radix passes on the
+    keys' range until a range fits the bitmap ``bits`` (zero on entry and on return)."""
     cdef Py_ssize_t m = keys.shape[0]
     cdef uint64_t nbits = <uint64_t>bits.shape[0] * 64
     cdef Py_ssize_t *hist
@@ -273,11 +286,13 @@ def count_unsorted(int64_t[::1] keys, int64_t[::1] scratch, int64_t mask, Py_ssi
         return
     if nbits == 0:
         raise ValueError("an empty bitmap")
+    if div < 1:
+        raise ValueError("div must be at least 1")
     hist = <Py_ssize_t *>malloc(DEPTH * (2 << RADIX_BITS) * sizeof(Py_ssize_t) + (sizeof(int64_t) << TABLE_BITS))
     if hist == NULL:
         raise MemoryError()
     table = <int64_t *>(hist + DEPTH * (2 << RADIX_BITS))
     with nogil:
         memset(table, 0xFF, sizeof(int64_t) << TABLE_BITS)
-        _count_range(&keys[0], &scratch[0], m, mask, &result[base], &bits[0], nbits, table, hist)
+        _count_range(&keys[0], &scratch[0], m, mask, div, &result[base], &bits[0], nbits, table, hist)
     free(hist)

@@ -49,6 +49,10 @@ class _CoarseStream(PolicyStream):
         """One gather per mode."""
         return [partial(np.take, self.owners[n], index, out=out[n, :len(index)]) for n, index in enumerate(cols)]
 
+    def slice_owners(self, mode: int):
+        """Whole slices: every element of slice l goes to ``owners[mode][l]``."""
+        return self.owners[mode]
+
     def slice_pairs(self, mode: int):
         """Whole slices: every non-empty slice has one sharer, its owner."""
         ids, owners = self._nonempty[mode], self.owners[mode]

@@ -83,6 +83,12 @@ class PolicyStream:
         elements); None otherwise."""
         return None
 
+    def slice_owners(self, mode: int):
+        """σ (int32, one rank per slice of ``mode``) when π_mode places whole slices, i.e. every
+        element of slice l goes to σ[l] (CoarseG, tucker-lite §5): then a rank's CSF prefix counts
+        are sums of per-slice counts (:mod:`..slice_prefixes`); None otherwise."""
+        return None
+
 
 class _HeldPolicies(PolicyStream):
     """A :class:`Distribution`'s policies, held in memory, served as a stream."""
