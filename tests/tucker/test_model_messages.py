@@ -170,3 +170,25 @@ def test_two_ranks_measure_the_calls_and_words_the_model_counts(make_tensor):
         for term, m in row["comm_terms"].items():
             assert m["calls"] == m["model_calls"], (row["scheme"], term)
             assert m["words"] == m["model_words"], (row["scheme"], term)
+
+
+@pytest.mark.mpi
+@pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec beside {sys.executable}")
+def test_the_micro_benchmark_times_transfers_from_the_last_entry(tmp_path):
+    """The MPI micro-benchmark at two ranks (quick): every pattern's line fitted from the calls'
+    transfers (from the last rank's entry), α and β never negative."""
+    import json
+    import os
+    import subprocess
+
+    from spbench.tucker.mpi.launch import mpi_module_command
+
+    out = tmp_path / "mb.json"
+    cmd = mpi_module_command("spbench.tucker.calibration.mpi_microbench", [out, "--quick"], 2)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    raw = json.loads(out.read_text())
+    assert set(raw["patterns"]) == {"pingpong", "allreduce", "alltoallv", "allgatherv"}
+    for pat in raw["patterns"].values():
+        assert pat["alpha"] >= 0 and pat["beta"] >= 0 and all(t > 0 for t in pat["seconds"])

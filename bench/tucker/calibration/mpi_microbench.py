@@ -15,9 +15,9 @@ Each call is timed as HOOI makes it: the Alltoallv through the code's own :class
 (the oracle's and the factor transfer's wrapper), and before every call each rank writes a buffer of
 twice its L2 cache (:func:`.calibrate_ttm.l2_cache_bytes`), as the Lanczos step's products and
 Gram–Schmidt between two messages do, so the message meets the caches HOOI leaves (on this 2-core
-VM a 10-word Allreduce takes 7 µs back to back and 12 µs after 1 MB written; HOOI's calls at two
-ranks took a median of 18–35 µs).
-Every (pattern, size) call is timed once per round, in turn (:data:`ROUNDS` rounds); for each the
+VM a 10-word Allreduce takes 7 µs back to back and 12 µs after 1 MB written, barrier skew included).
+Every (pattern, size) call is timed once per round, in turn (:data:`ROUNDS` rounds), from the last
+rank's entry to each rank's exit (the transfer, without any rank's waiting for another); for each the
 median over rounds of the max over ranks is kept, and a straight line
 t = α + β·w is fitted by least squares (weighted by 1/t so the small messages, where α lives,
 count as much as the large ones). Rank 0 writes OUT.json: ``{"ranks", "cores", "oversubscribed",
@@ -62,8 +62,11 @@ ROUNDS, QUICK_ROUNDS = 100, 20
 
 def _timed_round_robin(comm, calls: list, rounds: int, evict: np.ndarray) -> np.ndarray:
     """Per call of ``calls``, the median over ``rounds`` rounds (each visiting every call in turn,
-    after 2 untimed visits) of the max over ranks of its seconds; ``evict`` written (untimed) before
-    each. In turn, not call after call: on a virtual machine the latency of one call drifts over
+    after 2 untimed visits) of the max over ranks of its transfer seconds: from the LAST rank's
+    entry to the rank's exit, the part of a call that is no rank's waiting for another (the
+    barrier's uneven exit included), as the validation tells a HOOI call's transfer from its wait
+    (:func:`spbench.tucker.hooi.loop.split_waits`; one machine's monotonic clock, shared by its
+    processes); ``evict`` written (untimed) before each. In turn, not call after call: on a virtual machine the latency of one call drifts over
     seconds, and every size must see the same mix of moments or the line fitted through them
     reads the drift as α or β."""
     from mpi4py import MPI
@@ -71,16 +74,18 @@ def _timed_round_robin(comm, calls: list, rounds: int, evict: np.ndarray) -> np.
     for _ in range(2):
         for fn in calls:
             fn()
-    ts = np.empty((rounds, len(calls)))
+    enter, leave = np.empty((rounds, len(calls))), np.empty((rounds, len(calls)))
     for r in range(rounds):
         for i, fn in enumerate(calls):
             evict += 1.0
             comm.Barrier()
-            t0 = time.perf_counter()
+            enter[r, i] = time.perf_counter()
             fn()
-            ts[r, i] = time.perf_counter() - t0
-    out = np.empty_like(ts)
-    comm.Allreduce(ts, out, op=MPI.MAX)
+            leave[r, i] = time.perf_counter()
+    last = np.empty_like(enter)
+    comm.Allreduce(enter, last, op=MPI.MAX)
+    out = np.empty_like(leave)
+    comm.Allreduce(leave - last, out, op=MPI.MAX)
     return np.median(out, axis=0)
 
 

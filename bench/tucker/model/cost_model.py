@@ -61,9 +61,11 @@ Allreduces, the dense fallback's Allgatherv, the factor transfers, the core's ex
 Allreduce), ``other_time`` (the core's local product), and ``hooi_time``, their sum. Beside
 them: ``fm_time`` (the factor transfers, within ``comm_time``), ``core_time`` (the core, product
 and messages), ``modes`` (per mode) and ``terms`` (each named term summed over modes: which ones
-dominate; :data:`TERM_COMPONENT` says which component each is part of). Known gaps: waiting
-caused by TTM imbalance shows up in the measured comm timer, here only as the max over ranks of
-each phase; every invocation is charged as the first (cold) one.
+dominate; :data:`TERM_COMPONENT` says which component each is part of). Known gaps: the waiting a
+rank's own comm timer holds is here the max over ranks of each phase (and ``wait_time``; the
+validation tells it apart, :func:`.calibration.model_validation.measured_components`); every
+invocation is charged as the first (cold) one; ranks of one node streaming their Z at once share its
+memory bandwidth, which the one-process ladder does not see.
 """
 from __future__ import annotations
 
