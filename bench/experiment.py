@@ -14,6 +14,8 @@ packages import it, it imports none of them.
 """
 from __future__ import annotations
 
+import contextlib
+
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,6 +229,11 @@ class Experiment(RowKind):
         if config.execution == "measured":
             return f"{config.repeats} timed run{'s' if config.repeats != 1 else ''} each"
         return "modelled, no timed runs"
+
+    def sweep_scratch(self, config):
+        """A context the sweep's points run in: scratch space they share (a point reusing what the
+        one before left) and that is released when the sweep ends; default none."""
+        return contextlib.nullcontext()
 
     def batch_runner(self, config):
         """None, or ``run(pending, prepared, config, store, progress)`` running one data set's

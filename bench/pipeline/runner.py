@@ -179,6 +179,15 @@ def _sweep_loaded(experiment, config: Config, store: ResultStore, loaded, progre
     stored = {} if fresh else store.done()
     base = {**_base_row(config, version), "shard": shard.label if shard else None, **slurm_provenance(),
             "settings": settings}
+    with experiment.sweep_scratch(config):
+        _run_groups(experiment, config, store, loaded, progress, summary, stored, base, version, settings)
+    if config.execution == "measured":
+        store.update_meta(load=watch.figures())
+
+
+def _run_groups(experiment, config: Config, store: ResultStore, loaded, progress: Progress, summary: SweepSummary,
+                stored: dict, base: dict, version: str, settings: dict) -> None:
+    """Run and store each data set's points not stored yet, counting into ``summary``."""
     for ds_points in loaded.groups():
         prepared = loaded.take(ds_points[0].dataset)
         pending = []
@@ -193,8 +202,6 @@ def _sweep_loaded(experiment, config: Config, store: ResultStore, loaded, progre
                                     **point.axes}))
         for row in _run_pending(experiment, config, store, progress, prepared, pending):
             _count(summary, row)
-    if config.execution == "measured":
-        store.update_meta(load=watch.figures())
 
 
 def _supersede_up_front(store: ResultStore, config: Config, settings: dict, wanted: dict, *, fresh: bool,

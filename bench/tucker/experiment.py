@@ -284,6 +284,13 @@ class TuckerExperiment(Experiment):
         return PreparedTensor(loaded=loaded, checksum=loaded.checksum, source=loaded.source, label=loaded.label,
                               warnings=tuple(n for n in notes if n), ks=tuple(ks), unfit=unfit_reason(summary))
 
+    def sweep_scratch(self, config):
+        """Simulated points that count CSF tree shapes (a calibration exists) share one spill pool,
+        each overwriting the files the one before left (:func:`.stream_prefixes.spill_pool`)."""
+        from spbench.tucker.stream_prefixes import spill_pool
+
+        return spill_pool() if config.execution == "simulate" and self.costs is not None else super().sweep_scratch(config)
+
     def _counts(self, prepared: PreparedTensor, scheme: str, ranks: int, seed: int, params: dict) -> DistributionCounts:
         """The scheme's per-rank counts for `ranks`, computed once per data set and reused across K:
         streamed from the store when the scheme has a streamed form (and kept in the counts cache,

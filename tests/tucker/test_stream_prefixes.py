@@ -1,6 +1,8 @@
 """The ranks' CSF tree shapes streamed through a spill (:mod:`stream_prefixes`) equal
 :func:`csf.prefix_counts` of the whole tensor for every streamed scheme, 3-5 modes, P = 1..512,
 chunks down to one element, buckets of a few keys and passes of one set; the spill is removed."""
+import os
+
 import numpy as np
 import pytest
 
@@ -136,3 +138,52 @@ def test_uni_policy_sets_of_the_same_modes_are_counted_once(make_tensor, tmp_pat
         for S, want in prefix_counts(t.coords, t.dims, n, owner, 7).items():
             assert np.array_equal(got[(n, S)], want)
     assert [len(g) for g in spill_groups(t.nnz, 3, budget=8 * t.nnz, multi_policy=False)] == [2, 2, 2]
+
+
+def test_a_sweeps_points_reuse_one_spill_pool(make_tensor, tmp_path, monkeypatch):
+    """Inside a spill pool the points' spills overwrite the same files (a second spill at once gets
+    a folder of its own) and count alike; the pool is gone when the sweep ends, and the pool of a
+    sweep that was killed (nobody holds its lock) is removed by the next; a held one stays."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("SPBENCH_DATA", str(tmp_path))
+    t = make_tensor(4, dims=(30, 20, 40), nnz=2000, skew=1.3)
+    sets = prefix_sets(3)
+    root = stream_prefixes.spill_directory()
+    killed = root / "spill-pool-killed"
+    killed.mkdir()
+    (killed / ".owner").touch()
+    (killed / "0.keys").write_bytes(b"x" * 64)
+    alive = root / "spill-pool-alive"
+    alive.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time\n"
+                               f"f = open({str(alive / '.owner')!r}, 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+                               "print('held', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        ref = _reference(t, SCHEMES["lite"](t, 8, seed=0), 8)
+        with stream_prefixes.spill_pool() as pool:
+            assert not killed.exists() and alive.exists()
+            first = stream_prefixes.PrefixSpill(sets, t.dims, _sizes(t), t.nnz, 8, True, root)
+            assert first.dir == pool
+            inner = stream_prefixes.PrefixSpill(sets, t.dims, _sizes(t), t.nnz, 8, True, root)
+            assert inner.dir != pool                           # the pool is in use: a folder of its own
+            inner.close()
+            first.close()
+            files = sorted(p.name for p in pool.glob("*.keys"))
+            assert files
+            for _ in range(2):                                 # two points, the second overwriting
+                got, _ = stream_counts(t.dims, t.nnz, tensor_chunks(t.coords, 300),
+                                       SCHEMES["lite"].stream(_sizes(t), 8), prefixes=_sizes(t))
+                for n in range(3):
+                    for S, want in ref[n].items():
+                        assert np.array_equal(got[n]["csf_prefix_p"][S], want)
+            assert sorted(p.name for p in pool.glob("*.keys")) == files
+            assert all((pool / f).stat().st_size == 8 * t.nnz for f in files)       # overwritten, not appended
+            assert os.environ[stream_prefixes.POOL_VARIABLE] == str(pool)
+        assert not pool.exists() and stream_prefixes.POOL_VARIABLE not in os.environ
+        assert sorted(p.name for p in root.iterdir()) == ["spill-pool-alive"]
+    finally:
+        holder.kill()
+        holder.wait()
