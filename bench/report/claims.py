@@ -17,6 +17,13 @@ the verdict and the page says which, with the other's verdict where it differs. 
 (``dataset_source`` synthetic) are named in the reason; a claim about absolute sizes of the paper's
 data sets (seconds, megabytes) is not measurable on stand-ins alone.
 
+The cost model's own error beside the verdicts it decides: an experiment's claims module may name
+``MODEL_VALIDATION``, a function of ALL the rows read (the validation benchmarks' rows included)
+returning, per modelled component (a column such as ``ttm_time``), one line saying how far the model
+was from measurement on that component where it was validated here (or that it was not). A verdict
+given on simulated rows whose outcome names the components it rests on (:attr:`Outcome.components`)
+gets those lines in its verdict cell (:attr:`Result.validation`).
+
 A second profile of the cost model: an experiment's claims module may name ``MODEL_PROFILE``, a
 function of its rows returning a :class:`ModelProfile` (its simulated rows re-modelled under
 another machine's costs, beside the same rows under this machine's, and a page section saying how
@@ -37,7 +44,7 @@ import pandas as pd
 
 __all__ = ["VERDICTS", "Claim", "Outcome", "Result", "unmeasurable", "within", "judge_value", "judge_range",
            "judge_cases", "judge_cells", "evaluate", "counts", "render", "paper_modules", "read_rows", "main",
-           "ModelProfile", "profile_verdicts", "profile_section"]
+           "ModelProfile", "profile_verdicts", "profile_section", "attach_validation"]
 
 REPRODUCED, PARTLY, NOT, UNMEASURABLE = "reproduced", "partly", "not reproduced", "not measurable"
 VERDICTS = (REPRODUCED, PARTLY, NOT, UNMEASURABLE)
@@ -60,6 +67,8 @@ class Outcome:
     reason: str
     rows: pd.DataFrame | None = None
     settle: str = ""
+    #: the modelled components (columns) the verdict rests on, as its reason names them
+    components: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,7 @@ class Result:
     claim: Claim
     outcome: Outcome
     execution: str = ""  # the rows' execution that gave the verdict ("" when none could)
+    validation: tuple = ()  # the cost model's validation error of each component the verdict rests on
 
 
 @dataclass(frozen=True)
@@ -279,6 +289,18 @@ def evaluate(claims, df: pd.DataFrame) -> list[Result]:
     return results
 
 
+def attach_validation(results: list[Result], lines: dict) -> list[Result]:
+    """``results`` with, for every verdict given on simulated rows that rests on modelled components,
+    each such component's validation line from ``lines`` (component → text; a component it lacks
+    gets none): the model's error on what decides the verdict, printed beside it."""
+    out = []
+    for r in results:
+        simulated = r.execution.partition(" @ ")[0] == "simulated"
+        found = tuple(lines[c] for c in dict.fromkeys(r.outcome.components) if c in lines) if simulated else ()
+        out.append(replace(r, validation=found))
+    return out
+
+
 def profile_verdicts(claims, profile: ModelProfile) -> list[tuple[Claim, Outcome, Outcome]]:
     """(claim, verdict on ``profile.baseline``, verdict on ``profile.rows``) for every claim whose
     verdict rests on ``profile.columns``: its outcome on the baseline rows changes when those
@@ -342,7 +364,8 @@ def render(sections: list, sources: list, notes: list | None = None, extra: list
              "Verdicts: *reproduced* within the stated tolerance or with the same ordering in every case; *partly* "
              "(which part); *not reproduced* (by how much); *not measurable* (what is missing). A claim is judged on "
              "measured rows first, else on simulated (cost model) rows, else on schedule-only rows; which one is "
-             "in the verdict column. The paper's machines (a Power-8 cluster; ARM Kunpeng 920, x86 EPYC 7763, "
+             "in the verdict column, and beside a verdict on simulated rows the cost model's validation error on "
+             "each component the verdict rests on, where this machine measured it. The paper's machines (a Power-8 cluster; ARM Kunpeng 920, x86 EPYC 7763, "
              "x86 Xeon 6238T) are not this one: every value is this machine's or its cost model's.", ""]
     lines += [f"- {n}" for n in notes or []] + ([""] if notes else [])
     for title, results in sections:
@@ -352,6 +375,7 @@ def render(sections: list, sources: list, notes: list | None = None, extra: list
         for r in results:
             c, o = r.claim, r.outcome
             verdict = f"**{o.verdict}**" + (f" ({execution_name(r.execution)})" if r.execution else "")
+            verdict += "".join(f"; {line}" for line in r.validation)
             reason = o.reason + (f" [rows: {provenance(o.rows)}]" if provenance(o.rows) else "")
             reason += f" Tolerance: {c.tolerance}." if c.tolerance else ""
             settle = "" if o.verdict == REPRODUCED else (o.settle or c.settle)
@@ -408,7 +432,11 @@ def write_page(paths, out_dir) -> tuple[Path, dict]:
     sections, extra = [], []
     for module in paper_modules():
         rows = df[df["experiment"] == module.EXPERIMENT] if "experiment" in df else df.iloc[0:0]
-        sections.append((module.TITLE, evaluate(module.CLAIMS, rows.reset_index(drop=True))))
+        results = evaluate(module.CLAIMS, rows.reset_index(drop=True))
+        validation = getattr(module, "MODEL_VALIDATION", None)
+        if validation is not None:
+            results = attach_validation(results, validation(df))
+        sections.append((module.TITLE, results))
         hook = getattr(module, "MODEL_PROFILE", None)
         if hook is not None:
             extra.append(profile_section(module.CLAIMS, hook(rows.reset_index(drop=True))))

@@ -4,6 +4,8 @@ scheme, a largest factor, a per-tensor component statement, printed cells, speed
 times, memory), each returning an Outcome (:mod:`spbench.report.claims`)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -68,14 +70,21 @@ def _missing(column: str, ranks: int, K: int, tensors) -> str:
     return f"no {column} rows of the {kind} tensors at P = {ranks}, K = {K}"
 
 
-def _why(rows: pd.DataFrame, tensor: str, faster: str, slower: str) -> str:
-    """The component deciding why ``faster`` beats ``slower`` on ``tensor`` (component columns present)."""
+def _deciding(rows: pd.DataFrame, tensor: str, faster: str, slower: str) -> dict | None:
+    """:func:`.components.deciding_component` of ``faster`` against ``slower`` on ``tensor`` (None
+    without the component columns or either scheme's times)."""
     if not set(COMPONENTS) <= set(rows.columns):
-        return ""
+        return None
     med = rows[rows["tensor"] == tensor].groupby("algorithm")[["hooi_time", *COMPONENTS]].median()
     if faster not in med.index or slower not in med.index or med[list(COMPONENTS)].isna().all().all():
+        return None
+    return deciding_component(med.loc[faster], med.loc[slower])
+
+
+def _why(d: dict | None) -> str:
+    """The deciding component as the reason says it ("" for None)."""
+    if d is None:
         return ""
-    d = deciding_component(med.loc[faster], med.loc[slower])
     return (f"; {COMPONENT_NAME[d['component']]} decides it ({d['difference']:.3g} s of the {d['gap']:.3g} s gap"
             + (", alone enough" if d["alone"] else "") + ")")
 
@@ -87,7 +96,7 @@ def lite_fastest(ranks: int, K: int, tensors=MEDIUM):
         t = _pivot(rows, "hooi_time")
         if t.empty or HEADLINE not in t or t.shape[1] < 2:
             return unmeasurable(_missing("HOOI time", ranks, K, tensors) + " with Lite and another scheme", rows)
-        cases = {}
+        cases, deciding = {}, []
         for tensor, times in t.iterrows():
             times = times.dropna()
             if HEADLINE not in times or len(times) < 2:
@@ -95,8 +104,10 @@ def lite_fastest(ranks: int, K: int, tensors=MEDIUM):
             other = times.drop(HEADLINE).idxmin()
             ok = times[HEADLINE] < times[other]
             detail = f"Lite {times[HEADLINE]:.3g} s vs {LABEL[other]} {times[other]:.3g} s"
-            cases[tensor] = (ok, detail + ("" if ok else _why(rows, tensor, other, HEADLINE)))
-        return judge_cases(cases, rows, noun="tensors")
+            d = None if ok else _deciding(rows, tensor, other, HEADLINE)
+            deciding += [d["component"]] if d else []
+            cases[tensor] = (ok, detail + _why(d))
+        return replace(judge_cases(cases, rows, noun="tensors"), components=tuple(dict.fromkeys(deciding)))
     return compute
 
 
@@ -178,7 +189,8 @@ def hyper_best_prior(df):
 # -- Figs. 11–13 at 512 ranks, K = 10 ------------------------------------------------------------------
 def per_tensor(column_check, columns, tensors=MEDIUM, ranks=PAPER_RANKS, K=PAPER_K, noun="tensors"):
     """A claim checked per tensor on the medians of ``columns``: ``column_check(table) -> (holds, detail)``
-    where ``table`` is scheme × column for one tensor."""
+    where ``table`` is scheme × column for one tensor; the components among ``columns`` are those its
+    verdict rests on (:attr:`spbench.report.claims.Outcome.components`)."""
     def compute(df):
         rows = _at(df, ranks, K, tensors, columns[0])
         have = [c for c in columns if c in rows]
@@ -190,8 +202,9 @@ def per_tensor(column_check, columns, tensors=MEDIUM, ranks=PAPER_RANKS, K=PAPER
             got = column_check(med.loc[tensor].dropna(how="all"))
             if got is not None:
                 cases[tensor] = got
-        return judge_cases(cases, rows, noun=noun) if cases else \
-            unmeasurable("the rows lack the schemes the claim compares", rows)
+        if not cases:
+            return unmeasurable("the rows lack the schemes the claim compares", rows)
+        return replace(judge_cases(cases, rows, noun=noun), components=tuple(c for c in columns if c in COMPONENTS))
     return compute
 
 

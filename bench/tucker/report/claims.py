@@ -18,6 +18,7 @@ from spbench.tucker.report.claim_checks import (
     speedup_cells, svd_balance, ttm_balance, up_to, volumes)
 from spbench.tucker.report.paper import (FIG10_CONFIGS, FIG14_HOOI_S, FIG15A_SPEEDUP, FIG16_DIST_S,
     FIG17A_MEMORY_MB, PAPER_K, PAPER_RANKS, SCHEMES)
+from spbench.tucker.report.model_errors import validation_lines
 from spbench.tucker.report.paper_profile import claims_profile
 
 TITLE = "tucker-lite-distribution: sparse Tucker HOOI under CoarseG, MediumG, HyperG and Lite"
@@ -111,3 +112,5 @@ CLAIMS = tuple(Claim(*spec) for spec in (
 #: the claims page's second profile of the cost model: the paper's cluster fitted to its own HOOI times
 #: (Figs. 14, 15(a), 16), each claim resting on the modelled times judged under it too
 MODEL_PROFILE = claims_profile
+#: beside each verdict on simulated rows, the model's validation error on the components it rests on
+MODEL_VALIDATION = validation_lines

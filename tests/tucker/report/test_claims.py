@@ -91,3 +91,57 @@ def test_two_sizes_of_one_tensor_are_judged_apart():
     assert "10 of 10" in out.ours and "delicious (600,000 nonzeros): Lite 0.0022 s vs HyperG 0.0029 s" in out.reason
     mixed = verdicts(pd.concat([full, small.assign(nnz=100_000_000)], ignore_index=True))["T-fig10a"].outcome
     assert mixed.verdict == "not reproduced", mixed              # one size: the small times win, as rows say
+
+
+def _validation_rows(started_at: str, ttm_error: float) -> list[dict]:
+    """tucker-model rows as `spbench bench tucker-model` stores them: two stand-ins at 1 and 2 ranks."""
+    rows = []
+    for dataset in ("nell2~standin[nnz=200000,scale=0.1,seed=0]", "flickr~standin[nnz=2000000,scale=0.01,seed=0]"):
+        for ranks in (1, 2):
+            for scheme in ("coarse", "lite"):
+                meas = {"hooi_time": 1.0, "ttm_time": 0.5, "svd_time": 0.35, "comm_time": 0.15 * (ranks > 1),
+                        "other_time": 0.0}
+                err = {"hooi_time": 0.05, "ttm_time": ttm_error if dataset.startswith("flickr") else 0.1,
+                       "svd_time": -0.2, "comm_time": 0.6 * (ranks > 1), "other_time": 0.0}
+                rows.append({"experiment": "bench", "benchmark": "tucker-model", "config": "bench-tucker-model",
+                             "execution": "measured", "status": "ok", "dataset": dataset, "dataset_source": "synthetic",
+                             "item": f"{scheme} P={ranks}", "scheme": scheme, "ranks": ranks, "K": 10,
+                             "started_at": started_at, "repeat": 0,
+                             **{f"measured_{k}": v for k, v in meas.items()},
+                             **{f"rel_error_{k}": v for k, v in err.items()}})
+    return rows
+
+
+def test_the_page_prints_the_model_error_of_the_deciding_component(tmp_path):
+    """A verdict on simulated rows resting on a modelled component carries that component's error from
+    the newest tucker-model rows (stand-in and rank count named); without them, the command to run."""
+    from tests.report.test_claims import _store
+
+    from spbench.report import claims as engine
+
+    slow = tucker_rows(lite_factor=4.0, source="synthetic")        # Lite loses: SVD decides Fig. 10
+    _store(tmp_path / "results" / "tucker_512", slow)
+    assert engine.main([str(tmp_path / "results"), "--out", str(tmp_path / "bare")]) == 0
+    bare = (tmp_path / "bare" / "REPORT.md").read_text()
+    fig10 = next(line for line in bare.splitlines() if line.startswith("| `T-fig10b`"))
+    assert "SVD (local) decides it" in fig10
+    assert "model's SVD (local) not validated here: run `spbench calibrate --experiment tucker --validate " \
+           "2000000`" in fig10
+    # an older invocation (TTM off by −60% on flickr) and the newest (−10%): the newest is printed
+    _store(tmp_path / "results" / "bench-tucker-model", pd.DataFrame(
+        _validation_rows("2026-12-04T10:00:00", -0.6) + _validation_rows("2026-12-05T10:00:00", -0.1)))
+    assert engine.main([str(tmp_path / "results"), "--out", str(tmp_path / "plots")]) == 0
+    page = (tmp_path / "plots" / "REPORT.md").read_text()
+    fig10 = next(line for line in page.splitlines() if line.startswith("| `T-fig10b`"))
+    assert "model's SVD (local) error in validation (8 of 8 rows within ±25% where ≥ 10% of HOOI): " \
+           "1 rank worst −20% (" in fig10 and "; 2 ranks worst −20% (" in fig10 and "stand-in, 2" in fig10
+    split = next(line for line in page.splitlines() if line.startswith("| `T-fig11-split`"))
+    assert "model's TTM error in validation (8 of 8 rows" in split
+    assert "−60%" not in page and "model's communication" not in split          # TTM and SVD only
+    compute = next(line for line in page.splitlines() if line.startswith("| `T-fig11-compute`"))
+    assert "model's TTM error" in compute and "model's SVD (local) error" in compute
+    # measured rows decide: the model's error decides nothing and is not printed
+    _store(tmp_path / "results" / "tucker_measured", slow.assign(execution="measured"))
+    assert engine.main([str(tmp_path / "results"), "--out", str(tmp_path / "measured")]) == 0
+    measured = (tmp_path / "measured" / "REPORT.md").read_text()
+    assert "model's SVD (local)" not in next(line for line in measured.splitlines() if line.startswith("| `T-fig10b`"))
