@@ -365,8 +365,8 @@ def render(sections: list, sources: list, notes: list | None = None, extra: list
              "(which part); *not reproduced* (by how much); *not measurable* (what is missing). A claim is judged on "
              "measured rows first, else on simulated (cost model) rows, else on schedule-only rows; which one is "
              "in the verdict column, and beside a verdict on simulated rows the cost model's validation error on "
-             "each component the verdict rests on, where this machine measured it. The paper's machines (a Power-8 cluster; ARM Kunpeng 920, x86 EPYC 7763, "
-             "x86 Xeon 6238T) are not this one: every value is this machine's or its cost model's.", ""]
+             "each component the verdict rests on, where this machine measured it. The paper's machines (a "
+             "Power-8 cluster; ARM Kunpeng 920, x86 EPYC 7763, x86 Xeon 6238T) are not this one: every value is this machine's or its cost model's.", ""]
     lines += [f"- {n}" for n in notes or []] + ([""] if notes else [])
     for title, results in sections:
         lines += [f"## {title}", "", f"{len(results)} claims: {_count_line(counts(results))}.", "",
