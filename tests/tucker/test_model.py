@@ -305,7 +305,8 @@ def test_calibrate_quick(make_tensor):
     if "skipped" in cal["mpi"]:
         pytest.skip(f"MPI part skipped: {cal['mpi']['skipped']}")
     for k in ("alpha_allreduce", "alpha_alltoallv", "alpha_allgatherv"):
-        assert c[k] > 0, k
+        assert np.min(c[k]) > 0 and len(c[k]) == len(c["alpha_bytes"]), k
+    assert np.all(np.diff(c["lanczos_left_bytes"]) > 0) and len(c["lanczos_left_word"]) == len(c["lanczos_left_bytes"])
     t = make_tensor(3, dims=(30, 20, 10), nnz=400)
     out = predict_hooi(t, get_scheme("medium")(t, 2, seed=0), 4, cal)
     assert out["comm_time"] > 0 and out["hooi_time"] > out["comm_time"]

@@ -192,3 +192,42 @@ def test_the_micro_benchmark_times_transfers_from_the_last_entry(tmp_path):
     assert set(raw["patterns"]) == {"pingpong", "allreduce", "alltoallv", "allgatherv"}
     for pat in raw["patterns"].values():
         assert pat["alpha"] >= 0 and pat["beta"] >= 0 and all(t > 0 for t in pat["seconds"])
+
+
+def test_alpha_is_read_at_the_working_set_of_the_step_before_the_message():
+    """With α measured warm and cold (a ladder over the bytes read before a call), a mode whose Z and
+    bases stay small is charged the warm α, one streaming far beyond the ladder's top the cold one;
+    a single figure (older calibrations, hand-made costs) is charged at every size."""
+    from spbench.tucker.model.cost_model import alpha_cost, working_set
+
+    ladder = {**COSTS, "alpha_bytes": [8192.0, 2.0 ** 21, 2.0 ** 24],
+              "alpha_allreduce": [2e-6, 3e-6, 8e-6], "alpha_alltoallv": [4e-6, 6e-6, 16e-6]}
+    assert alpha_cost(ladder, "alpha_allreduce", 100.0) == pytest.approx(2e-6)
+    assert alpha_cost(ladder, "alpha_allreduce", 2.0 ** 30) == pytest.approx(8e-6)
+    assert alpha_cost(COSTS, "alpha_allreduce", 2.0 ** 30) == COSTS["alpha_allreduce"]
+    small = _load()
+    assert working_set(small, 4) == 8.0 * (60 * 10 + 50 * 4 + 10 * 4)
+    m = predict_from_loads([small], ladder, ttm="paper")["messages"]
+    assert m["svd_allreduce"]["alpha"] == pytest.approx(m["svd_allreduce"]["calls"] * 2e-6)
+    assert m["oracle_alltoallv"]["alpha"] == pytest.approx(m["oracle_alltoallv"]["calls"] * 4e-6)
+    big = ModeLoad(K=2, Khat=10, L=10 ** 6, e=_a(10 ** 6, 10 ** 6), r=_a(500_000, 500_000), x_send=_a(10, 0),
+                   x_recv=_a(0, 10), x_peers=_a(1, 1), own=_a(500_000, 500_000), fm_send=_a(0, 10),
+                   fm_recv=_a(10, 0), fm_peers=_a(1, 1))
+    m = predict_from_loads([big], ladder, ttm="paper")["messages"]
+    assert m["svd_allreduce"]["alpha"] == pytest.approx(m["svd_allreduce"]["calls"] * 8e-6)
+    assert m["factor_transfer"]["alpha"] == pytest.approx(16e-6) and m["core_comm"]["alpha"] == pytest.approx(24e-6)
+
+
+def test_the_left_gram_schmidt_costs_per_word_by_the_size_of_the_rank_s_basis():
+    """The left Gram–Schmidt's cost per word is the ladder's at the rank's basis (own^p × ncv words):
+    a small basis at the in-cache rung, a basis beyond the ladder at the beyond-cache one."""
+    ladder = {**COSTS, "lanczos_left_bytes": [2.0 ** 18, 2.0 ** 28], "lanczos_left_word": [1e-10, 1e-9],
+              "lanczos_left_row": 0.0, "lanczos_ritz_madd": 0.0}
+    plan = lanczos_steps(2, 100, 10)
+    words = lambda own: own * plan["left_j"].sum()              # noqa: E731  (one rank's word passes)
+    small = predict_from_loads([_load(own=(50, 50))], ladder, ttm="paper")["terms"]["lanczos_left"]
+    assert small == pytest.approx(words(50) * 1e-10)
+    huge = ModeLoad(K=2, Khat=10, L=10 ** 7, e=_a(600, 400), r=_a(60, 50), x_send=_a(10, 0), x_recv=_a(0, 10),
+                    x_peers=_a(1, 1), own=_a(10 ** 7, 10), fm_send=_a(0, 10), fm_recv=_a(10, 0), fm_peers=_a(1, 1))
+    got = predict_from_loads([huge], ladder, ttm="paper")["terms"]["lanczos_left"]
+    assert got == pytest.approx(words(10 ** 7) * 1e-9)

@@ -28,16 +28,21 @@ fits live in :mod:`.calibrate_ttm`, the fitting helpers in :mod:`.cost_fit`):
 * the Lanczos work outside the oracle (:func:`.lanczos.lanczos_svd`, ``lanczos: paper`` with
   several basis sizes ncv, no restart), with the left vectors FAR beyond cache (1–2M rows; quick:
   0.2–0.4M) as a rank's owned rows are at the paper's scale, and right vectors of K̂ up to 50000,
-  fitted in turn (the constant from runs whose bases fit in cache, then the left terms, then the
-  right ones, each with the terms already fitted subtracted; each case's median over rounds that
-  visit every case in turn): per run, lanczos_query·Q + lanczos_left_word·m·Σ_j j (Gram–Schmidt twice over the owned
-  rows) + lanczos_left_row·m·ncv + lanczos_ritz_madd·m·ncv·K (U·P) + lanczos_right_word·K̂·Σ_j (j+1)
-  + lanczos_right_row·K̂·ncv; the oracle is a one-nonzero-per-row Z (its time subtracted);
+  fitted in turn (the constant from runs of 100 rows, whose bases are too small to count, then the
+  left terms, then the right ones, each with the terms already fitted subtracted; each case's median
+  over rounds that visit every case in turn): per run, lanczos_query·Q + lanczos_left_word·m·Σ_j j
+  (Gram–Schmidt twice over the owned rows) + lanczos_left_row·m·ncv + lanczos_ritz_madd·m·ncv·K (U·P)
+  + lanczos_right_word·K̂·Σ_j (j+1) + lanczos_right_row·K̂·ncv; the oracle is a one-nonzero-per-row Z
+  (its time subtracted). The left Gram–Schmidt's cost per word is then measured again at bases of
+  1 MiB to 64 MiB (``lanczos_left_bytes``, :func:`_left_ladder`: a pass streams the basis from the
+  cache level it fits in; here about 0.24 ns per word in L2, 2.3 ns beyond the last-level cache);
 * the distributed oracle's own work per query (:class:`.hooi.Oracle` on a one-rank communicator
   whose exchanges are local copies, minus the plain Z·x / Zᵀ·y it wraps: index gathers, the
   partial-sum accumulation, buffers): dist_oracle_call + dist_oracle_row·(R + received rows), at
   1000 to 2M shared rows with none or half of them exchanged;
-* MPI α/β of ping-pong, Allreduce, Alltoallv, Allgatherv from :mod:`.mpi_microbench` run as
+* MPI α/β of ping-pong, Allreduce, Alltoallv, Allgatherv from :mod:`.mpi_microbench` (the α of the
+  three collectives HOOI makes as a ladder over the working set read before the call,
+  ``alpha_bytes``: warm in L2 to far beyond the last-level cache) run as
   ``mpiexec -n 2 python -m mpi4py -m spbench.tucker.calibration.mpi_microbench OUT.json`` (the mpiexec
   beside this Python). Two ranks on two cores only: with more ranks than cores the numbers are
   time slices, not latencies, and are refused. No mpiexec: the MPI part is skipped with a
@@ -69,16 +74,18 @@ __all__ = ["calibrate", "save", "load", "calibrate_oracle",
            "calibrate_lanczos", "calibrate_oracle_index", "calibrate_mpi", "COMPUTE_KEYS", "MPI_KEYS",
            "SCHEMA_VERSION"]
 
-#: 4: the oracle's cost per entry is a ladder over Z's size (``oracle_bytes``)
-SCHEMA_VERSION = 4
+#: 4: the oracle's cost per entry is a ladder over Z's size (``oracle_bytes``); 5: the MPI α of each
+#: pattern a ladder over the working set before the call (``alpha_bytes``), the left Gram–Schmidt's
+#: cost per word a ladder over the left basis' size (``lanczos_left_bytes``)
+SCHEMA_VERSION = 5
 COMPUTE_KEYS = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row", "ttm_csf_miss",
                 "ttm_cache_bytes",
                 "ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "ttm_local_khat", "oracle_call",
                 "oracle_bytes", "oracle_matvec_entry", "oracle_rmatvec_entry", "gemm_madd", "lanczos_query",
-                "lanczos_left_word",
+                "lanczos_left_bytes", "lanczos_left_word",
                 "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row",
                 "lanczos_local_query", "dist_oracle_call", "dist_oracle_row")
-MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_allreduce", "beta_allreduce",
+MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_bytes", "alpha_allreduce", "beta_allreduce",
             "alpha_alltoallv", "beta_alltoallv", "alpha_allgatherv", "beta_allgatherv")
 
 
@@ -185,15 +192,16 @@ def calibrate_lanczos(quick: bool = False, seed: int = 0) -> dict:
     from spbench.tucker.hooi.lanczos import lanczos_svd
 
     rng = np.random.default_rng(seed)
-    # (m rows, n = K̂, K, ncv) in three groups fitted in turn: "small" (bases in cache: the
-    # per-query constant), "left" (owned rows far beyond cache, K̂ small), "right" (large K̂, few rows)
+    # (m rows, n = K̂, K, ncv) in three groups fitted in turn: "small" (100 rows: bases too small to
+    # count, the per-query constant alone), "left" (owned rows far beyond cache, K̂ small), "right"
+    # (large K̂, few rows); then the left Gram–Schmidt's cost per word by basis size (_left_ladder)
     if quick:
-        groups = {"small": [(2_000, 50, 5, 10), (2_000, 50, 10, 20)],
+        groups = {"small": [(100, 50, 5, 10), (100, 50, 10, 20)],
                   "left": [(200_000, 60, 5, 10), (400_000, 60, 5, 20), (200_000, 60, 10, 20), (200_000, 60, 5, 30)],
                   "right": [(2_000, 8_000, 5, 10), (2_000, 8_000, 5, 30)]}
         reps = 1
     else:
-        groups = {"small": [(500, 50, 5, 10), (2_000, 50, 5, 10), (2_000, 50, 10, 20), (3_000, 50, 10, 40)],
+        groups = {"small": [(100, 50, 5, 10), (100, 50, 5, 20), (100, 50, 10, 20), (100, 50, 10, 40)],
                   "left": [(1_000_000, 100, 5, 10), (1_000_000, 100, 5, 30), (2_000_000, 100, 10, 20),
                            (1_000_000, 100, 10, 40), (2_000_000, 100, 5, 20)],
                   "right": [(2_000, 16_000, 5, 10), (2_000, 16_000, 10, 30), (2_000, 50_000, 10, 20),
@@ -230,16 +238,80 @@ def calibrate_lanczos(quick: bool = False, seed: int = 0) -> dict:
     err = float(np.median(np.abs(X @ coef - t) / t))
     names = ("lanczos_query", "lanczos_left_word", "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word",
              "lanczos_right_row")
-    return {**{k: float(v) for k, v in zip(names, coef)}, "lanczos_local_query": _local_query(groups["small"], coef, seed),
-            "_fit": {"cases": info, "median_rel_error": err, "max_rel_error": float(np.max(np.abs(X @ coef - t) / t))}}
+    sizes, words, ladder_info = _left_ladder(quick, coef, groups["left"], seed)
+    ladder = {"lanczos_left_bytes": sizes, "lanczos_left_word": words}
+    return {**{k: float(v) for k, v in zip(names, coef)}, **ladder,
+            "lanczos_local_query": _local_query(groups["small"], coef, ladder, seed),
+            "_fit": {"cases": info, "median_rel_error": err, "max_rel_error": float(np.max(np.abs(X @ coef - t) / t)),
+                     "left_ladder": ladder_info}}
 
 
-def _local_query(cases, coef, seed: int) -> float:
-    """Seconds per query of the compiled one-process steps (``lanczos_svd(local_matrix=Z)``, HOOI
-    at P = 1) beyond the products and the fitted basis terms: dense Z of the in-cache cases."""
+#: bytes of the left basis (8·m·ncv) at which the left Gram–Schmidt's cost per word is measured again
+#: (quick: two): from inside the per-core L2 to beyond the last-level cache's reach (below 1 MiB the
+#: Gram–Schmidt's words are too few against the per-query constant to be told apart)
+LEFT_LADDER = {False: tuple(2 ** k for k in (20, 21, 22, 23, 24, 26)), True: tuple(2 ** k for k in (21, 24))}
+#: the basis sizes ncv of each rung's runs (K = 5, K̂ = 50: the right basis and its work in cache)
+LEFT_LADDER_NCV = (20, 40)
+
+
+def _left_ladder(quick: bool, coef, left_cases, seed: int) -> tuple[list, list, list]:
+    """The left Gram–Schmidt's seconds per word at each basis size of :data:`LEFT_LADDER`: per rung,
+    two runs whose m·ncv rows fill that many bytes (ncv of :data:`LEFT_LADDER_NCV`), each less the
+    fitted per-query constant and right terms (``coef``); their difference over the difference of
+    the words the classical Gram–Schmidt reads (m·Σ_j j) is the cost per word (the per-row and Ritz
+    work, m·ncv and m·ncv·K, is the same in both and cancels, at whatever cache level it runs); then
+    the beyond-cache fit (``coef[1]``, runs of 80 MB and more) as the last rung, at its runs' median
+    basis bytes. A classical Gram–Schmidt pass
+    streams the basis, so its cost per word is that of the cache level the basis stays in
+    (tucker-lite §5: the left vectors live at their rows' owners, a rank's own^p × ncv): the model reads
+    it at a rank's own basis (:func:`.model.cost_model.entry_cost`)."""
     from threadpoolctl import threadpool_limits
 
     from spbench.tucker.hooi.lanczos import lanczos_svd
+
+    rng = np.random.default_rng(seed)
+    n, k = 50, 5
+    cases = [(nbytes, max(2 * ncv, nbytes // (8 * ncv)), ncv)
+             for nbytes in LEFT_LADDER[quick] for ncv in LEFT_LADDER_NCV]
+
+    def sampler(case):
+        _, m, ncv = case
+        Z = _OneNonzeroPerRow(rng, m, n)
+
+        def sample() -> float:
+            Z.spent = 0.0
+            t0 = time.perf_counter()
+            lanczos_svd(Z.matvec, Z.rmatvec, (m, n), k, mode="paper", ncv=ncv, seed=seed)
+            return time.perf_counter() - t0 - Z.spent
+        return sample
+
+    with threadpool_limits(limits=1):
+        secs = interleaved_medians([sampler(c) for c in cases], 3 if quick else 9, warmup=1)
+    per_rung: dict = {}
+    info = []
+    for (nbytes, m, ncv), t in zip(cases, secs):
+        rest = t - coef[0] * 2 * ncv - coef[4] * n * ncv * (ncv + 1) / 2 - coef[5] * n * ncv
+        per_rung.setdefault(nbytes, []).append((m * ncv * (ncv - 1) / 2, rest))
+        info.append({"bytes": nbytes, "m": m, "ncv": ncv, "seconds": t})
+    sizes, words = [], []
+    for nbytes, ((g_lo, r_lo), (g_hi, r_hi)) in per_rung.items():
+        sizes.append(float(nbytes))
+        words.append(max((r_hi - r_lo) / (g_hi - g_lo), 0.0))
+    beyond = float(np.median([8.0 * m * ncv for m, _, _, ncv in left_cases]))
+    if beyond > sizes[-1]:
+        sizes.append(beyond)
+        words.append(float(coef[1]))
+    return sizes, words, info
+
+
+def _local_query(cases, coef, ladder: dict, seed: int) -> float:
+    """Seconds per query of the compiled one-process steps (``lanczos_svd(local_matrix=Z)``, HOOI
+    at P = 1) beyond the products and the fitted basis terms (the left Gram–Schmidt per word read
+    from ``ladder`` at the case's basis size, as the model reads it): dense Z of the in-cache cases."""
+    from threadpoolctl import threadpool_limits
+
+    from spbench.tucker.hooi.lanczos import lanczos_svd
+    from spbench.tucker.model.cost_model import entry_cost
 
     rng = np.random.default_rng(seed)
     per_query = []
@@ -250,7 +322,9 @@ def _local_query(cases, coef, seed: int) -> float:
             products = median_time(lambda: Z @ x, 20) + median_time(lambda: Z.T @ y, 20)
             t = median_time(lambda: lanczos_svd(None, None, (m, n), k, mode="paper", ncv=ncv, seed=seed,
                                                  local_matrix=Z), 5)
-            basis = coef[1:] @ [m * ncv * (ncv - 1) / 2, m * ncv, m * ncv * k, n * ncv * (ncv + 1) / 2, n * ncv]
+            word = float(entry_cost(ladder, "lanczos_left_word", 8.0 * m * ncv, "lanczos_left_bytes"))
+            basis = np.r_[word, coef[2:]] @ [m * ncv * (ncv - 1) / 2, m * ncv, m * ncv * k, n * ncv * (ncv + 1) / 2,
+                                             n * ncv]
             per_query.append((t - ncv * products - basis) / (2 * ncv))
     return max(float(np.median(per_query)), 0.0)
 
@@ -341,9 +415,10 @@ def calibrate_mpi(quick: bool = False, ranks: int = 2, timeout: float = 120) -> 
         return {"skipped": f"{raw['ranks']} ranks on {raw['cores']} cores (oversubscribed): "
                            f"latencies are time slices, meaningless", "raw": raw}
     pat = raw["patterns"]
-    costs = {"alpha_p2p": pat["pingpong"]["alpha"], "beta_p2p": pat["pingpong"]["beta"]}
+    costs = {"alpha_p2p": pat["pingpong"]["alpha"], "beta_p2p": pat["pingpong"]["beta"],
+             "alpha_bytes": pat["allreduce"]["alpha_bytes"]}
     for name in ("allreduce", "alltoallv", "allgatherv"):
-        costs[f"alpha_{name}"] = pat[name]["alpha"]
+        costs[f"alpha_{name}"] = pat[name]["alpha_ladder"]        # α by the working set before the call
         costs[f"beta_{name}"] = pat[name]["beta"]
     return {"costs": costs, "ranks": raw["ranks"], "cores": raw["cores"], "library": raw.get("library"),
             "command": f"mpiexec -n {ranks} python -m mpi4py -m spbench.tucker.calibration.mpi_microbench OUT.json"

@@ -87,7 +87,10 @@ def validate(tensor_specs, schemes, ranks_list, costs: dict, *, K=10, seed: int 
     components as the model charges them (:func:`measured_components`: the slowest rank's local work
     per mode, the transfers apart from the waiting); the model gets the measured Lanczos queries and
     restarts; both run (and model) the local TTM kernel ``ttm``. ``rel_error_X`` = (predicted −
-    measured) / measured. ``comm_terms``: per message term the measured calls, words, transfer and
+    measured) / measured. Every run is timed from its first invocation, without an untimed one
+    before: on this VM a Z of gigabytes written into memory the host took back costs its backing
+    again in a second invocation too (:mod:`.model.cost_model`, known gaps), so a warm-up would hide
+    part of that artefact only. ``comm_terms``: per message term the measured calls, words, transfer and
     wait seconds beside the modelled calls, words and α and β seconds (``model_*``)."""
     import hashlib
 

@@ -20,8 +20,20 @@ Every (pattern, size) call is timed once per round, in turn (:data:`ROUNDS` roun
 rank's entry to each rank's exit (the transfer, without any rank's waiting for another); for each the
 median over rounds of the max over ranks is kept, and a straight line
 t = α + β·w is fitted by least squares (weighted by 1/t so the small messages, where α lives,
-count as much as the large ones). Rank 0 writes OUT.json: ``{"ranks", "cores", "oversubscribed",
-"patterns": {name: {"words": [...], "seconds": [...], "alpha": s, "beta": s/word}}}``.
+count as much as the large ones).
+
+The per-message cost depends on where the data MPI touches sits when the call starts: HOOI's
+messages come between steps that stream each rank's Z and Lanczos vectors (tucker-lite §4.2, §5),
+and a step whose data fits in the L2 cache leaves MPI's buffers and structures there, one streaming
+gigabytes leaves them in memory (on this VM, 2026-12-05: an Allreduce of a word 2.5 µs after 4 KiB
+read, 4.1 µs after 2 MiB, 7.9 µs after 8 MiB, 44 µs after 256 MiB; an Alltoallv 4.3, 8.3, 18, 100 µs).
+So α is measured again on a ladder of working sets (:data:`ALPHA_LADDER`, bytes): before each call
+each rank reads a buffer of that many bytes, as a step's products read its Z; per rung, α = the
+median over the small sizes (:data:`ALPHA_WORDS`) of t(w) − β·w, β the pattern's line. The cost model reads α at a step's working set (:func:`.model.cost_model.alpha_cost`).
+
+Rank 0 writes OUT.json: ``{"ranks", "cores", "oversubscribed", "patterns": {name: {"words": [...],
+"seconds": [...], "alpha": s, "beta": s/word, "alpha_bytes": [...], "alpha_ladder": [...]}}}``
+(the ladder for the patterns the model charges: Allreduce, Alltoallv, Allgatherv).
 
 Numbers measured with more ranks than cores (oversubscribed: ranks time-share a core and wait
 for a time slice) are meaningless as latencies: the file says so (``oversubscribed: true``) and
@@ -58,15 +70,25 @@ def fit_line(words, seconds) -> tuple[float, float]:
 
 #: rounds: every (pattern, size) call is timed once per round, in turn, and its median kept
 ROUNDS, QUICK_ROUNDS = 100, 20
+#: working sets (bytes read before each call) at which α is measured again: from nothing (warm)
+#: through the per-core L2 (2 MiB here) to far beyond the last-level cache; quick: three rungs
+ALPHA_LADDER = {False: (2 ** 12, 2 ** 19, 2 ** 20, 2 ** 21, 2 ** 22, 2 ** 23, 2 ** 25, 2 ** 28),
+                True: (2 ** 12, 2 ** 21, 2 ** 23)}
+#: the message sizes (words) α is read at on the ladder, and its rounds (each call reads a buffer)
+ALPHA_WORDS = (1, 16)
+ALPHA_ROUNDS, QUICK_ALPHA_ROUNDS = 40, 10
+#: the patterns whose α the model charges (ping-pong is not a HOOI call)
+LADDER_PATTERNS = ("allreduce", "alltoallv", "allgatherv")
 
 
-def _timed_round_robin(comm, calls: list, rounds: int, evict: np.ndarray) -> np.ndarray:
+def _timed_round_robin(comm, calls: list, rounds: int, before) -> np.ndarray:
     """Per call of ``calls``, the median over ``rounds`` rounds (each visiting every call in turn,
     after 2 untimed visits) of the max over ranks of its transfer seconds: from the LAST rank's
     entry to the rank's exit, the part of a call that is no rank's waiting for another (the
     barrier's uneven exit included), as the validation tells a HOOI call's transfer from its wait
     (:func:`spbench.tucker.hooi.loop.split_waits`; one machine's monotonic clock, shared by its
-    processes); ``evict`` written (untimed) before each. In turn, not call after call: on a virtual machine the latency of one call drifts over
+    processes); ``before()`` run (untimed) before each. In turn, not call after call: on a virtual
+    machine the latency of one call drifts over
     seconds, and every size must see the same mix of moments or the line fitted through them
     reads the drift as α or β."""
     from mpi4py import MPI
@@ -77,7 +99,7 @@ def _timed_round_robin(comm, calls: list, rounds: int, evict: np.ndarray) -> np.
     enter, leave = np.empty((rounds, len(calls))), np.empty((rounds, len(calls)))
     for r in range(rounds):
         for i, fn in enumerate(calls):
-            evict += 1.0
+            before()
             comm.Barrier()
             enter[r, i] = time.perf_counter()
             fn()
@@ -128,17 +150,46 @@ def _calls(comm, w: int) -> dict:
     return {"pingpong": pingpong, **calls} if P >= 2 else calls
 
 
+def _alpha_ladder(comm, res: dict, quick: bool) -> None:
+    """α of each pattern of :data:`LADDER_PATTERNS` at each working set of :data:`ALPHA_LADDER` (module
+    docstring), added to ``res`` as ``alpha_bytes`` and ``alpha_ladder``."""
+    ladder = ALPHA_LADDER[quick]
+    buf = np.ones(max(ladder) // 8)
+    sink = [0.0]
+    keys, per_rung = [], []
+    for w in ALPHA_WORDS:
+        for name, fn in _calls(comm, w).items():
+            if name in LADDER_PATTERNS:
+                keys.append((name, w))
+                per_rung.append(fn)
+    for nbytes in ladder:
+        view = buf[: nbytes // 8]
+
+        def read(view=view):           # a step streaming its working set, as the products read Z
+            sink[0] += float(view.sum())
+        medians = _timed_round_robin(comm, per_rung, QUICK_ALPHA_ROUNDS if quick else ALPHA_ROUNDS, read)
+        for name in LADDER_PATTERNS:
+            d = res[name]
+            scale = comm.size - 1 if name == "allgatherv" else 1       # words as run() counts them
+            alpha = [t - d["beta"] * w * scale for (n, w), t in zip(keys, medians) if n == name]
+            d.setdefault("alpha_bytes", []).append(float(nbytes))
+            d.setdefault("alpha_ladder", []).append(max(float(np.median(alpha)), 0.0))
+
+
 def run(comm, sizes, quick: bool = False) -> dict:
     from spbench.tucker.calibration.calibrate_ttm import l2_cache_bytes
 
     P = comm.size
     evict = np.ones(int(2 * l2_cache_bytes()) // 8)
+
+    def write():                       # the fitted line: every call after twice the L2 written
+        evict[:] += 1.0
     keys, calls = [], []
     for w in sizes:
         for name, fn in _calls(comm, w).items():
             keys.append((name, w))
             calls.append(fn)
-    medians = _timed_round_robin(comm, calls, QUICK_ROUNDS if quick else ROUNDS, evict)
+    medians = _timed_round_robin(comm, calls, QUICK_ROUNDS if quick else ROUNDS, write)
     res: dict = {}
     for (name, w), t in zip(keys, medians):
         d = res.setdefault(name, {"words": [], "seconds": []})
@@ -147,6 +198,7 @@ def run(comm, sizes, quick: bool = False) -> dict:
         d["seconds"].append(float(t) / 2 if name == "pingpong" else float(t))
     for d in res.values():
         d["alpha"], d["beta"] = fit_line(d["words"], d["seconds"])
+    _alpha_ladder(comm, res, quick)
     return res
 
 

@@ -22,8 +22,11 @@ SVD      the Lanczos run of :func:`.lanczos.lanczos_svd` with its left vectors a
          (:func:`lanczos_steps`: ``paper`` = ncv = 2K steps, no restart, Q = 4K queries;
          ``converged`` = ncv = max(2K, 10) with thick restarts, the measured Q). Step j of Q/2:
          Z·x     max_p [oracle_matvec_entry(8·R^p·K̂)·R^p·K̂ + dist_oracle_row·(R^p + r^p)   (the oracle's
-                  index work on its shared rows) + own^p·(lanczos_left_word·j + lanczos_left_row)]
-                  (classical Gram–Schmidt twice over the OWNED rows: 4 passes over own^p × j)
+                  index work on its shared rows) + own^p·(lanczos_left_word(8·own^p·ncv)·j
+                  + lanczos_left_row)] (classical Gram–Schmidt twice over the OWNED rows: 4 passes over
+                  own^p × j; the cost per word read at the bytes of the rank's left basis from the
+                  calibration's ladder, ``lanczos_left_bytes``: a pass streams the basis from the cache
+                  level it lives in)
                  + A(s, r, peers) + Allreduce(j) + Allreduce(j + 1)   (one Allreduce(1) at j = 0)
          y·Z     max_p [oracle_rmatvec_entry(8·R^p·K̂)·R^p·K̂ + dist_oracle_row·(R^p + r^p)]
                  (the products' cost per entry read at the bytes of the rank's Z from the
@@ -46,6 +49,11 @@ core     (last mode) max_p R^p·K̂·K·gemm_madd; the y·Z path with K columns:
 
 A(send, recv, peers) = α_alltoallv·max(1, max_p peers_p) + β_alltoallv·max_p max(send_p, recv_p);
 Allreduce(w) = ⌈log2 P⌉·α_allreduce + 2(P−1)/P·β_allreduce·w (Rabenseifner; at P = 2: α + β·w).
+Each α is read at the working set of the step before the message (:func:`working_set`: the largest
+rank's Z, left and right Lanczos bases of the mode, in bytes; the factor transfer and the core's
+messages at their mode's) from the micro-benchmark's ladder (``alpha_bytes``, :func:`alpha_cost`):
+a call after a step that stayed in L2 finds MPI's own buffers there, one after a step streaming
+beyond it finds them in memory; the rungs are measured, never fitted to the validation tensors.
 Every communication term is 0 at P = 1. Steps are synchronized by their collectives, so the SVD
 is the sum over steps of the slowest rank's step. ``messages``: per message term, the calls, the
 words (the largest rank's) and their α and β seconds, exactly the term's charge (the worker tallies
@@ -63,9 +71,17 @@ them: ``fm_time`` (the factor transfers, within ``comm_time``), ``core_time`` (t
 and messages), ``modes`` (per mode) and ``terms`` (each named term summed over modes: which ones
 dominate; :data:`TERM_COMPONENT` says which component each is part of). Known gaps: the waiting a
 rank's own comm timer holds is here the max over ranks of each phase (and ``wait_time``; the
-validation tells it apart, :func:`.calibration.model_validation.measured_components`); every
-invocation is charged as the first (cold) one; ranks of one node streaming their Z at once share its
-memory bandwidth, which the one-process ladder does not see.
+validation tells it apart, :func:`.calibration.model_validation.measured_components`); ranks of one
+node streaming their Z at once share its memory bandwidth, which the one-process ladder does not see;
+the memory a virtual machine's host takes back: on this VM (virtio-balloon free-page reporting) a Z
+of gigabytes written into memory freed a second or more before costs its host's backing again
+(flickr's 2.2 GB mode-1 Z, one process: 0.78 s right after the last free, 2.9 s after 1 s idle, 5.2 s
+after 10 s, 0.60 s pre-touched; in the worker 3.3 s in every first invocation and 1.2 s in a second
+one, none visible at 2 ranks with 1.1 GB each). It is not charged: it depends on how long the
+memory sat idle, not on the work, no rank count the paper ran has it, and a per-byte charge that
+fits one rank puts two ranks' TTM off by more than the term; nor is it hidden by an untimed warm-up
+invocation in the validation, which leaves half of it (tucker-lite §7.2 times one invocation of
+several, and the worker's second invocation still pays it).
 """
 from __future__ import annotations
 
@@ -79,12 +95,15 @@ from spbench.tucker.hooi.variants import TTM_KINDS
 from spbench.tucker.model.mode_load import ModeLoad, khat_of as _khat
 
 __all__ = ["ModeLoad", "loads_from_counts", "csf_work", "rank_loads", "lanczos_steps", "predict_from_loads",
-           "predict_hooi", "entry_cost", "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS",
+           "predict_hooi", "entry_cost", "alpha_cost", "working_set",
+           "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS",
            "TERM_COMPONENT", "COST_GROUPS", "COST_SIZES", "cost_group", "scale_costs", "model_groups"]
 
 #: 4: svd_time is the Lanczos runs' local work (its messages are in comm_time only), other_time the
-#: core's product, and the four add up to hooi_time; 5: the oracle's cost per entry by Z's size
-MODEL_VERSION = 5
+#: core's product, and the four add up to hooi_time; 5: the oracle's cost per entry by Z's size;
+#: 6: each message's α by the working set of the step before it, the left Gram–Schmidt's cost per
+#: word by the size of the rank's left basis
+MODEL_VERSION = 6
 #: the component of hooi_time (:data:`.hooi.PARTITION`) each named term is part of
 TERM_COMPONENT = {"ttm": "ttm_time", "oracle_products": "svd_time", "oracle_index": "svd_time",
                   "lanczos_left": "svd_time", "lanczos_right": "svd_time", "query_calls": "svd_time",
@@ -181,27 +200,31 @@ def _add(total: dict, term: str, part: dict) -> None:
         acc[k] += v
 
 
-def _alltoallv_msgs(c, send, recv, peers, P, width=1, calls=1) -> dict:
+def alpha_cost(c: dict, key: str, working_bytes: float) -> float:
+    """Seconds per message of a pattern (``alpha_allreduce``, ...) called after a step whose working
+    set was ``working_bytes`` per rank: the micro-benchmark's ladder (``alpha_bytes``, :func:`entry_cost`),
+    or the one figure of a calibration without it."""
+    return float(entry_cost(c, key, float(working_bytes), "alpha_bytes"))
+
+
+def _alltoallv_msgs(c, send, recv, peers, P, width=1, calls=1, ws=0.0) -> dict:
     """``calls`` Alltoallvs of a pattern (per rank: words sent and received, peers), ``width`` words
-    per item: α_alltoallv·max(1, max_p peers_p) per call, β_alltoallv per word of the largest rank."""
+    per item, after steps of working set ``ws`` bytes: α_alltoallv(ws)·max(1, max_p peers_p) per call,
+    β_alltoallv per word of the largest rank."""
     if P <= 1:
         return _messages()
     words = calls * float(np.max(np.maximum(send, recv), initial=0)) * width
-    return _messages(calls, words, calls * c["alpha_alltoallv"] * max(1, int(np.max(peers, initial=0))),
-                     c["beta_alltoallv"] * words)
+    alpha = alpha_cost(c, "alpha_alltoallv", ws) * max(1, int(np.max(peers, initial=0)))
+    return _messages(calls, words, calls * alpha, c["beta_alltoallv"] * words)
 
 
-def _alltoallv(c, send, recv, peers, P, width=1) -> float:
-    m = _alltoallv_msgs(c, send, recv, peers, P, width)
-    return m["alpha"] + m["beta"]
-
-
-def _allreduce_msgs(c, words, P) -> dict:
-    """Allreduces of the sizes ``words`` (one call each): ⌈log2 P⌉·α + 2(P−1)/P·β per word."""
+def _allreduce_msgs(c, words, P, ws=0.0) -> dict:
+    """Allreduces of the sizes ``words`` (one call each) after steps of working set ``ws`` bytes:
+    ⌈log2 P⌉·α_allreduce(ws) + 2(P−1)/P·β per word."""
     w = np.atleast_1d(np.asarray(words, dtype=float))
     if P <= 1:
         return _messages()
-    return _messages(w.size, w.sum(), w.size * _log2(P) * c["alpha_allreduce"],
+    return _messages(w.size, w.sum(), w.size * _log2(P) * alpha_cost(c, "alpha_allreduce", ws),
                      2.0 * (P - 1) / P * c["beta_allreduce"] * w.sum())
 
 
@@ -240,24 +263,34 @@ def lanczos_steps(K: int, L: int, Khat: int, mode: str = "paper", Q: int | None 
     return {"dense": False, "Q": 2 * steps, "ncv": ncv, "left_j": js, "restarts": nrest, "keep": keep}
 
 
-def entry_cost(c: dict, key: str, nbytes) -> np.ndarray:
-    """Seconds per entry of a product streaming a Z of ``nbytes`` (per rank): the calibration's
-    ladder (``oracle_bytes``) interpolated linearly in log size and held flat beyond its ends,
-    or one cost for every size when ``key`` is a number."""
+def entry_cost(c: dict, key: str, nbytes, sizes_key: str = "oracle_bytes") -> np.ndarray:
+    """The cost ``key`` of work whose data is ``nbytes`` (per rank): the calibration's ladder over
+    sizes (``sizes_key``: ``oracle_bytes`` for a product streaming its Z, ``lanczos_left_bytes`` for the
+    left Gram–Schmidt's basis, ``alpha_bytes`` for a message after a step's working set) interpolated
+    linearly in log size and held flat beyond its ends, or one cost for every size when ``key`` is a number."""
     value = c[key]
     if np.ndim(value) == 0:
         return np.full(np.shape(nbytes), float(value))
-    sizes = np.log(np.asarray(c["oracle_bytes"], dtype=float))
+    sizes = np.log(np.asarray(c[sizes_key], dtype=float))
     return np.interp(np.log(np.maximum(np.asarray(nbytes, dtype=float), 1.0)), sizes, np.asarray(value, dtype=float))
+
+
+def working_set(ld: ModeLoad, ncv: int) -> float:
+    """Bytes one Lanczos step of mode ``ld`` streams on its largest rank between two messages: its Z
+    (R^p × K̂), its left basis (own^p × ncv) and the replicated right one (K̂ × ncv), float64 — what
+    decides where MPI's own data sits when the step's messages start (:func:`alpha_cost`)."""
+    per_rank = 8.0 * (ld.r.astype(float) * ld.Khat + ld.own.astype(float) * ncv + ld.Khat * ncv)
+    return float(np.max(per_rank, initial=0.0))
 
 
 def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
     """Named SVD terms of one mode (seconds; see the module docstring), its messages per term
-    (:func:`_messages`) and ``idle``: per rank, the seconds its local work leaves it waiting for
-    the slowest rank of each step."""
+    (:func:`_messages`), ``idle``: per rank, the seconds its local work leaves it waiting for
+    the slowest rank of each step, and ``ws``: the step's working set (:func:`working_set`)."""
     P, kh, K = ld.P, ld.Khat, ld.K
     plan = lanczos_steps(K, ld.L, kh, mode, ld.Q, ld.restarts)
     Q = plan["Q"]
+    ws = working_set(ld, plan["ncv"])
     r, own, xr = ld.r.astype(float), ld.own.astype(float), ld.x_recv.astype(float)
     index = c["dist_oracle_row"] * (r + xr) * (P > 1)             # per query, per rank (none alone)
     mv = entry_cost(c, "oracle_matvec_entry", 8.0 * r * kh) * r * kh
@@ -275,20 +308,22 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
         i = int(np.argmax(prod + index))
         terms["oracle_products"], terms["oracle_index"] = Q * prod[i], Q * index[i]
         idle += Q * (prod[i] + index[i] - prod - index)
-        _add(msgs, "oracle_alltoallv", _alltoallv_msgs(c, ld.x_send, ld.x_recv, ld.x_peers, P, calls=Q))
+        _add(msgs, "oracle_alltoallv", _alltoallv_msgs(c, ld.x_send, ld.x_recv, ld.x_peers, P, calls=Q, ws=ws))
         if by_cols:
             terms["dense_fallback"] = c["gemm_madd"] * (2 * float(own.max(initial=0)) * kh ** 2 + 2 * P * kh ** 3)
             if P > 1:
-                _add(msgs, "dense_allgatherv", _messages(1, (P - 1) * kh ** 2, _log2(P) * c["alpha_allgatherv"],
+                _add(msgs, "dense_allgatherv", _messages(1, (P - 1) * kh ** 2,
+                                                         _log2(P) * alpha_cost(c, "alpha_allgatherv", ws),
                                                          c["beta_allgatherv"] * (P - 1) * kh ** 2))
         else:
-            _add(msgs, "svd_allreduce", _allreduce_msgs(c, np.full(Q, kh), P))
+            _add(msgs, "svd_allreduce", _allreduce_msgs(c, np.full(Q, kh), P, ws))
             terms["dense_fallback"] = c["gemm_madd"] * 4.0 * ld.L ** 2 * kh
     else:
         js = plan["left_j"]
         steps = js.size
         # Z·x steps: the slowest rank of each step (its products, index work and left Gram–Schmidt)
-        left = js[:, None] * own[None, :] * c["lanczos_left_word"] + c["lanczos_left_row"] * own[None, :]
+        word = entry_cost(c, "lanczos_left_word", 8.0 * own * plan["ncv"], "lanczos_left_bytes")  # by basis size
+        left = js[:, None] * (own * word)[None, :] + c["lanczos_left_row"] * own[None, :]
         step = (mv + index)[None, :] + left
         arg = np.argmax(step, axis=1)
         terms["oracle_products"] = float(mv[arg].sum())
@@ -311,14 +346,14 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
         # passes); per y·Z step one of K̂ words; two Alltoallvs per step
         sizes = np.concatenate([[1.0] * int(np.count_nonzero(js == 0)), js[js > 0], js[js > 0] + 1,
                                 np.full(steps, float(kh))])
-        _add(msgs, "svd_allreduce", _allreduce_msgs(c, sizes, P))
-        _add(msgs, "oracle_alltoallv", _alltoallv_msgs(c, ld.x_send, ld.x_recv, ld.x_peers, P, calls=2 * steps))
+        _add(msgs, "svd_allreduce", _allreduce_msgs(c, sizes, P, ws))
+        _add(msgs, "oracle_alltoallv", _alltoallv_msgs(c, ld.x_send, ld.x_recv, ld.x_peers, P, calls=2 * steps, ws=ws))
     for term, m in msgs.items():
         terms[term] = m["alpha"] + m["beta"]
     comm = terms["oracle_alltoallv"] + terms["svd_allreduce"] + terms["dense_allgatherv"]
     return {"terms": terms, "svd_time": float(sum(terms.values()) - comm), "comm_time": float(comm),
             "queries": int(Q), "restarts": int(plan["restarts"]), "dense": bool(plan["dense"]),
-            "messages": msgs, "idle": idle}
+            "messages": msgs, "idle": idle, "ws": ws}
 
 
 def _ttm_rank(ld: ModeLoad, c: dict, ttm: str) -> np.ndarray:
@@ -353,15 +388,18 @@ def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int =
         _need(c, MPI_COSTS, P)
     modes, total_terms, messages = [], {}, {}
     idle = np.zeros(P)
+    ws = 0.0
     for ld in loads:
         ttm_p = _ttm_rank(ld, c, ttm)
         svd = _svd_mode(ld, c, lanczos)
-        fm = _alltoallv_msgs(c, ld.fm_send, ld.fm_recv, ld.fm_peers, P, width=ld.K, calls=_transfer_calls(ld))
+        fm = _alltoallv_msgs(c, ld.fm_send, ld.fm_recv, ld.fm_peers, P, width=ld.K, calls=_transfer_calls(ld),
+                             ws=svd["ws"])
         fm_t = fm["alpha"] + fm["beta"]
         _add(messages, "factor_transfer", fm)
         for term, m in svd["messages"].items():
             _add(messages, term, m)
         idle += float(np.max(ttm_p, initial=0.0)) - ttm_p + svd["idle"]
+        ws = svd["ws"]
         terms = {"ttm": float(np.max(ttm_p, initial=0.0)), **svd["terms"], "factor_transfer": fm_t}
         for k, v in terms.items():
             total_terms[k] = total_terms.get(k, 0.0) + v
@@ -372,8 +410,8 @@ def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int =
     core_p = last.r.astype(float) * last.Khat * last.K * c["gemm_madd"]
     total_terms["core_product"] = float(np.max(core_p, initial=0))
     idle += total_terms["core_product"] - core_p
-    core = _alltoallv_msgs(c, last.x_recv, last.x_send, last.x_peers, P, width=last.K)
-    for m in (core, _allreduce_msgs(c, last.K * last.Khat, P)):
+    core = _alltoallv_msgs(c, last.x_recv, last.x_send, last.x_peers, P, width=last.K, ws=ws)
+    for m in (core, _allreduce_msgs(c, last.K * last.Khat, P, ws)):
         _add(messages, "core_comm", m)
     total_terms["core_comm"] = messages["core_comm"]["alpha"] + messages["core_comm"]["beta"]
     inv = int(invocations)
@@ -403,9 +441,9 @@ def predict_hooi(tensor, dist, K, costs: dict, *, queries=None, invocations: int
 #: the cost groups :func:`model_groups` splits the modelled HOOI time into: every compute cost, the
 #: per-message latencies (``alpha_*``) and the per-word costs (``beta_*``)
 COST_GROUPS = ("compute", "latency", "bandwidth")
-#: calibration entries that are sizes, not seconds (the TTM's cache, the oracle ladder's Z sizes):
+#: calibration entries that are sizes, not seconds (the TTM's cache, the ladders' sizes):
 #: never scaled with a group
-COST_SIZES = ("ttm_cache_bytes", "oracle_bytes")
+COST_SIZES = ("ttm_cache_bytes", "oracle_bytes", "alpha_bytes", "lanczos_left_bytes")
 
 
 def cost_group(name: str) -> str | None:
