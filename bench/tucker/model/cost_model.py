@@ -77,8 +77,8 @@ the memory a virtual machine's host takes back: on this VM (virtio-balloon free-
 of gigabytes written into memory freed a second or more before costs its host's backing again
 (flickr's 2.2 GB mode-1 Z, one process: 0.78 s right after the last free, 2.9 s after 1 s idle, 5.2 s
 after 10 s, 0.60 s pre-touched; in the worker 3.3 s in every first invocation and 1.2 s in a second
-one, none visible at 2 ranks with 1.1 GB each). It is not charged: it depends on how long the
-memory sat idle, not on the work, no rank count the paper ran has it, and a per-byte charge that
+one, none visible at 2 ranks, each rank's Z a part of it). It is not charged: it is the host's, not
+HOOI's work, it depends on how long the memory sat idle, not on the work, and a per-byte charge that
 fits one rank puts two ranks' TTM off by more than the term; nor is it hidden by an untimed warm-up
 invocation in the validation, which leaves half of it (tucker-lite §7.2 times one invocation of
 several, and the worker's second invocation still pays it).
