@@ -160,9 +160,9 @@ def spill_pool():
     """A folder of spill files the points of one sweep reuse, removed when the sweep ends.
 
     A spill overwrites the files the point before left: their pages are already in the page cache
-    and their blocks on disk, which halves a point's system time (a calibrated Lite point of the
-    full-size nell2 stand-in: 13.3 s alone, 7.0 s after another, docs/performance.md). The folder
-    is held by a lock for the sweep's life; pools whose sweep was killed are removed first."""
+    and their blocks on disk, so a point after another spends about half the time filling fresh
+    pages (docs/performance.md, "With a Tucker calibration"). The folder is held by a lock for the
+    sweep's life; pools whose sweep was killed are removed first."""
     root = spill_directory()
     for old in root.glob("spill-pool-*"):
         held = _lock(old / ".owner", wait=False) if (old / ".owner").is_file() else None
