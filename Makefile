@@ -167,14 +167,14 @@ bench-tucker-model: install
 	$(SPBENCH) calibrate --experiment tucker --validate 200000 --results $(RESULTS)/bench-tucker-model
 
 # Simulated Tucker rows get modelled HOOI times (Figs. 10, 11, 14-16) from this machine's Tucker
-# calibration: made once when missing (`--quick` with SCALE=small).
+# calibration: made once when missing or made for an older cost model (`--quick` with SCALE=small).
 # CALIBRATION=FILE uses that file instead; FORCE=1 keeps one measured on a busy machine.
 CALIBRATE_REFUSED := make: the Tucker calibration was refused (above); FORCE=1 keeps one measured on a busy machine \
 	(its reports say so), CALIBRATION=FILE models with a calibration you already have
 tucker-calibration: install
 	@if [ -n "$(CALIBRATION)" ]; then \
 	  test -f "$(CALIBRATION)" || { echo "make: CALIBRATION=$(CALIBRATION): no such file (expected a calibration spbench calibrate wrote)"; exit 2; }; \
-	elif ! $(PY) -c "import sys; from spbench.tucker.calibration.calibrate import default_calibration_path as p; sys.exit(0 if p().exists() else 1)"; then \
+	elif ! $(PY) -c "from spbench.tucker.calibration.calibrate import default_calibration_path as p, load_calibration as l; l(p())" 2>/dev/null; then \
 	  echo "$(SPBENCH) calibrate --experiment tucker $(if $(filter small,$(SCALE)),--quick) $(if $(FORCE),--force)"; \
 	  $(SPBENCH) calibrate --experiment tucker $(if $(filter small,$(SCALE)),--quick) $(if $(FORCE),--force) \
 	    || { rc=$$?; echo "$(CALIBRATE_REFUSED)" >&2; exit $$rc; }; \
