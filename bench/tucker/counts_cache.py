@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["counts_identity", "counts_path", "load_counts", "save_counts", "CachedCounts", "enabled"]
+__all__ = ["counts_identity", "counts_path", "cache_entry", "code", "load_counts", "save_counts", "CachedCounts", "enabled"]
 
 #: per-rank arrays of each mode's counts (:func:`.metrics.mode_counts`)
 RANK_FIELDS = ("e_p", "r_p", "held_p", "own_p", "x_send_p", "x_recv_p", "x_peers_p", "fm_send_p", "fm_recv_p",
@@ -33,7 +33,8 @@ LAYOUT = 1
 
 
 @lru_cache(maxsize=None)
-def _code() -> str:
+def code() -> str:
+    """The Tucker package's code version, hashed once per process."""
     from spbench.store.code_version import code_version
 
     return code_version("tucker")
@@ -43,16 +44,22 @@ def counts_identity(checksum: str, scheme: str, ranks: int, seed: int, params: d
     """What a distribution's counts depend on: the data set's content, the scheme and its
     parameters, the rank count, the seed and the code computing them."""
     return {"layout": LAYOUT, "dataset": str(checksum), "scheme": str(scheme), "ranks": int(ranks), "seed": int(seed),
-            "params": json.loads(json.dumps(params, sort_keys=True, default=str)), "code": _code()}
+            "params": json.loads(json.dumps(params, sort_keys=True, default=str)), "code": code()}
 
 
-def counts_path(identity: dict, label: str = "tensor") -> Path:
-    """The cache file of ``identity`` (``label`` names the tensor for people)."""
+def cache_entry(identity: dict, label: str, kind: str) -> Path:
+    """``$SPBENCH_DATA/counts/<label>-<kind>-<hash of identity>`` (``label`` names the tensor for people)."""
     from spbench.store.cache_root import data_dir
 
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label) or "tensor"
-    return data_dir() / "counts" / f"{safe}-{identity['scheme']}-{identity['ranks']}-{digest}.npz"
+    return data_dir() / "counts" / f"{safe}-{kind}-{digest}"
+
+
+def counts_path(identity: dict, label: str = "tensor") -> Path:
+    """The cache file of ``identity`` (``label`` names the tensor for people)."""
+    entry = cache_entry(identity, label, f"{identity['scheme']}-{identity['ranks']}")
+    return entry.with_name(entry.name + ".npz")
 
 
 class CachedCounts:

@@ -15,7 +15,6 @@ Equal per rank to the spilled counts of the same policy (``tests/tucker/test_sli
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -51,17 +50,13 @@ class SlicePrefixes:
         self.folder = self._folder(identity, label)
 
     def _folder(self, identity: str | None, label: str) -> Path | None:
-        from spbench.store.cache_root import data_dir
-        from spbench.store.code_version import code_version
-        from spbench.tucker.counts_cache import enabled
+        from spbench.tucker.counts_cache import cache_entry, code, enabled
 
         if identity is None or not enabled():
             return None
         self.identity = {"layout": LAYOUT, "dataset": str(identity), "dims": self.dims, "nnz": self.nnz,
-                         "code": code_version("tucker")}
-        digest = hashlib.sha256(json.dumps(self.identity, sort_keys=True).encode()).hexdigest()[:24]
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label) or "tensor"
-        return data_dir() / "counts" / f"{safe}-slices-{digest}"
+                         "code": code()}
+        return cache_entry(self.identity, label, "slices")
 
     def _stored(self, n: int, S: tuple) -> np.ndarray | None:
         """The set's counts from the cache folder (memory-mapped), or None when absent or not whole."""
@@ -85,8 +80,9 @@ class SlicePrefixes:
         if self.folder is None:
             return
         try:
-            with atomic_output(self.folder / "identity.json") as tmp:
-                tmp.write_text(json.dumps(self.identity, sort_keys=True))
+            if not self.folder.joinpath("identity.json").is_file():
+                with atomic_output(self.folder / "identity.json") as tmp:
+                    tmp.write_text(json.dumps(self.identity, sort_keys=True))
             with atomic_output(self.folder / f"{_set_name(n, S)}.npy") as tmp:
                 with open(tmp, "wb") as fh:
                     np.save(fh, counts, allow_pickle=False)
