@@ -95,3 +95,32 @@ def test_too_many_cores_refused(write_config, tmp_path):
     cfg = write_config(CFG.replace("cores: [1, 2]", "cores: [1, 4096]"))
     res = CliRunner().invoke(main, ["run", str(cfg), "--out", str(tmp_path / "r")])
     assert res.exit_code == 2 and "4096 cores" in res.output
+
+
+@pytest.mark.parametrize("args, words", [
+    (["run", "--repeats", "x", "c.yaml"], ["spbench run:", "'--repeats'", "'x'"]),
+    (["run", "."], ["spbench run:", "CONFIG_FILE", "is a directory"]),
+    (["run"], ["spbench run:", "Missing argument 'CONFIG_FILE'"]),
+    (["profile", "--bogus", "."], ["spbench profile:", "No such option '--bogus'"]),
+    (["compare", "."], ["spbench compare:", "Missing argument 'NEW'"]),
+    (["info", "--bogus"], ["spbench info:", "No such option"]),
+    (["nosuch"], ["spbench:", "No such command 'nosuch'"]),
+    (["bench", "--bogus"], ["spbench bench:", "No such option"]),
+    (["datasets", "--bogus"], ["spbench datasets:", "No such option"]),
+])
+def test_usage_errors_are_one_line(args, words, tmp_path, monkeypatch):
+    """A bad flag value, a missing argument or an unknown command or option: one line naming the
+    command, exit 2, no usage block."""
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), res.output
+    assert all(w in lines[0] for w in words), lines[0]
+
+
+@pytest.mark.parametrize("group", [[], ["datasets"], ["bench"]])
+def test_a_bare_group_shows_its_help(group):
+    res = CliRunner().invoke(main, group)
+    assert res.output.startswith("Usage: "), res.output
+    assert "Error" not in res.output

@@ -8,7 +8,7 @@ import warnings
 import click
 
 from spbench import __version__
-from .errors import UsageFailure
+from .errors import OneLineGroup, UsageFailure
 
 
 def _datasets_group() -> click.Group:
@@ -31,7 +31,7 @@ def _warning_line(message, category, filename, lineno, file=None, line=None) -> 
     click.echo(f"spbench: warning: {message}", err=True)
 
 
-class TopGroup(click.Group):
+class TopGroup(OneLineGroup):
     """The `spbench` group: the command groups kept in their own modules are imported when called
     (``LAZY``: name -> loader and the short help `spbench --help` shows), so `--help` loads neither
     them nor what they import (scipy, pandas, an experiment)."""

@@ -22,7 +22,7 @@ import click
 from spbench.harness.catalog import declared
 from spbench.harness.declaration import Benchmark, BenchRun
 from spbench.harness.options import BadOption, Option, names_of
-from spbench.cli.errors import OneLineCommand, UsageFailure
+from spbench.cli.errors import OneLineCommand, OneLineGroup, UsageFailure
 
 __all__ = ["bench", "build_command", "measure_and_store", "BenchCommand", "BenchGroup", "NamesChoice"]
 
@@ -35,9 +35,11 @@ class BenchCommand(OneLineCommand):
     declaration: Benchmark | None = None
 
 
-class BenchGroup(click.Group):
+class BenchGroup(OneLineGroup):
     """`spbench bench`: its commands are the declared benchmarks, each built when first asked for
     (again when its declaration changed); an unknown benchmark is one line too."""
+
+    label = "spbench bench"
 
     def list_commands(self, ctx):
         return sorted(declared())
@@ -50,12 +52,6 @@ class BenchGroup(click.Group):
         if getattr(built, "declaration", None) is not declaration:
             built = self.commands[name] = build_command(declaration)
         return built
-
-    def resolve_command(self, ctx, args):
-        try:
-            return super().resolve_command(ctx, args)
-        except click.UsageError as exc:
-            raise UsageFailure(f"spbench bench: {exc.format_message()}") from None
 
 
 @click.group(cls=BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})

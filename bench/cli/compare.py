@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from spbench.cli.errors import UsageFailure
+from spbench.cli.errors import OneLineCommand, UsageFailure
 
 
 def _fraction(option: str, text: str) -> float:
@@ -18,7 +18,7 @@ def _fraction(option: str, text: str) -> float:
         raise UsageFailure(f"{option}: expected a fraction such as 5% or 0.05, got {text!r}") from None
 
 
-@click.command()
+@click.command(cls=OneLineCommand)
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @click.option("--metric", default=None, help="Row column to compare (default: the experiment's, solve_time "

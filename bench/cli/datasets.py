@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import click
 
 from spbench.store.atomic_files import WriteFailed, probe_folder
-from spbench.cli.errors import OneLineCommand, UsageFailure
+from spbench.cli.errors import OneLineCommand, OneLineGroup, UsageFailure
 from spbench.datasets import synthetic
 from spbench.datasets.conversion_progress import ConversionProgress
 from spbench.datasets.errors import DatasetError
@@ -34,20 +34,10 @@ class DatasetsCommand(OneLineCommand):
     prefix = "spbench datasets"
 
 
-class DatasetsGroup(click.Group):
+class DatasetsGroup(OneLineGroup):
     """The `spbench datasets` group: an unknown command or option is one line, exit code 2."""
 
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            raise UsageFailure(f"spbench datasets: {exc.format_message()}") from None
-
-    def resolve_command(self, ctx, args):
-        try:
-            return super().resolve_command(ctx, args)
-        except click.UsageError as exc:
-            raise UsageFailure(f"spbench datasets: {exc.format_message()}") from None
+    label = "spbench datasets"
 
 
 def _params(pairs: tuple[str, ...]) -> dict:

@@ -13,13 +13,37 @@ class UsageFailure(click.ClickException):
     exit_code = 2
 
 
-class OneLineCommand(click.Command):
+class OneLineUsage:
+    """Click's usage errors (a bad option value, a missing argument, an unknown command) as one
+    line naming the command (``label``), exit code 2, no usage block; a bare group still shows
+    its help."""
+
+    label = "spbench"
+
+    def _one_line(self, call, ctx, args):
+        try:
+            return call(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise UsageFailure(f"{self.label}: {exc.format_message()}") from None
+
+    def parse_args(self, ctx, args):
+        return self._one_line(super().parse_args, ctx, args)
+
+
+class OneLineCommand(OneLineUsage, click.Command):
     """A command whose option errors are one line naming it (``PREFIX NAME: ...``), no usage block."""
 
     prefix = "spbench"
 
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            raise UsageFailure(f"{self.prefix} {self.name}: {exc.format_message()}") from None
+    @property
+    def label(self) -> str:
+        return f"{self.prefix} {self.name}"
+
+
+class OneLineGroup(OneLineUsage, click.Group):
+    """A command group whose usage errors, an unknown command among them, are one line naming it."""
+
+    def resolve_command(self, ctx, args):
+        return self._one_line(super().resolve_command, ctx, args)

@@ -5,8 +5,10 @@ import json
 
 import click
 
+from spbench.cli.errors import OneLineCommand
 
-@click.command()
+
+@click.command(cls=OneLineCommand)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def info(as_json):
     """Machine, build and MPI facts (what every results folder's meta.json records)."""

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from spbench.cli.errors import UsageFailure
+from spbench.cli.errors import OneLineCommand, UsageFailure
 
 
-@click.command()
+@click.command(cls=OneLineCommand)
 @click.argument("results_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "plots_dir", type=click.Path(path_type=Path), default=Path("plots"),
               help="Where the tables and figures go (one folder per sweep).")

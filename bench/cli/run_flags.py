@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import click
 
+from spbench.cli.errors import OneLineCommand
+
 __all__ = ["ExperimentFlag", "RunCommand", "experiment_flags"]
 
 
@@ -46,7 +48,7 @@ def _option(key: str, owners: list) -> ExperimentFlag:
     return ExperimentFlag([flag(key), key], type=value, default=None, help=f"{text} (override).")
 
 
-class RunCommand(click.Command):
+class RunCommand(OneLineCommand):
     """`spbench run`: the experiments' flags join its own after the option ``flags_after`` names,
     read from the registry once, when the command first needs its parameters."""
 
