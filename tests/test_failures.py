@@ -408,6 +408,40 @@ def test_profile_leaves_corrupt_rows_out_with_a_warning_exit_1(write_config, tmp
     assert "out: 2 rows" in res.output and (tmp_path / "plots" / "out" / "REPORT.md").is_file()
 
 
+def test_a_folder_named_like_a_row_is_set_aside_not_a_traceback(write_config, tmp_path):
+    out = tmp_path / "out"
+    assert _run(write_config(CFG), out, "-q").exit_code == 0
+    (out / "runs" / "dir.json").mkdir()
+    res = CliRunner().invoke(main, ["profile", str(out), "--out", str(tmp_path / "plots")])
+    assert res.exit_code == 1 and not isinstance(res.exception, OSError), res.output
+    assert "dir.json: not a valid result fragment (Is a directory); left out of the report" in res.output
+    res = _run(write_config(CFG), out, "-q")
+    assert res.exit_code == 0, res.output
+    assert f"dir.json: not a valid result fragment (Is a directory); moved to {out / 'runs' / 'corrupt' / 'dir.json'}" \
+        in res.output
+    assert (out / "runs" / "corrupt" / "dir.json").is_dir() and "2 already stored" in res.output
+
+
+def test_a_file_named_runs_is_refused_before_anything_runs(write_config, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "runs").write_text("x")
+    _error_line(_run(write_config(CFG), out), 2, str(out / "runs"), "a file, not a folder")
+    assert sorted(p.name for p in out.iterdir()) == ["runs"] and (out / "runs").read_text() == "x"
+
+
+@pytest.mark.parametrize("meta", ['[1, 2]', '"text"', '{"sweep": "fail", "machine": "x", "other_machines": 3}'])
+def test_a_meta_json_holding_no_object_is_recorded_anew(write_config, tmp_path, meta, monkeypatch):
+    out = tmp_path / "out"
+    assert _run(write_config(CFG), out, "-q").exit_code == 0
+    (out / "meta.json").write_text(meta)
+    monkeypatch.setenv("SLURM_JOB_ID", "7")   # appends to meta.json's slurm_jobs
+    res = _run(write_config(CFG), out, "-q")
+    assert res.exit_code == 0 and "warning" not in res.output, res.output
+    written = json.loads((out / "meta.json").read_text())
+    assert isinstance(written["machine"], dict) and written["slurm_jobs"][-1]["slurm_job_id"] == "7"
+
+
 # --- warnings a user wants ----------------------------------------------------------------------
 
 def _warnings(res):

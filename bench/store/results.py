@@ -106,7 +106,7 @@ class ResultStore:
         folders this call created (the results folder, and its parents that did not exist) are removed
         again when they hold nothing. A folder nothing can be written into is a WriteFailed before anything is (:func:`probe_folder`)."""
         probe_folder(self.root)
-        if self.runs.is_dir():
+        if self.runs.exists() or self.runs.is_symlink():   # a file (or a dangling link) named runs: refused here
             probe_folder(self.runs)
         created = [p for p in (self.root.absolute(), *self.root.absolute().parents) if not p.exists()]
         path = self.root / (f".lock.{self.shard}" if self.shard else ".lock")
@@ -220,13 +220,16 @@ class ResultStore:
         return kind.row_problems(row)
 
     def read_meta(self) -> dict | None:
+        """meta.json as a mapping; None when there is none, or it holds no JSON object (cut off,
+        edited by hand): a writer then records it anew."""
         path = self.root / "meta.json"
         if not path.exists():
             return None
         try:
-            return json.loads(path.read_text())
-        except json.JSONDecodeError:
+            meta = json.loads(path.read_bytes().decode("utf-8"))
+        except (OSError, ValueError):
             return None
+        return meta if isinstance(meta, dict) else None
 
     def record_writer(self, sweep: str, config: dict, *, created: dict | None = None, fields: dict | None = None,
                       merged: dict | None = None, appended: dict | None = None) -> dict | None:
@@ -247,15 +250,17 @@ class ResultStore:
             if meta is None:
                 meta = {"sweep": sweep, "created_at": now, "machine": facts, **(created or {})}
             else:
-                old = meta.get("machine", {})
-                if any(old.get(k) != facts.get(k) for k in ("host", "cpu", "cores")):
-                    meta.setdefault("other_machines", []).append({"at": now, "machine": facts})
+                old = meta.get("machine")
+                if not isinstance(old, dict):   # none recorded (meta.json edited by hand): this machine's
+                    meta["machine"] = facts
+                elif any(old.get(k) != facts.get(k) for k in ("host", "cpu", "cores")):
+                    _append(meta, "other_machines", {"at": now, "machine": facts})
                     other = old
             meta.update({"config": config, **(fields or {})})
             for key, entries in (merged or {}).items():
                 meta[key] = {**(meta.get(key) if isinstance(meta.get(key), dict) else {}), **entries}
             for key, entry in (appended or {}).items():
-                meta.setdefault(key, []).append({"at": now, **entry})
+                _append(meta, key, {"at": now, **entry})
             meta["updated_at"] = now
             write_json(self.root / "meta.json", meta)
         return other
@@ -268,6 +273,11 @@ class ResultStore:
             meta.update(fields)
             meta["updated_at"] = _now()
             write_json(self.root / "meta.json", meta)
+
+
+def _append(meta: dict, key: str, entry: dict) -> None:
+    """Append ``entry`` to meta.json's list at ``key`` (anything else there, edited by hand, is replaced)."""
+    meta[key] = [*(meta[key] if isinstance(meta.get(key), list) else []), entry]
 
 
 def _now() -> str:

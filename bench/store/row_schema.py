@@ -120,4 +120,6 @@ def read_row(path) -> dict:
         row = json.loads(path.read_bytes().decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CorruptRow(f"{path}: not a valid result fragment ({exc})") from None
+    except OSError as exc:   # a folder named *.json, a file nothing can read
+        raise CorruptRow(f"{path}: not a valid result fragment ({exc.strerror or exc})") from None
     return check_row(row, path)
