@@ -231,3 +231,48 @@ def test_the_left_gram_schmidt_costs_per_word_by_the_size_of_the_rank_s_basis():
                     x_peers=_a(1, 1), own=_a(10 ** 7, 10), fm_send=_a(0, 10), fm_recv=_a(10, 0), fm_peers=_a(1, 1))
     got = predict_from_loads([huge], ladder, ttm="paper")["terms"]["lanczos_left"]
     assert got == pytest.approx(words(10 ** 7) * 1e-9)
+
+
+def test_the_in_context_costs_add_to_every_alpha_and_every_distributed_query():
+    """What a call and a query cost inside HOOI beyond the micro-benchmarks (measured on the worker)
+    is added to every α of its pattern, at every working set, and to every query at P > 1 only;
+    a negative one never takes α below 0."""
+    base = predict_from_loads([_load()], COSTS, ttm="paper")
+    ctx = {**COSTS, "alpha_allreduce_context": 1e-6, "alpha_alltoallv_context": 3e-6, "dist_query_context": 2e-7}
+    out = predict_from_loads([_load()], ctx, ttm="paper")
+    for term, key in (("svd_allreduce", "alpha_allreduce_context"), ("oracle_alltoallv", "alpha_alltoallv_context"),
+                      ("factor_transfer", "alpha_alltoallv_context")):
+        m, b = out["messages"][term], base["messages"][term]
+        assert m["calls"] == b["calls"] and m["beta"] == pytest.approx(b["beta"])
+        assert m["alpha"] == pytest.approx(b["alpha"] + m["calls"] * ctx[key]), term
+    Q = out["modes"][0]["queries"]
+    assert out["svd_time"] == pytest.approx(base["svd_time"] + Q * 2e-7)
+    one = ModeLoad(K=2, Khat=10, L=100, e=_a(1000), r=_a(100), x_send=_a(0), x_recv=_a(0), x_peers=_a(0),
+                   own=_a(100), fm_send=_a(0), fm_recv=_a(0), fm_peers=_a(0))
+    assert predict_from_loads([one], ctx, ttm="paper")["svd_time"] == pytest.approx(
+        predict_from_loads([one], COSTS, ttm="paper")["svd_time"])
+    from spbench.tucker.model.cost_model import alpha_cost
+    assert alpha_cost({**COSTS, "alpha_allreduce_context": -1.0}, "alpha_allreduce", 1e6) == 0.0
+
+
+def test_in_context_costs_are_the_median_residual_per_call_and_per_query():
+    """The in-context calibration reads each cost from validation rows predicted without it: the
+    measured transfer per call less the model's α + β per call, the measured SVD work less the
+    modelled per query; a median over the runs, and an error when a pattern made no call."""
+    from spbench.tucker.calibration.in_context import context_costs
+
+    def row(svd_meas, svd_pred, ar, a2a):
+        return {"queries": [40, 40, 40], "measured_svd_time": svd_meas, "predicted_svd_time": svd_pred,
+                "comm_terms": {"svd_allreduce": {"calls": 100, "transfer": ar, "model_alpha": 1e-4, "model_beta": 1e-4},
+                               "oracle_alltoallv": {"calls": 50, "transfer": a2a, "model_alpha": 5e-5,
+                                                    "model_beta": 5e-5}}}
+    rows = [row(0.012, 0.0, 0.0012, 0.0006), row(0.024, 0.012, 0.0007, 0.0011), row(0.0, 0.0, 0.0, 0.0)]
+    out = context_costs(rows)
+    assert out["dist_query_context"] == pytest.approx(0.012 / 120)
+    assert out["alpha_allreduce_context"] == pytest.approx((0.0007 - 2e-4) / 100)
+    assert out["alpha_alltoallv_context"] == pytest.approx((0.0006 - 1e-4) / 50)
+    assert out["_fit"]["dist_query_context"][2] == 0.0
+    for r in rows:
+        del r["comm_terms"]["oracle_alltoallv"]
+    with pytest.raises(RuntimeError, match="alpha_alltoallv_context"):
+        context_costs(rows)

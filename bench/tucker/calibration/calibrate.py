@@ -46,7 +46,11 @@ fits live in :mod:`.calibrate_ttm`, the fitting helpers in :mod:`.cost_fit`):
   ``mpiexec -n 2 python -m mpi4py -m spbench.tucker.calibration.mpi_microbench OUT.json`` (the mpiexec
   beside this Python). Two ranks on two cores only: with more ranks than cores the numbers are
   time slices, not latencies, and are refused. No mpiexec: the MPI part is skipped with a
-  reason (``mpi.skipped``) and the model then predicts P = 1 only.
+  reason (``mpi.skipped``) and the model then predicts P = 1 only;
+* what a message and a Lanczos query cost inside HOOI beyond those pieces timed alone
+  (``alpha_allreduce_context``, ``alpha_alltoallv_context``, ``dist_query_context``): the worker at
+  2 ranks on the calibration's own random tensor against the model of every cost above
+  (:mod:`.in_context`).
 
 The result is a JSON-serialisable dict: ``{"schema_version", "timestamp", "quick", "machine",
 "costs": {name: seconds}, "fits": {diagnostics}, "mpi": {...}, "load"}``; :func:`save` / :func:`load`.
@@ -76,8 +80,9 @@ __all__ = ["calibrate", "save", "load", "calibrate_oracle",
 
 #: 4: the oracle's cost per entry is a ladder over Z's size (``oracle_bytes``); 5: the MPI α of each
 #: pattern a ladder over the working set before the call (``alpha_bytes``), the left Gram–Schmidt's
-#: cost per word a ladder over the left basis' size (``lanczos_left_bytes``)
-SCHEMA_VERSION = 5
+#: cost per word a ladder over the left basis' size (``lanczos_left_bytes``); 6: the in-context costs
+#: of a message and a query (:mod:`.in_context`), the oracle's buffer packing counted as its own work
+SCHEMA_VERSION = 6
 COMPUTE_KEYS = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_khat", "ttm_csf_row", "ttm_csf_miss",
                 "ttm_cache_bytes",
                 "ttm_elem", "ttm_elem_khat", "ttm_row", "ttm_row_khat", "ttm_local_khat", "oracle_call",
@@ -86,7 +91,8 @@ COMPUTE_KEYS = ("ttm_csf_leaf", "ttm_csf_flop", "ttm_csf_node", "ttm_csf_row_kha
                 "lanczos_left_row", "lanczos_ritz_madd", "lanczos_right_word", "lanczos_right_row",
                 "lanczos_local_query", "dist_oracle_call", "dist_oracle_row")
 MPI_KEYS = ("alpha_p2p", "beta_p2p", "alpha_bytes", "alpha_allreduce", "beta_allreduce",
-            "alpha_alltoallv", "beta_alltoallv", "alpha_allgatherv", "beta_allgatherv")
+            "alpha_alltoallv", "beta_alltoallv", "alpha_allgatherv", "beta_allgatherv",
+            "alpha_allreduce_context", "alpha_alltoallv_context", "dist_query_context")
 
 
 # ---- oracle and GEMM ------------------------------------------------------------------------
@@ -347,8 +353,8 @@ def calibrate_oracle_index(quick: bool = False, seed: int = 0) -> dict:
     exchanges are local copies: module docstring): R shared rows, own = R (nothing exchanged) or
     R/2 (the other half sent, as many received), K̂ = 2 so the products it wraps are small;
     their time is subtracted, and so is the time inside the oracle's message clock (the exchange
-    calls and the gathers of their buffers), which HOOI counts as communication (``comm_time``;
-    the MPI micro-benchmark times those calls)."""
+    calls alone; packing their buffers is the oracle's own work), which HOOI counts as communication
+    (``comm_time``; the MPI micro-benchmark times those calls)."""
     from types import SimpleNamespace
 
     from threadpoolctl import threadpool_limits
@@ -447,6 +453,15 @@ def calibrate(quick: bool = False, *, mpi: bool = True, seed: int = 0) -> dict:
     mpi_part = calibrate_mpi(quick=quick) if mpi else {"skipped": "mpi=False"}
     if "costs" in mpi_part:
         costs.update(mpi_part["costs"])
+        from spbench.tucker.calibration.in_context import calibrate_in_context
+        try:
+            context = calibrate_in_context(costs, quick=quick, seed=seed)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:   # the worker failed here
+            mpi_part = {"skipped": f"in-context run at 2 ranks failed: {str(exc).splitlines()[0]}"}
+            costs = {k: v for k, v in costs.items() if k not in MPI_KEYS}
+        else:
+            fits["in_context"] = context.pop("_fit")
+            costs.update(context)
     facts = machine_facts(with_mpi=False)
     return {
         "schema_version": SCHEMA_VERSION,

@@ -34,7 +34,8 @@ payloads, an Allreduce of k words counting 2k; 0 on one process, which sends not
 Timers (local seconds). ``hooi_time`` is partitioned (Fig. 11's breakup, §7.2), every second of
 it in exactly one of :data:`PARTITION`: ``ttm_time`` (the local TTMs), ``svd_time`` (the
 Lanczos runs' local work, the oracle's products included), ``comm_time`` (every message: the
-oracle's exchanges and Allreduces, the Lanczos Allreduces, the factor transfers, the core's),
+oracle's exchanges and Allreduces, the Lanczos Allreduces, the factor transfers, the core's;
+the MPI call alone: packing a send buffer and unpacking the received one are the phase's local work),
 ``other_time`` (the rest: the core's local product, rebuilding F_n, the fit). Beside them, not
 part of the partition: ``fm_time`` (the factor transfers' messages, within ``comm_time``),
 ``core_time`` (forming the core and the fit, within ``other_time`` and ``comm_time``),
@@ -175,8 +176,9 @@ class Oracle:
             self.queries += 1
             return self.Z @ x
         xp = self.Z @ np.asarray(x, dtype=np.float64)
+        send = xp[pl.send_idx]            # packed before the clock: comm_time holds the message alone
         with self.clock.message(self.terms[0], self._exchanged):
-            recv = pl.reduce_x(self.comm, xp[pl.send_idx])
+            recv = pl.reduce_x(self.comm, send)
         if recv.size:
             xp += np.bincount(pl.recv_pos, weights=recv, minlength=xp.shape[0])
         self.queries += 1
@@ -204,8 +206,11 @@ class Oracle:
         k = Y_own.shape[1]
         Yp = np.empty((pl.r_p, k))
         Yp[pl.own_idx] = Y_own
+        send = Yp[pl.recv_pos]
         with self.clock.message(self.terms[0], self._exchanged * k):
-            Yp[pl.send_idx] = pl.bcast_y(self.comm, Yp[pl.recv_pos], width=k)
+            got = pl.bcast_y(self.comm, send, width=k)
+        Yp[pl.send_idx] = got
+        send = got = None
         part = np.ascontiguousarray(self.Z.T @ Yp)
         out = np.empty_like(part)
         with self.clock.message(self.terms[1], part.size):
@@ -266,10 +271,11 @@ def _transfer(comm, pl, F, K, clock) -> int:
     step = max(1, min(K, TRANSFER_WORDS // max(pl.fm_items_max, 1)))
     for c in range(0, K, step):
         cols = slice(c, min(K, c + step))
+        send = F[pl.fm_send_local, cols]   # packed before the clock, unpacked after it
         with clock.message("factor_transfer", max(pl.fm_send_local.size, pl.fm_recv_local.size) * (cols.stop - cols.start)):
-            recv = pl.fm(comm, F[pl.fm_send_local, cols], width=cols.stop - cols.start)
+            recv = pl.fm(comm, send, width=cols.stop - cols.start)
         F[pl.fm_recv_local, cols] = recv
-        del recv
+        del send, recv
     return (int(pl.fm_send_local.size) + int(pl.fm_recv_local.size)) * K
 
 

@@ -34,8 +34,8 @@ SVD      the Lanczos run of :func:`.lanczos.lanczos_svd` with its left vectors a
                  level it lives in; the cache the ranks of a node share is not modelled)
                  + lanczos_right_word·K̂·(j + 1) + lanczos_right_row·K̂   (replicated right GS)
                  + A(r, s, peers) + Allreduce(K̂)
-         per query: oracle_call + dist_oracle_call + lanczos_query (at P = 1 the oracle is the
-         products alone and the steps are compiled: lanczos_local_query instead of the three);
+         per query: oracle_call + dist_oracle_call + dist_query_context + lanczos_query (at P = 1
+         the oracle is the products alone and the steps are compiled: lanczos_local_query instead);
          at the end: max_p own^p·ncv·K·lanczos_ritz_madd (U·P) + K̂·ncv·K·gemm_madd (V·Qᵀ);
          each restart: max_p own^p·ncv·keep·lanczos_ritz_madd.
          Dense fallback (ncv ≥ min(L, K̂)): min(L, K̂) oracle queries, then TSQR (K̂ ≤ L:
@@ -54,6 +54,8 @@ rank's Z, left and right Lanczos bases of the mode, in bytes; the factor transfe
 messages at their mode's) from the micro-benchmark's ladder (``alpha_bytes``, :func:`alpha_cost`):
 a call after a step that stayed in L2 finds MPI's own buffers there, one after a step streaming
 beyond it finds them in memory; the rungs are measured, never fitted to the validation tensors.
+To each α its pattern's ``alpha_*_context``: what a call costs inside HOOI beyond the micro-benchmark,
+measured on the worker at 2 ranks on the calibration's own tensor (:mod:`.calibration.in_context`).
 Every communication term is 0 at P = 1. Steps are synchronized by their collectives, so the SVD
 is the sum over steps of the slowest rank's step. ``messages``: per message term, the calls, the
 words (the largest rank's) and their α and β seconds, exactly the term's charge (the worker tallies
@@ -95,15 +97,16 @@ from spbench.tucker.hooi.variants import TTM_KINDS
 from spbench.tucker.model.mode_load import ModeLoad, khat_of as _khat
 
 __all__ = ["ModeLoad", "loads_from_counts", "csf_work", "rank_loads", "lanczos_steps", "predict_from_loads",
-           "predict_hooi", "entry_cost", "alpha_cost", "working_set",
+           "predict_hooi", "entry_cost", "alpha_cost", "working_set", "CONTEXT_COSTS",
            "MODEL_VERSION", "COMPUTE_COSTS", "TTM_COSTS", "SVD_COSTS", "MPI_COSTS",
            "TERM_COMPONENT", "COST_GROUPS", "COST_SIZES", "cost_group", "scale_costs", "model_groups"]
 
 #: 4: svd_time is the Lanczos runs' local work (its messages are in comm_time only), other_time the
 #: core's product, and the four add up to hooi_time; 5: the oracle's cost per entry by Z's size;
 #: 6: each message's α by the working set of the step before it, the left Gram–Schmidt's cost per
-#: word by the size of the rank's left basis
-MODEL_VERSION = 6
+#: word by the size of the rank's left basis; 7: each α and each query at P > 1 plus what it costs
+#: inside HOOI beyond the micro-benchmarks (``*_context``), the messages timed without their packing
+MODEL_VERSION = 7
 #: the component of hooi_time (:data:`.hooi.PARTITION`) each named term is part of
 TERM_COMPONENT = {"ttm": "ttm_time", "oracle_products": "svd_time", "oracle_index": "svd_time",
                   "lanczos_left": "svd_time", "lanczos_right": "svd_time", "query_calls": "svd_time",
@@ -122,6 +125,9 @@ COMPUTE_COSTS = TTM_COSTS["csf"] + TTM_COSTS["paper"] + (
 SVD_COSTS = COMPUTE_COSTS[len(TTM_COSTS["csf"]) + len(TTM_COSTS["paper"]):]
 MPI_COSTS = ("alpha_allreduce", "beta_allreduce", "alpha_alltoallv", "beta_alltoallv",
              "alpha_allgatherv", "beta_allgatherv")
+#: what a message and a query cost inside the distributed HOOI beyond the micro-benchmarks, measured
+#: on the worker at 2 ranks (:mod:`.calibration.in_context`); needed at P > 1 only
+CONTEXT_COSTS = ("alpha_allreduce_context", "alpha_alltoallv_context", "dist_query_context")
 
 
 def csf_work(count: dict, mode: int, Ks) -> tuple[np.ndarray, list] | tuple[None, None]:
@@ -203,8 +209,11 @@ def _add(total: dict, term: str, part: dict) -> None:
 def alpha_cost(c: dict, key: str, working_bytes: float) -> float:
     """Seconds per message of a pattern (``alpha_allreduce``, ...) called after a step whose working
     set was ``working_bytes`` per rank: the micro-benchmark's ladder (``alpha_bytes``, :func:`entry_cost`),
-    or the one figure of a calibration without it."""
-    return float(entry_cost(c, key, float(working_bytes), "alpha_bytes"))
+    or the one figure of a calibration without it, plus what a call costs inside HOOI beyond the
+    micro-benchmark (``alpha_allreduce_context``, ``alpha_alltoallv_context``: measured on the worker,
+    :mod:`.calibration.in_context`); never below 0."""
+    ladder = float(entry_cost(c, key, float(working_bytes), "alpha_bytes"))
+    return max(ladder + float(c.get(key + "_context", 0.0)), 0.0)
 
 
 def _alltoallv_msgs(c, send, recv, peers, P, width=1, calls=1, ws=0.0) -> dict:
@@ -299,7 +308,8 @@ def _svd_mode(ld: ModeLoad, c: dict, mode: str) -> dict:
                            "oracle_alltoallv", "svd_allreduce", "dense_fallback", "dense_allgatherv"), 0.0)
     msgs: dict = {}
     idle = np.zeros(P)
-    terms["query_calls"] = Q * (c["oracle_call"] + c["dist_oracle_call"] * (P > 1) + c["lanczos_query"])
+    distributed = c["dist_oracle_call"] + c["dist_query_context"] if P > 1 else 0.0
+    terms["query_calls"] = Q * max(c["oracle_call"] + c["lanczos_query"] + distributed, 0.0)
     if P == 1 and not plan["dense"]:              # HOOI's one-process Lanczos: compiled steps
         terms["query_calls"] = Q * c["lanczos_local_query"]
     if plan["dense"]:
@@ -385,7 +395,7 @@ def predict_from_loads(loads: list[ModeLoad], costs: dict, *, invocations: int =
     P = loads[0].P
     _need(c, TTM_COSTS[ttm] + SVD_COSTS, P)
     if P > 1:
-        _need(c, MPI_COSTS, P)
+        _need(c, MPI_COSTS + CONTEXT_COSTS, P)
     modes, total_terms, messages = [], {}, {}
     idle = np.zeros(P)
     ws = 0.0
