@@ -29,6 +29,7 @@ the calibration did not measure.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -281,6 +282,8 @@ def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | 
             flat["barrier"] = flat["barrier_omp"]
         terms = simulate_terms(run, dag, flat, kernel=kernel_name, cores=cores)
     solve = sum(terms[k] for k in TERMS)
+    status, reason = ("ok", None) if math.isfinite(solve) else \
+        ("invalid", f"non-finite modelled solve time ({solve}): a calibration term too large for double precision")
     return {
         "kernel": kernel_name,
         "staleness": staleness,
@@ -293,7 +296,8 @@ def predict_point(L, algorithm: str, cores: int, costs: Mapping, params: dict | 
         "solve_time": float(solve),
         "solve_times": [float(solve)],
         "residual": None,
-        "status": "ok",
+        "status": status,
+        **({"error": reason} if reason else {}),   # as execute.solve_point: an ok row's error is the runner's None
         "barrier": barrier_name,
         "model": {**_model_info(flat, kernel_name, costs), "terms": terms},
     }

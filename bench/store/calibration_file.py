@@ -62,7 +62,22 @@ def read_calibration(path, experiment: str, what: str, terms_version: int) -> di
     if data.get("terms_version") != terms_version:
         raise ValueError(f"{path}: calibration schema {data.get('terms_version')}, expected {terms_version} "
                          f"(made for an older cost model: {rerun})")
+    for key, kind, expected in ENVELOPE_TYPES:
+        if not isinstance(data.get(key), kind):
+            raise ValueError(f"{path}: key {key!r} = {_shown(data.get(key))}, expected {expected} (a calibration "
+                             f"edited by hand? {rerun})")
     return data
+
+
+#: the envelope's keys an experiment's cost model reads, with their JSON types
+ENVELOPE_TYPES = (("terms", dict, "a JSON object of cost-model terms"), ("machine", dict, "a JSON object of machine facts"),
+                  ("created", str, "the time it was measured, as text"), ("quick", bool, "true or false"))
+
+
+def _shown(value, limit: int = 60) -> str:
+    """A JSON value as a message shows it: its type and the start of its text."""
+    text = json.dumps(value)
+    return f"{type(value).__name__} {text if len(text) <= limit else text[:limit] + '…'}"
 
 
 def relative_difference(a: float, b: float) -> float:

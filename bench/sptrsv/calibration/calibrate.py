@@ -189,14 +189,7 @@ def check_physical(costs: dict) -> None:
     changing more than COMPUTE_JUMP_MAX times between 1 and 2 cores: what a busy machine or a fit
     trading one term for another produces."""
     cores = costs["cores"]
-    measured = [("serial", costs.get("serial", {}))] + [(f"{P} cores", e) for P, e in cores.items()]
-    for where, entry in measured:
-        for name in POSITIVE_RATES:
-            if name in entry and not float(entry[name]) > 0:
-                raise ImplausibleCalibration(
-                    f"{name} ({where}) came out {float(entry[name]) * 1e9:.3f} ns: a row or a nonzero "
-                    "takes time on any machine, so its solves' timings were not the kernel's (a busy "
-                    "machine?); nothing written")
+    check_positive_rates(costs)
     for P, entry in sorted(cores.items(), key=lambda kv: int(kv[0])):
         if int(P) < 2:
             continue
@@ -215,6 +208,51 @@ def check_physical(costs: dict) -> None:
                 f"the per-nonzero cost changed {ratio:.1f}x between 1 core ({one * 1e9:.2f} ns) and 2 cores "
                 f"({two * 1e9:.2f} ns), more than the {COMPUTE_JUMP_MAX:.0f}x two cores each solving their "
                 "own copy can differ: a busy machine?; nothing written")
+
+
+def check_positive_rates(costs: dict) -> None:
+    """:class:`ImplausibleCalibration` for a per-row or per-nonzero rate at or below zero (serial or
+    at a core count): a row or a nonzero takes time on any machine."""
+    measured = [("serial", costs.get("serial", {}))] + [(f"{P} cores", e) for P, e in costs["cores"].items()]
+    for where, entry in measured:
+        for name in POSITIVE_RATES:
+            if name in entry and not float(entry[name]) > 0:
+                raise ImplausibleCalibration(
+                    f"{name} ({where}) came out {float(entry[name]) * 1e9:.3f} ns: a row or a nonzero "
+                    "takes time on any machine, so its solves' timings were not the kernel's (a busy "
+                    "machine?); nothing written")
+
+
+def check_terms(path, terms: dict) -> None:
+    """ValueError, one line naming ``path`` and the term, for terms the cost model cannot read (a file
+    edited by hand, say): ``cores`` not an object of core counts >= 1, a rate or synchronisation
+    cost missing or not a finite number, or (in a calibration not kept with --force) a per-row or
+    per-nonzero rate at or below zero, which would model negative solve times."""
+    cores = terms.get("cores")
+    if not isinstance(cores, dict) or not cores:
+        raise ValueError(f"{path}: terms.cores = {cores!r:.60}, expected a JSON object of the calibrated core counts")
+    for P, entry in cores.items():
+        if not (P.isascii() and P.isdigit() and int(P) >= 1):
+            raise ValueError(f"{path}: terms.cores: key {P!r}, expected a core count >= 1")
+        _check_numbers(path, f"terms.cores.{P}", entry, RATE_KEYS + SYNC_KEYS)
+    if "serial" in terms:
+        _check_numbers(path, "terms.serial", terms["serial"], RATE_KEYS)
+    if not terms.get("implausible"):
+        try:
+            check_positive_rates(terms)
+        except ImplausibleCalibration as exc:
+            raise ValueError(f"{path}: {str(exc).replace('; nothing written', '')}; measure it again "
+                             f"(`spbench calibrate`), or keep such a calibration with --force") from None
+
+
+def _check_numbers(path, where: str, entry, keys) -> None:
+    """ValueError unless ``entry`` is an object holding each of ``keys`` as a finite number."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{path}: {where} = {entry!r:.60}, expected a JSON object of costs in seconds")
+    for key in keys:
+        value = entry.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise ValueError(f"{path}: {where}.{key} = {value!r:.60}, expected a finite number of seconds")
 
 
 def default_core_counts(cores: int | None = None) -> list[int]:
@@ -321,7 +359,9 @@ def load_calibration(path) -> dict:
     """The calibration file's envelope (:func:`spbench.store.calibration_file.read_calibration`); ValueError
     with one line when it is no SpTrSV calibration of this spbench."""
     from spbench.store.calibration_file import read_calibration
-    return read_calibration(path, "sptrsv", "an SpTrSV calibration", SCHEMA_VERSION)
+    calibration = read_calibration(path, "sptrsv", "an SpTrSV calibration", SCHEMA_VERSION)
+    check_terms(path, calibration["terms"])
+    return calibration
 
 
 def model_costs(calibration: dict) -> dict:
