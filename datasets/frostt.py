@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,9 @@ __all__ = ["read_tns", "write_tns", "tns_stem", "npz_cache_path", "TNS_SUFFIXES"
            "data_line_numbers", "open_text", "write_tns_chunks"]
 
 TNS_SUFFIXES = (".tns", ".tns.gz")
+#: the largest index a line may hold (the columns are int64)
+INDEX_MAX = 2**63 - 1
+_INDEX = re.compile(r"-?[0-9]+")
 _CHUNK = 4_000_000
 
 
@@ -82,15 +86,18 @@ def _check_line(fields: list[str], nmodes: int, dims) -> str | None:
     if len(fields) != nmodes + 1:
         return f"expected {nmodes} indices and a value ({nmodes + 1} fields), got {len(fields)}"
     for n, tok in enumerate(fields[:nmodes]):
-        try:
-            i = int(tok)
-        except ValueError:
-            return f"index {n + 1} {tok!r} is not an integer"
+        if not _INDEX.fullmatch(tok):    # what the block parser reads as int64: no sign, '_' or other digits
+            return f"index {n + 1} {tok!r} is not an integer (expected digits only)"
+        i = int(tok)
         if i < 1:
             return f"index {n + 1} is {i}; FROSTT indices are 1-based (>= 1)"
+        if i > INDEX_MAX:
+            return f"index {n + 1} is {i:,}, beyond the largest 64-bit integer ({INDEX_MAX:,})"
         if dims is not None and i > dims[n]:
             return f"index {n + 1} is {i}, beyond the mode's length {dims[n]}"
     try:
+        if "_" in fields[nmodes] or not fields[nmodes].isascii():   # Python's float reads '1_0', the parser does not
+            raise ValueError
         v = float(fields[nmodes])
     except ValueError:
         return f"value {fields[nmodes]!r} is not a number"

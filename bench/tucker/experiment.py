@@ -36,9 +36,23 @@ INITS = ("random", "hosvd")
 LANCZOS = ("paper", "converged")
 #: the fewest modes a Tucker tensor has (one mode has no Tucker model; two is a matrix's SVD)
 MIN_MODES = 2
+#: the most modes a Tucker tensor may have: a calibrated point counts the CSF trees' N·2^(N−2) prefix
+#: sets and HOOI's core has K^N entries (a 200-nonzero tensor's calibrated point: 2.3 s at 8 modes,
+#: 18 s at 9, 117 s at 10; every FROSTT tensor has at most 5)
+MAX_MODES = 8
 #: `ttm:` the local TTM kernel: csf = compressed sparse fibers (tucker-lite §8's future work),
 #: paper = Appendix A's element-wise form; also a sweep axis
 TTM = ("csf", "paper")
+
+
+def check_modes(nmodes: int) -> None:
+    """ValueError, one line, for a tensor of fewer than MIN_MODES or more than MAX_MODES modes."""
+    if nmodes < MIN_MODES:
+        raise ValueError(f"a tensor of {nmodes} mode (one index column per line): Tucker needs at least "
+                         f"{MIN_MODES} modes")
+    if nmodes > MAX_MODES:
+        raise ValueError(f"a tensor of {nmodes} modes (index columns per line): Tucker here takes at most "
+                         f"{MAX_MODES} (its CSF trees' prefix sets grow as N·2^(N−2), its core as K^N)")
 
 
 #: the fields Tucker rows add to the common ones (docs/design.md, "Results"): times, the exact metrics of
@@ -269,11 +283,13 @@ class TuckerExperiment(Experiment):
         from spbench.datasets.tensor_registry import summed_duplicates_note
         from spbench.tucker.row_status import unfit_reason, unfit_warning, value_summary
 
+        from spbench.datasets.frostt import count_fields
+
+        if dataset.kind == "file":   # refused before its store is converted and cached
+            check_modes(count_fields(Path(dataset.params["path"])) - 1)
         loaded = dataset.load(fetch=True, standin=config.fallback == "standin", duplicates=config.duplicates)
         header = loaded.header
-        if header.nmodes < MIN_MODES:
-            raise ValueError(f"a tensor of {header.nmodes} mode (one index column per line): Tucker needs "
-                             f"at least {MIN_MODES} modes")
+        check_modes(header.nmodes)
         summary = value_summary(loaded.store)
         ks = sorted({int(k) for axis, values in config.sweep if axis == "K" for k in values} |   # the config's K values
                     {int(item["K"]) for item in config.include if "K" in item and

@@ -122,9 +122,13 @@ def _sample_tns(path: Path) -> tuple[tuple, int, bool] | None:
     if not data or len(data[0]) < 2:
         return None
     width = len(data[0])
+    from spbench.datasets.frostt import INDEX_MAX
+
     try:
         dims = tuple(max(int(row[n]) for row in data if len(row) == width) for n in range(width - 1))
     except ValueError:
+        return None
+    if any(not 1 <= d <= INDEX_MAX for d in dims):    # an index no store holds: its loader names the line
         return None
     if whole:
         return dims, len(data), True
@@ -231,6 +235,7 @@ def estimate_points(config, points, *, csf_prefixes: bool = False) -> list[Estim
     not known, say an unreadable file, is left out: its loader reports it); ``csf_prefixes``: the
     simulated points count their CSF tree shapes (a calibration exists), so the largest spill
     (:mod:`.stream_prefixes`, removed after each point) is disk the sweep needs too."""
+    from .experiment import MAX_MODES, MIN_MODES
     from .schemes import SCHEMES
     from .stream_prefixes import spill_groups
 
@@ -241,6 +246,8 @@ def estimate_points(config, points, *, csf_prefixes: bool = False) -> list[Estim
         name = point.dataset.name
         if name not in sizes:
             sizes[name] = tensor_size(point.dataset, config)
+            if sizes[name] is not None and not MIN_MODES <= len(sizes[name].dims) <= MAX_MODES:
+                sizes[name] = None   # its loader refuses it before converting anything
             if sizes[name] is not None and sizes[name].disk:
                 out.append(Estimate("disk", name, sizes[name].disk, sizes[name].disk_basis))
         size, axes = sizes[name], point.axes

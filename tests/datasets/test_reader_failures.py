@@ -39,6 +39,25 @@ def test_integers_beyond_int64_are_one_line_naming_file_and_line(tmp_path, field
     assert "\n" not in message
 
 
+@pytest.mark.parametrize("lines, words", [
+    ("1 1 1 1.0\n99999999999999999999 2 2 2.0\n", ["line 2", "index 1 is 99,999,999,999,999,999,999",
+                                                     "beyond the largest 64-bit integer"]),
+    ("1 1 1 1.0\n2 +2 2 2.0\n", ["line 2", "index 2 '+2' is not an integer"]),
+    ("1 1 1 1.0\n2 2 2 1_0\n", ["line 2", "value '1_0' is not a number"]),
+    ("1 1 1 1.0\n2 2 2 \u0663\n", ["line 2", "is not a number"]),
+])
+def test_tns_lines_the_block_parser_refuses_are_named_by_line(tmp_path, lines, words):
+    """What Python's int/float read but the int64/float64 block parser does not: the line and why,
+    not the parser's column message."""
+    path = tmp_path / "t.tns"
+    path.write_text(lines)
+    with pytest.raises(DatasetError) as err:
+        convert_tns(path, tmp_path / "store")
+    message = str(err.value)
+    assert message.startswith(f"{path}: line") and all(w in message for w in words), message
+    assert not (tmp_path / "store").exists()
+
+
 def test_a_size_line_beyond_int64_is_one_line(tmp_path):
     path = _mtx(tmp_path / "rows.mtx", "99999999999999999999 2 1\n1 1 1.0\n")
     with pytest.raises(DatasetError, match=r"rows\.mtx: size line: .*64-bit"):

@@ -120,6 +120,26 @@ def test_a_one_mode_tensor_is_refused_up_front(write_config, tmp_path, execution
     assert not (out / "runs").exists()
 
 
+@pytest.mark.parametrize("modes, words", [(1, ["1 mode", "at least 2 modes"]),
+                                           (9, ["9 modes", "at most 8"]), (43, ["43 modes", "at most 8"])])
+def test_a_tensor_of_too_few_or_too_many_modes_is_refused_before_its_store_is_made(write_config, tmp_path, modes,
+                                                                                    words):
+    """One line, exit 2, and no store in the cache; 43 modes no longer hangs the pre-flight (its
+    CSF prefix sets, N·2^(N−2), were enumerated)."""
+    import os
+
+    path = tmp_path / "wide.tns"
+    path.write_text("".join(" ".join([str(i)] * modes) + f" {i}.0\n" for i in (1, 2, 3)))
+    out = tmp_path / "out"
+    res = _run(write_config(CFG.format(execution="simulate", name="wide.tns")), out)
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "wide.tns" in lines[0], res.output
+    assert all(w in lines[0] for w in words), lines[0]
+    assert not out.exists()
+    assert not (Path(os.environ["SPBENCH_DATA"]) / "stores").exists()
+
+
 def test_a_two_mode_tensor_still_runs(write_config, tmp_path):
     _tns(tmp_path / "two.tns", 1.0, modes=2)
     res = _run(write_config(CFG.format(execution="simulate", name="two.tns")), tmp_path / "out", "-q")

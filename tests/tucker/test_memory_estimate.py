@@ -64,6 +64,27 @@ def test_an_unreadable_file_is_left_to_its_loader(tmp_path):
         assert me.tensor_size(resolve({"path": str(tmp_path / name)}), _Config) is None
 
 
+def test_an_index_beyond_int64_is_left_to_its_loader(tmp_path):
+    """Its loader names the line; the pre-flight does not size a store of 10^20 slices."""
+    (tmp_path / "big.tns").write_text("1 1 1 1.0\n99999999999999999999 2 2 2.0\n")
+    assert me.tensor_size(resolve({"path": str(tmp_path / "big.tns")}), _Config) is None
+
+
+def test_a_tensor_of_too_many_modes_is_left_to_its_loader(tmp_path):
+    """43 modes: no estimate (its loader refuses it), and none of the N·2^(N−2) prefix sets a
+    calibrated point's spill estimate would enumerate (which never ended)."""
+    from types import SimpleNamespace
+
+    from spbench.pipeline.sweep import Point
+
+    path = tmp_path / "wide.tns"
+    path.write_text(" ".join(["1"] * 43) + " 1.0\n" + " ".join(["2"] * 43) + " 2.0\n")
+    dataset = resolve({"path": str(path)})
+    config = SimpleNamespace(fallback="standin", execution="simulate", launcher="", params={})
+    point = Point(dataset=dataset, values=(("algorithm", "coarse"), ("ranks", 2), ("K", 2)), repeat=0)
+    assert me.estimate_points(config, [point], csf_prefixes=True) == []
+
+
 def test_simulated_laws():
     from spbench.tucker.stream_metrics import simulated_peak_bytes
 
