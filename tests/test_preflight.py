@@ -63,6 +63,20 @@ def test_stores_over_the_free_disk_are_refused(write_config, tmp_path, data, mon
              "1 kB free", "$SPBENCH_DATA")
 
 
+def test_a_data_folder_that_is_a_file_is_refused_before_the_sweep(write_config, tmp_path, monkeypatch):
+    """$SPBENCH_DATA a file, and stores to generate: one line, exit 2 (before: exit 1 once the sweep
+    had started, saying `rerun the same command to resume`)."""
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setenv("SPBENCH_DATA", str(tmp_path / "afile"))
+    out = tmp_path / "out"
+    res = _run(write_config(SMALL), out)
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"Error: $SPBENCH_DATA: {tmp_path / 'afile'}: cannot write "
+                                                   f"(a file, not a folder)"), res.output
+    assert "nell2" in lines[0] and not out.exists() and (tmp_path / "afile").read_text() == "x"
+
+
 def test_dry_run_shows_each_estimate_and_the_disk(write_config, tmp_path, data):
     res = _run(write_config(TUCKER), tmp_path / "out", "--dry-run")
     assert res.exit_code == 0, res.output

@@ -9,6 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
+from spbench.store.atomic_files import WriteFailed, probe_folder
 from spbench.store.cache_root import data_dir
 from spbench.datasets.resources import available_memory, size_text  # one figure for the data layer's checks too
 
@@ -47,6 +48,12 @@ def check(estimates: list[Estimate], source: str) -> None:
     disk = [e for e in estimates if e.resource == "disk" and e.nbytes > 0]
     need = sum(e.nbytes for e in disk)
     if disk:
+        try:   # a file, a read-only folder: said now, not once the sweep has started
+            probe_folder(data_dir())
+        except WriteFailed as exc:
+            names = ", ".join(e.name for e in disk)
+            raise RunError(f"$SPBENCH_DATA: {exc}; the sweep writes data there ({names}): point $SPBENCH_DATA "
+                           f"at a folder that can be written") from None
         folder, free = data_disk()
         if need > free:
             names = ", ".join(f"{e.name} {size_text(e.nbytes)}" for e in disk)
