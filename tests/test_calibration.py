@@ -19,7 +19,9 @@ MEASURED = {
                "date": "2026-01-01T00:00:00+00:00", "quick": True, "machine": MACHINE,
                "serial": RATES, "cores": {"1": {**RATES, **SYNC}, "2": {**RATES, **SYNC}}},
     "tucker": {"schema_version": tucker_calibration.SCHEMA_VERSION, "timestamp": "2026-01-01T00:00:00+00:00",
-               "quick": True, "threads": 1, "machine": MACHINE, "costs": {"ttm_elem": 1e-9}, "fits": {},
+               "quick": True, "threads": 1, "machine": MACHINE, "fits": {},
+               "costs": {**dict.fromkeys(tucker_calibration.COMPUTE_KEYS, 1e-9), "ttm_cache_bytes": 2e6,
+                         "oracle_bytes": 2e6, "lanczos_left_bytes": 2e6},
                "mpi": {"skipped": "mpi=False"}, "calibration_seconds": 1.5},
 }
 MODULES = {"sptrsv": (sptrsv_calibration.save, sptrsv_calibration.load),
@@ -113,3 +115,36 @@ def test_simulated_sweep_with_an_old_calibration_exits_2_writing_nothing(write_c
     res = CliRunner().invoke(main, ["run", str(config), "--out", str(tmp_path / "res")])
     assert res.exit_code == 2 and "key 'costs'" in res.output and "rerun `spbench calibrate" in res.output
     assert not (tmp_path / "res").exists()
+
+
+TUCKER_MPI = {"alpha_p2p": 4e-6, "beta_p2p": 1e-9, "alpha_bytes": [4096.0, 2.0 ** 21], "alpha_allreduce": [2e-6, 4e-6],
+              "beta_allreduce": 2e-9, "alpha_alltoallv": [4e-6, 9e-6], "beta_alltoallv": 1e-9,
+              "alpha_allgatherv": [2e-6, 4e-6], "beta_allgatherv": 3e-9, "alpha_allreduce_context": -1e-7,
+              "alpha_alltoallv_context": 1e-6, "dist_query_context": 8e-6}
+
+
+@pytest.mark.parametrize("edit, said", [
+    (lambda c: c.update(gemm_madd="fast"), "terms.costs.gemm_madd = fast, expected a finite number"),
+    (lambda c: c.update(gemm_madd=float("nan")), "terms.costs.gemm_madd = None, expected a finite number"),
+    (lambda c: c.pop("lanczos_query"), "terms.costs has no 'lanczos_query'"),
+    (lambda c: c.update(ttm_csf_leaf=-1e-9), "terms.costs.ttm_csf_leaf = -1e-09, expected seconds, not below 0"),
+    (lambda c: c.update(oracle_bytes=[2e6, 1e6]), "expected increasing sizes"),
+    (lambda c: c.update(oracle_matvec_entry=[1e-10, 2e-10]), "expected one cost per size of oracle_bytes (none)"),
+    (lambda c: c.update(ttm_cache_bytes=0), "terms.costs.ttm_cache_bytes = 0, expected bytes above 0"),
+    (lambda c: c.update({**TUCKER_MPI, "beta_alltoallv": None}), "terms.costs.beta_alltoallv = None"),
+    (lambda c: c.update({k: v for k, v in TUCKER_MPI.items() if k != "dist_query_context"}),
+     "terms.costs has no 'dist_query_context'"),
+    (lambda c: c.update({**TUCKER_MPI, "alpha_alltoallv": [1e-6]}), "one cost per size of alpha_bytes (2)"),
+])
+def test_a_tucker_calibration_the_model_cannot_read_is_one_line(tmp_path, edit, said):
+    """A hand-edited or damaged Tucker calibration is refused when read, naming the file and the cost,
+    instead of every point of a sweep failing on it; a complete one (MPI part and negative in-context
+    corrections included) is read as written."""
+    costs = dict(MEASURED["tucker"]["costs"])
+    edit(costs)
+    path = tucker_calibration.save({**MEASURED["tucker"], "costs": costs}, tmp_path / "cal.json")
+    with pytest.raises(ValueError) as err:
+        tucker_calibration.load(path)
+    assert said in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
+    whole = {**MEASURED["tucker"], "costs": {**MEASURED["tucker"]["costs"], **TUCKER_MPI}}
+    assert tucker_calibration.load(tucker_calibration.save(whole, tmp_path / "ok.json")) == whole

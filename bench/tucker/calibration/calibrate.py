@@ -501,7 +501,57 @@ def load_calibration(path) -> dict:
     """The calibration file's envelope (:func:`spbench.store.calibration_file.read_calibration`); ValueError
     with one line when it is no Tucker calibration of this cost model."""
     from spbench.store.calibration_file import read_calibration
-    return read_calibration(path, "tucker", "a Tucker calibration", SCHEMA_VERSION)
+    calibration = read_calibration(path, "tucker", "a Tucker calibration", SCHEMA_VERSION)
+    check_terms(path, calibration["terms"])
+    return calibration
+
+
+#: each cost read from a ladder over sizes and the key of its sizes (:func:`.model.cost_model.entry_cost`)
+LADDERS = {"oracle_matvec_entry": "oracle_bytes", "oracle_rmatvec_entry": "oracle_bytes",
+           "lanczos_left_word": "lanczos_left_bytes", "alpha_allreduce": "alpha_bytes",
+           "alpha_alltoallv": "alpha_bytes", "alpha_allgatherv": "alpha_bytes"}
+#: sizes in bytes (positive), not seconds
+SIZE_KEYS = ("ttm_cache_bytes", "oracle_bytes", "lanczos_left_bytes", "alpha_bytes")
+#: corrections that may be negative (what a call or a query costs in context beyond the pieces alone)
+SIGNED_KEYS = ("alpha_allreduce_context", "alpha_alltoallv_context", "dist_query_context")
+
+
+def check_terms(path, terms: dict) -> None:
+    """ValueError, one line naming ``path`` and the cost, for terms the cost model cannot read (a file
+    edited by hand or damaged): ``costs`` not an object, a cost the model reads missing, a cost not a
+    finite number (or a ladder of them, as long as its sizes), a cost in seconds below zero, sizes not
+    increasing; the MPI costs all or none (none: the model predicts one rank only)."""
+    from spbench.tucker.model.cost_model import COMPUTE_COSTS, CONTEXT_COSTS, MPI_COSTS
+
+    costs = terms.get("costs")
+    if not isinstance(costs, dict):
+        raise ValueError(f"{path}: terms.costs = {str(costs)[:60]!r}, expected a JSON object of costs")
+    mpi = any(k in costs for k in MPI_COSTS)
+    for key in COMPUTE_COSTS + (MPI_COSTS + CONTEXT_COSTS if mpi else ()):
+        if key not in costs:
+            raise ValueError(f"{path}: terms.costs has no {key!r} (a calibration edited by hand? rerun "
+                             "`spbench calibrate --experiment tucker`)")
+    for key in COMPUTE_KEYS + MPI_KEYS:
+        if key in costs:
+            _check_cost(path, key, costs[key], costs)
+
+
+def _check_cost(path, key: str, value, costs: dict) -> None:
+    """ValueError unless ``value`` is a cost :func:`check_terms` accepts for ``key``."""
+    where = f"{path}: terms.costs.{key} = {str(value)[:60]}"
+    values = value if isinstance(value, list) and key in (*LADDERS, *SIZE_KEYS[1:]) else [value]
+    if not values or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v)
+                         for v in values):
+        shape = "a finite number or a list of them" if len(values) != 1 or isinstance(value, list) else "a finite number"
+        raise ValueError(f"{where}, expected {shape}")
+    if key in SIZE_KEYS and min(values) <= 0 or key not in SIZE_KEYS + SIGNED_KEYS and min(values) < 0:
+        raise ValueError(f"{where}, expected {'bytes above 0' if key in SIZE_KEYS else 'seconds, not below 0'}")
+    if key in SIZE_KEYS[1:] and isinstance(value, list) and any(b <= a for a, b in zip(values, values[1:])):
+        raise ValueError(f"{where}, expected increasing sizes")
+    sizes = costs.get(LADDERS.get(key, ""))
+    if key in LADDERS and isinstance(value, list) and not (isinstance(sizes, list) and len(sizes) == len(value)):
+        raise ValueError(f"{where}, expected one cost per size of {LADDERS[key]} "
+                         f"({len(sizes) if isinstance(sizes, list) else 'none'})")
 
 
 def model_costs(calibration: dict) -> dict:
