@@ -119,6 +119,23 @@ def test_fewer_runs_move_the_extra_repeats_aside(write_config, tmp_path):
     assert sorted(r["repeat"] for r in _rows(out / "runs")) == [0, 0]
 
 
+@pytest.mark.parametrize("version", [0, 2, None, "1"])
+def test_a_row_of_another_schema_under_its_run_id_runs_again_and_is_kept_aside(write_config, tmp_path, version):
+    cfg, out = write_config(CFG), tmp_path / "out"
+    assert _run(cfg, out).exit_code == 0
+    edited = sorted((out / "runs").glob("*.json"))[0]
+    row = json.loads(edited.read_text())
+    edited.write_text(json.dumps({**row, "schema_version": version} if version is not None
+                                 else {k: v for k, v in row.items() if k != "schema_version"}))
+    res = _run(cfg, out)
+    assert res.exit_code == 0, res.output
+    assert "moved 1 rows of another row schema" in res.output and "1 already stored, 1 run" in res.output
+    kept = out / "runs" / "superseded" / edited.name
+    assert json.loads(kept.read_text()).get("schema_version") == version
+    assert json.loads(edited.read_text())["schema_version"] == 1   # the point's new row
+    assert len(load_rows(out)) == 2   # the report reads the folder
+
+
 def test_thread_binding_and_wait_policy_are_settings_of_measured_rows(write_config, tmp_path, monkeypatch):
     cfg, out = write_config(CFG), tmp_path / "out"
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)

@@ -217,6 +217,7 @@ def _supersede_up_front(store: ResultStore, config: Config, settings: dict, want
     say = lambda text: print(f"spbench: {text}", file=stream or sys.stderr, flush=True)  # noqa: E731
     for rows, why in ((found.conflicts, "made with other settings"),
                       (found.stale, "of an older code/data version"),
+                      (found.schema, f"of another row schema (this spbench writes schema {SCHEMA_VERSION})"),
                       (found.extra, f"of repeats this sweep no longer runs (runs: {config.runs})"),
                       (found.legacy, "written before rows recorded their settings")):
         if rows:

@@ -8,7 +8,8 @@ Before a sweep writes anything it reads what the folder holds:
   calibration, barrier, repeats, thread binding, launcher …): refused in one line naming the first
   setting that differs and both values, unless ``--fresh``, which moves them as a whole to
   runs/superseded/ before the first point runs;
-- rows of its own points made by other code or data (another run_id), repeats beyond the sweep's
+- rows of its own points made by other code or data (another run_id), rows of another row schema
+  (a hand-edited ``schema_version`` under the same run_id too), repeats beyond the sweep's
   runs, and rows written before rows recorded their settings: moved to runs/superseded/ before
   the first point runs, so a sweep interrupted part way never leaves old and new runs of a point
   side by side for `spbench profile` to pool.
@@ -22,16 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spbench.experiment import RunError
+from spbench.store.row_schema import SCHEMA_VERSION
 
 
 @dataclass
 class FolderPlan:
     """What a sweep does with the rows it finds: ``conflicts`` (other settings), ``stale`` (its
-    points' rows of older code or data), ``extra`` (repeats at or beyond its runs), ``legacy`` (no
-    recorded settings), each a list of (fragment, row)."""
+    points' rows of older code or data), ``schema`` (its points' rows of another row schema, whatever
+    their run_id), ``extra`` (repeats at or beyond its runs), ``legacy`` (no recorded settings),
+    each a list of (fragment, row)."""
 
     conflicts: list = field(default_factory=list)
     stale: list = field(default_factory=list)
+    schema: list = field(default_factory=list)
     extra: list = field(default_factory=list)
     legacy: list = field(default_factory=list)
 
@@ -78,7 +82,8 @@ def plan(runs: Path, execution: str, settings: dict, wanted: dict, runs_per_poin
     """Sort the rows in ``runs`` of ``execution`` against the sweep: ``wanted`` maps each of its
     points' identities (``identity(dataset, repeat, execution, axes)``) to the run_id it has now;
     a row of a wanted point (any repeat) with another run_id is stale, as is one of a repeat at or
-    beyond ``runs_per_point``; a row recording other ``settings`` conflicts. Rows of other
+    beyond ``runs_per_point``; one of another ``schema_version`` is of another schema (its run_id may
+    still match: a resumed sweep would count it stored, a report refuses it); a row recording other ``settings`` conflicts. Rows of other
     executions, and of points the sweep does not run, are left alone."""
     out = FolderPlan()
     axis_names = sorted({k for key in wanted for k, _ in key[3]})
@@ -98,6 +103,8 @@ def plan(runs: Path, execution: str, settings: dict, wanted: dict, runs_per_poin
             out.legacy.append((frag, row))
         elif key[1] >= runs_per_point:
             out.extra.append((frag, row))
+        elif row.get("schema_version") != SCHEMA_VERSION:
+            out.schema.append((frag, row))
         elif key in wanted and wanted[key] != frag.stem:
             out.stale.append((frag, row))
     return out

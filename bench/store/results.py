@@ -144,14 +144,14 @@ class ResultStore:
             yield
 
     def done(self) -> dict:
-        """run_id → status of every stored fragment (fragments that hold no row left out)."""
+        """run_id → status of every stored row of this schema (fragments that hold no row, and rows
+        of another ``schema_version`` under a matching run_id, left out: their points are not stored)."""
         out = {}
-        if self.runs.is_dir():
-            for p in self.runs.glob("*.json"):
-                try:
-                    out[p.stem] = json.loads(p.read_text()).get("status")
-                except (OSError, ValueError, AttributeError):
-                    continue
+        for p in self.runs.glob("*.json") if self.runs.is_dir() else []:
+            try:
+                out[p.stem] = read_row(p).get("status")
+            except RowSchemaError:
+                continue
         return out
 
     def set_aside_corrupt(self) -> list[str]:
