@@ -430,6 +430,17 @@ def test_a_file_named_runs_is_refused_before_anything_runs(write_config, tmp_pat
     assert sorted(p.name for p in out.iterdir()) == ["runs"] and (out / "runs").read_text() == "x"
 
 
+@pytest.mark.parametrize("name", ["meta.json", ".meta.lock", ".lock"])
+def test_a_folder_named_like_the_store_s_files_is_refused_before_anything_runs(write_config, tmp_path, name):
+    out = tmp_path / "out"
+    assert _run(write_config(CFG), out, "-q").exit_code == 0
+    (out / name).unlink(missing_ok=True)
+    (out / name).mkdir()
+    before = sorted((p.relative_to(out), p.is_file() and p.read_bytes()) for p in out.rglob("*"))
+    _error_line(_run(write_config(CFG), out, "--fresh"), 2, f"{out / name}: cannot write (a folder, not a file)")
+    assert sorted((p.relative_to(out), p.is_file() and p.read_bytes()) for p in out.rglob("*")) == before
+
+
 @pytest.mark.parametrize("meta", ['[1, 2]', '"text"', '{"sweep": "fail", "machine": "x", "other_machines": 3}'])
 def test_a_meta_json_holding_no_object_is_recorded_anew(write_config, tmp_path, meta, monkeypatch):
     out = tmp_path / "out"

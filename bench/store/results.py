@@ -12,6 +12,7 @@ kind's declared fields (:mod:`spbench.store.row_schema`) before it is written.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -104,12 +105,16 @@ class ResultStore:
         (the results folder and any missing parent) are removed again when they hold nothing. A shard locks ``.lock.<shard>``; a whole
         sweep and a shard of it never write at once (ResultsBusy for whichever comes second). The
         folders this call created (the results folder, and its parents that did not exist) are removed
-        again when they hold nothing. A folder nothing can be written into is a WriteFailed before anything is (:func:`probe_folder`)."""
+        again when they hold nothing. A folder nothing can be written into, and a folder where the
+        store writes a file (meta.json, its lock files), is a WriteFailed before anything is (:func:`probe_folder`)."""
         probe_folder(self.root)
         if self.runs.exists() or self.runs.is_symlink():   # a file (or a dangling link) named runs: refused here
             probe_folder(self.runs)
-        created = [p for p in (self.root.absolute(), *self.root.absolute().parents) if not p.exists()]
         path = self.root / (f".lock.{self.shard}" if self.shard else ".lock")
+        for file in (self.root / "meta.json", self.root / ".meta.lock", path):   # a folder named so: refused here
+            if file.is_dir():
+                raise WriteFailed(file, "a folder, not a file", errno.EISDIR)
+        created = [p for p in (self.root.absolute(), *self.root.absolute().parents) if not p.exists()]
         fh = _acquire(path, wait, on_wait)
         try:
             fh.seek(0)
