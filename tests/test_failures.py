@@ -453,6 +453,23 @@ def test_a_meta_json_holding_no_object_is_recorded_anew(write_config, tmp_path, 
     assert isinstance(written["machine"], dict) and written["slurm_jobs"][-1]["slurm_job_id"] == "7"
 
 
+@pytest.mark.parametrize("damage", [lambda b: b[:len(b) // 2], lambda b: b"\xff" + b])
+def test_a_meta_json_that_is_no_json_is_kept_aside_with_a_warning(write_config, tmp_path, damage):
+    out = tmp_path / "out"
+    assert _run(write_config(CFG), out, "-q").exit_code == 0
+    damaged = damage((out / "meta.json").read_bytes())
+    (out / "meta.json").write_bytes(damaged)
+    res = _run(write_config(CFG), out, "-q")
+    assert res.exit_code == 0, res.output
+    kept = list((out / "runs" / "corrupt").glob("meta-*.json"))
+    assert len(kept) == 1 and kept[0].read_bytes() == damaged
+    warning, = [line for line in res.output.splitlines() if line.startswith("spbench: warning: ")]
+    assert f"{out / 'meta.json'}: not readable JSON (" in warning and f"moved to {kept[0]}" in warning
+    assert json.loads((out / "meta.json").read_text())["sweep"] == "fail"
+    res = CliRunner().invoke(main, ["profile", str(out), "--out", str(tmp_path / "plots")])
+    assert res.exit_code == 0, res.output   # the kept file is no row of the report
+
+
 # --- warnings a user wants ----------------------------------------------------------------------
 
 def _warnings(res):

@@ -227,14 +227,43 @@ class ResultStore:
     def read_meta(self) -> dict | None:
         """meta.json as a mapping; None when there is none, or it holds no JSON object (cut off,
         edited by hand): a writer then records it anew."""
+        try:
+            return self._parse_meta()
+        except (OSError, ValueError):
+            return None
+
+    def _parse_meta(self) -> dict | None:
+        """meta.json as a mapping, None when there is none or it holds JSON that is no object;
+        OSError or ValueError when it cannot be read as JSON (cut off, not UTF-8)."""
         path = self.root / "meta.json"
         if not path.exists():
             return None
-        try:
-            meta = json.loads(path.read_bytes().decode("utf-8"))
-        except (OSError, ValueError):
-            return None
+        meta = json.loads(path.read_bytes().decode("utf-8"))
         return meta if isinstance(meta, dict) else None
+
+    def _meta_to_rewrite(self) -> dict | None:
+        """:meth:`read_meta` for a writer about to rewrite meta.json (under its lock): a meta.json
+        that cannot be read as JSON (cut off, not UTF-8) is moved to runs/corrupt/meta-<UTC time>.json
+        first, said in one warning line, so the machine history it held is kept, not overwritten."""
+        path = self.root / "meta.json"
+        try:
+            return self._parse_meta()
+        except (OSError, ValueError) as exc:
+            reason = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+        corrupt = self.runs / "corrupt"
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        target, n = corrupt / f"meta-{stamp}.json", 0
+        while target.exists():   # another set aside within the same second
+            n += 1
+            target = corrupt / f"meta-{stamp}-{n}.json"
+        try:
+            corrupt.mkdir(parents=True, exist_ok=True)
+            path.replace(target)
+        except OSError as err:
+            raise WriteFailed.from_os_error(target, err) from None
+        print(f"spbench: warning: {path}: not readable JSON ({reason}); moved to {target} (the machine history "
+              f"it held is kept there) and recorded anew", file=sys.stderr, flush=True)
+        return None
 
     def record_writer(self, sweep: str, config: dict, *, created: dict | None = None, fields: dict | None = None,
                       merged: dict | None = None, appended: dict | None = None) -> dict | None:
@@ -251,7 +280,7 @@ class ResultStore:
         now = _now()
         other = None
         with self.meta_lock():
-            meta = self.read_meta()
+            meta = self._meta_to_rewrite()
             if meta is None:
                 meta = {"sweep": sweep, "created_at": now, "machine": facts, **(created or {})}
             else:
@@ -274,7 +303,7 @@ class ResultStore:
         """Set ``fields`` in meta.json under its lock (figures known once a sweep ends, as the
         machine's load over a measured sweep); stamped ``updated_at``."""
         with self.meta_lock():
-            meta = self.read_meta() or {}
+            meta = self._meta_to_rewrite() or {}
             meta.update(fields)
             meta["updated_at"] = _now()
             write_json(self.root / "meta.json", meta)
