@@ -57,6 +57,25 @@ def test_calibrate_goes_through_the_experiment(experiment, tmp_path, monkeypatch
     assert read_calibration(out, experiment, "it", MEASURED[experiment]["schema_version"])["experiment"] == experiment
 
 
+@pytest.mark.parametrize("cores, words", [("1,1", ["core count 1 given twice", "'1,1'"]),
+                                           ("2,1,2", ["core count 2 given twice"]),
+                                           ("1,0", ["expected core counts >= 1, got 0"]),
+                                           ("1,,2", ["expected core counts separated by commas"])])
+def test_bad_core_counts_are_refused_naming_cores_before_measuring(tmp_path, monkeypatch, cores, words):
+    from spbench.experiment_registry import get_experiment
+
+    asked = []
+    monkeypatch.setattr("spbench.machine.load.check_now", lambda seconds=1.0: {"busy": False})
+    monkeypatch.setattr(type(get_experiment("sptrsv")), "measure_calibration",
+                        lambda self, quick, cores, force=False: asked.append(cores) or MEASURED["sptrsv"])
+    out = tmp_path / "cal.json"
+    res = CliRunner().invoke(main, ["calibrate", "--quick", "--cores", cores, "--out", str(out)])
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert res.exit_code == 2 and len(lines) == 1 and lines[0].startswith("Error: --cores: "), res.output
+    assert all(w in lines[0] for w in words), lines[0]
+    assert asked == [] and not out.exists()
+
+
 def _old_sptrsv(path):
     path.write_text(json.dumps(MEASURED["sptrsv"]))  # the file as spbench wrote it before one format
 

@@ -96,10 +96,7 @@ def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, valida
         from spbench.machine.load import MachineBusy, check_now, require_quiet
 
         what = f"spbench calibrate --experiment {experiment}"
-        try:
-            cores_list = tuple(int(c) for c in cores.split(",")) if cores else ()
-        except ValueError:
-            raise UsageFailure(f"--cores: expected core counts separated by commas, got {cores!r}") from None
+        cores_list = _core_counts(cores)
         try:
             if not force:  # before minutes of measuring: is someone else using the cores right now?
                 require_quiet(check_now(), what)
@@ -120,6 +117,24 @@ def calibrate(ctx, experiment, cores, force, quick, out_path, costs_path, valida
         name, size_option = chosen.validation
         ctx.invoke(_bench_command(ctx, name), calibration=Path(path), out_dir=results_dir, quiet=quiet,
                    **{size_option: validate})
+
+
+def _core_counts(cores: str | None) -> tuple:
+    """--cores as the core counts it lists (empty: the calibration's default); a UsageFailure naming
+    --cores, before any measuring, for a count that is no integer, below 1 or given twice."""
+    if not cores:
+        return ()
+    try:
+        counts = tuple(int(c) for c in cores.split(","))
+    except ValueError:
+        raise UsageFailure(f"--cores: expected core counts separated by commas, got {cores!r}") from None
+    low = [c for c in counts if c < 1]
+    if low:
+        raise UsageFailure(f"--cores: expected core counts >= 1, got {low[0]} in {cores!r}")
+    twice = sorted({c for c in counts if counts.count(c) > 1})
+    if twice:
+        raise UsageFailure(f"--cores: core count {twice[0]} given twice in {cores!r}; expected each core count once")
+    return counts
 
 
 def _bench_command(ctx, name: str):
