@@ -29,10 +29,11 @@ def sptrsv_cal(tmp_path):
 @pytest.fixture
 def tucker_cal(tmp_path):
     from spbench.tucker.calibration.calibrate import SCHEMA_VERSION, save
-    from spbench.tucker.model.cost_model import COMPUTE_COSTS, MPI_COSTS
+    from spbench.tucker.model.cost_model import COMPUTE_COSTS, CONTEXT_COSTS, MPI_COSTS
 
     return save({"schema_version": SCHEMA_VERSION, "timestamp": "2026-01-01T00:00:00+00:00", "quick": True,
-                 "threads": 1, "machine": MACHINE, "costs": {k: 1e-8 for k in (*COMPUTE_COSTS, *MPI_COSTS)},
+                 "threads": 1, "machine": MACHINE,
+                 "costs": {k: 1e-8 for k in (*COMPUTE_COSTS, *MPI_COSTS, *CONTEXT_COSTS)},
                  "fits": {}, "mpi": {"skipped": "mpi=False"}, "calibration_seconds": 1.5}, tmp_path / "tucker.json")
 
 

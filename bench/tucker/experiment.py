@@ -28,31 +28,16 @@ from spbench.datasets.store_duplicates import DUPLICATE_RULES
 from spbench.experiment import Algorithm, ConfigKey, Experiment, RunError, RunFlag, choice, positive_int
 from spbench.store.row_schema import NUMBER, optional, required
 from spbench.tucker.schemes import get_scheme
+from spbench.tucker.mode_count import check_modes
 
 #: `init:` initial factors, random (seeded, orthonormalized) or hosvd
 INITS = ("random", "hosvd")
 #: `lanczos:` paper = 2K_n steps, Q_n = 4K_n queries, no restart (tucker-lite §7.1); converged =
 #: restarted until the K_n leading triplets reach relative residual 1e-8
 LANCZOS = ("paper", "converged")
-#: the fewest modes a Tucker tensor has (one mode has no Tucker model; two is a matrix's SVD)
-MIN_MODES = 2
-#: the most modes a Tucker tensor may have: a calibrated point counts the CSF trees' N·2^(N−2) prefix
-#: sets and HOOI's core has K^N entries (a 200-nonzero tensor's calibrated point: 2.3 s at 8 modes,
-#: 18 s at 9, 117 s at 10; every FROSTT tensor has at most 5)
-MAX_MODES = 8
 #: `ttm:` the local TTM kernel: csf = compressed sparse fibers (tucker-lite §8's future work),
 #: paper = Appendix A's element-wise form; also a sweep axis
 TTM = ("csf", "paper")
-
-
-def check_modes(nmodes: int) -> None:
-    """ValueError, one line, for a tensor of fewer than MIN_MODES or more than MAX_MODES modes."""
-    if nmodes < MIN_MODES:
-        raise ValueError(f"a tensor of {nmodes} mode (one index column per line): Tucker needs at least "
-                         f"{MIN_MODES} modes")
-    if nmodes > MAX_MODES:
-        raise ValueError(f"a tensor of {nmodes} modes (index columns per line): Tucker here takes at most "
-                         f"{MAX_MODES} (its CSF trees' prefix sets grow as N·2^(N−2), its core as K^N)")
 
 
 #: the fields Tucker rows add to the common ones (docs/design.md, "Results"): times, the exact metrics of

@@ -235,7 +235,7 @@ def estimate_points(config, points, *, csf_prefixes: bool = False) -> list[Estim
     not known, say an unreadable file, is left out: its loader reports it); ``csf_prefixes``: the
     simulated points count their CSF tree shapes (a calibration exists), so the largest spill
     (:mod:`.stream_prefixes`, removed after each point) is disk the sweep needs too."""
-    from .experiment import MAX_MODES, MIN_MODES
+    from .mode_count import MAX_MODES, MIN_MODES
     from .schemes import SCHEMES
     from .stream_prefixes import spill_groups
 
