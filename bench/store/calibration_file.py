@@ -11,9 +11,11 @@ model reads. Simulated sweeps record the envelope they used in meta.json.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
-__all__ = ["KIND", "VERSION", "default_path", "write_calibration", "read_calibration", "relative_difference"]
+__all__ = ["KIND", "VERSION", "default_path", "write_calibration", "read_calibration", "relative_difference",
+           "finite_number"]
 
 KIND = "spbench-calibration"
 VERSION = 1
@@ -78,6 +80,11 @@ def _shown(value, limit: int = 60) -> str:
     """A JSON value as a message shows it: its type and the start of its text."""
     text = json.dumps(value)
     return f"{type(value).__name__} {text if len(text) <= limit else text[:limit] + '…'}"
+
+
+def finite_number(value) -> bool:
+    """Whether a term read from a calibration file is a finite JSON number (not a bool, text or null)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def relative_difference(a: float, b: float) -> float:

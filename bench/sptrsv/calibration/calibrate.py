@@ -247,11 +247,13 @@ def check_terms(path, terms: dict) -> None:
 
 def _check_numbers(path, where: str, entry, keys) -> None:
     """ValueError unless ``entry`` is an object holding each of ``keys`` as a finite number."""
+    from spbench.store.calibration_file import finite_number
+
     if not isinstance(entry, dict):
         raise ValueError(f"{path}: {where} = {entry!r:.60}, expected a JSON object of costs in seconds")
     for key in keys:
         value = entry.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        if not finite_number(value):
             raise ValueError(f"{path}: {where}.{key} = {value!r:.60}, expected a finite number of seconds")
 
 

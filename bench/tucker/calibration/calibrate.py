@@ -510,8 +510,8 @@ def load_calibration(path) -> dict:
 LADDERS = {"oracle_matvec_entry": "oracle_bytes", "oracle_rmatvec_entry": "oracle_bytes",
            "lanczos_left_word": "lanczos_left_bytes", "alpha_allreduce": "alpha_bytes",
            "alpha_alltoallv": "alpha_bytes", "alpha_allgatherv": "alpha_bytes"}
-#: sizes in bytes (positive), not seconds
-SIZE_KEYS = ("ttm_cache_bytes", "oracle_bytes", "lanczos_left_bytes", "alpha_bytes")
+#: sizes in bytes (above 0), not seconds: the TTM's cache and each ladder's sizes (a list, increasing)
+SIZE_KEYS = ("ttm_cache_bytes", *sorted(set(LADDERS.values())))
 #: corrections that may be negative (what a call or a query costs in context beyond the pieces alone)
 SIGNED_KEYS = ("alpha_allreduce_context", "alpha_alltoallv_context", "dist_query_context")
 
@@ -537,19 +537,24 @@ def check_terms(path, terms: dict) -> None:
 
 
 def _check_cost(path, key: str, value, costs: dict) -> None:
-    """ValueError unless ``value`` is a cost :func:`check_terms` accepts for ``key``."""
+    """ValueError unless ``value`` is a cost :func:`check_terms` accepts for ``key``: a finite number,
+    or a list of them where the key is a ladder (as long as its sizes) or a ladder's sizes (increasing);
+    sizes above 0, seconds not below 0 but for :data:`SIGNED_KEYS`."""
+    from spbench.store.calibration_file import finite_number
+
     where = f"{path}: terms.costs.{key} = {str(value)[:60]}"
-    values = value if isinstance(value, list) and key in (*LADDERS, *SIZE_KEYS[1:]) else [value]
-    if not values or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v)
-                         for v in values):
-        shape = "a finite number or a list of them" if len(values) != 1 or isinstance(value, list) else "a finite number"
-        raise ValueError(f"{where}, expected {shape}")
-    if key in SIZE_KEYS and min(values) <= 0 or key not in SIZE_KEYS + SIGNED_KEYS and min(values) < 0:
-        raise ValueError(f"{where}, expected {'bytes above 0' if key in SIZE_KEYS else 'seconds, not below 0'}")
-    if key in SIZE_KEYS[1:] and isinstance(value, list) and any(b <= a for a, b in zip(values, values[1:])):
+    listed = isinstance(value, list) and (key in LADDERS or key in SIZE_KEYS[1:])
+    values = value if listed else [value]
+    if not values or not all(finite_number(v) for v in values):
+        raise ValueError(f"{where}, expected {'a list of finite numbers' if listed else 'a finite number'}")
+    if key in SIZE_KEYS and min(values) <= 0:
+        raise ValueError(f"{where}, expected bytes above 0")
+    if key not in SIZE_KEYS + SIGNED_KEYS and min(values) < 0:
+        raise ValueError(f"{where}, expected seconds, not below 0")
+    if listed and key in SIZE_KEYS and any(b <= a for a, b in zip(values, values[1:])):
         raise ValueError(f"{where}, expected increasing sizes")
     sizes = costs.get(LADDERS.get(key, ""))
-    if key in LADDERS and isinstance(value, list) and not (isinstance(sizes, list) and len(sizes) == len(value)):
+    if listed and key in LADDERS and not (isinstance(sizes, list) and len(sizes) == len(value)):
         raise ValueError(f"{where}, expected one cost per size of {LADDERS[key]} "
                          f"({len(sizes) if isinstance(sizes, list) else 'none'})")
 

@@ -210,7 +210,6 @@ class Oracle:
         with self.clock.message(self.terms[0], self._exchanged * k):
             got = pl.bcast_y(self.comm, send, width=k)
         Yp[pl.send_idx] = got
-        send = got = None
         part = np.ascontiguousarray(self.Z.T @ Yp)
         out = np.empty_like(part)
         with self.clock.message(self.terms[1], part.size):
